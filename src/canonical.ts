@@ -1,0 +1,66 @@
+import { PayhookError } from './errors.js';
+import { assembleCanonical } from './lib/canonical.js';
+import { parseJsonBody } from './lib/json-body.js';
+import type { BodyInput, HeadersInput, QueryInput } from './request.js';
+/**
+ * The parts of a request that the service signs.
+ *
+ * @example
+ * ```ts
+ * import type { CanonicalRequest } from 'payhook';
+ *
+ * const request: CanonicalRequest = {
+ *   method: 'POST',
+ *   path: '/webhooks/payments',
+ *   headers: { host: 'shop.example.kg', 'x-api-timestamp': '1763712000000' },
+ *   body: '{"amount":100}',
+ * };
+ * ```
+ */
+export interface CanonicalRequest {
+  /** The HTTP method, in any letter case. */
+  method: string;
+  /** The path without the query; may be percent-encoded. */
+  path: string;
+  /** All request headers; `Host` and every `x-api-*` header take part. */
+  headers: HeadersInput;
+  /** The query: a map, a `URLSearchParams`, or the raw query string. */
+  query?: QueryInput;
+  /** The body: raw JSON text or bytes, or an already parsed value. */
+  body?: BodyInput;
+}
+
+/**
+ * Builds the canonical string the service signs for a request: method, path,
+ * `Host` plus `x-api-*` headers, query (when present) and body, one per line.
+ * It is byte-identical to the service's reference signer on every conformance
+ * vector.
+ *
+ * The body may be raw text or bytes, or the value a body parser already
+ * produced: the body line is always re-built from the parsed value (keys at
+ * the top level sorted by `en-US` collation), so JSON whitespace, key order
+ * and number spelling on the wire do not matter.
+ *
+ * @throws {@link PayhookError} with code `MISSING_HOST`, `MALFORMED_PATH`,
+ * `MALFORMED_QUERY` or `INVALID_BODY`.
+ *
+ * @example
+ * ```ts
+ * import { buildCanonicalString } from 'payhook';
+ *
+ * const canonical = buildCanonicalString({
+ *   method: 'POST',
+ *   path: '/webhooks/payments',
+ *   headers: { Host: 'shop.example.kg', 'x-api-timestamp': '1763712000000' },
+ *   query: null,
+ *   body: '{"status":"SUCCEEDED","amount":100}',
+ * });
+ * // 'post\n/webhooks/payments\nhost:shop.example.kg&x-api-timestamp:1763712000000\n{"amount":100,"status":"SUCCEEDED"}'
+ * ```
+ */
+export function buildCanonicalString(request: CanonicalRequest): string {
+  if (typeof request !== 'object' || request === null) {
+    throw new PayhookError('INVALID_ARGUMENT', 'buildCanonicalString needs a request object with method, path and headers.');
+  }
+  return assembleCanonical(request, parseJsonBody(request.body));
+}

@@ -1,0 +1,150 @@
+import { PayhookError } from './errors.js';
+
+/**
+ * Options for the timestamp window.
+ *
+ * @example
+ * ```ts
+ * import type { FreshnessOptions } from 'payhook';
+ *
+ * const options: FreshnessOptions = { now: Date.now(), toleranceMs: 5 * 60_000 };
+ * ```
+ */
+export interface FreshnessOptions {
+  /**
+   * The receiver's current time, in milliseconds or as a `Date`. Inject it in
+   * tests, or from a trusted clock.
+   * @defaultValue `Date.now()` at the time of the call
+   */
+  now?: number | Date;
+  /**
+   * How far `x-api-timestamp` may lie from `now`, in either direction,
+   * boundary included.
+   * @defaultValue 300 000 (5 minutes, the service's window)
+   */
+  toleranceMs?: number;
+}
+
+/**
+ * The service's window: a delivery may be at most 5 minutes old, or 5
+ * minutes ahead of the receiver's clock.
+ *
+ * @example
+ * ```ts
+ * import { DEFAULT_TOLERANCE_MS } from 'payhook';
+ *
+ * console.log(DEFAULT_TOLERANCE_MS / 60_000); // 5
+ * ```
+ */
+export const DEFAULT_TOLERANCE_MS = 300_000;
+
+/**
+ * The outcome of {@link checkTimestamp}: the parsed timestamp and its distance
+ * from `now`, or why it is not fresh.
+ *
+ * @example
+ * ```ts
+ * import type { TimestampCheck } from 'payhook';
+ *
+ * function describe(check: TimestampCheck): string {
+ *   return check.ok ? `fresh (${check.skewMs} ms)` : check.code;
+ * }
+ * ```
+ */
+export type TimestampCheck =
+  | { ok: true; timestamp: number; skewMs: number }
+  | { ok: false; code: 'MISSING_TIMESTAMP' | 'MALFORMED_TIMESTAMP'; message: string }
+  | { ok: false; code: 'TIMESTAMP_OUT_OF_WINDOW'; message: string; timestamp: number; skewMs: number };
+
+const DIGITS = /^[0-9]+$/;
+
+/** Internal: `now` and `toleranceMs` resolved and validated. */
+export function resolveClock(options: FreshnessOptions | undefined): { now: number; toleranceMs: number } {
+  const rawNow = options?.now;
+  const now = rawNow === undefined ? Date.now() : rawNow instanceof Date ? rawNow.getTime() : rawNow;
+  if (typeof now !== 'number' || !Number.isFinite(now)) {
+    throw new PayhookError('INVALID_ARGUMENT', 'The "now" option must be a finite number of milliseconds or a valid Date.');
+  }
+  const toleranceMs = options?.toleranceMs ?? DEFAULT_TOLERANCE_MS;
+  if (typeof toleranceMs !== 'number' || !(toleranceMs >= 0) || toleranceMs === Infinity) {
+    throw new PayhookError('INVALID_ARGUMENT', 'The "toleranceMs" option must be a finite number of milliseconds, 0 or more.');
+  }
+  return { now, toleranceMs };
+}
+
+/**
+ * Checks `x-api-timestamp` (UNIX time in milliseconds, plain decimal digits)
+ * against the window and says why it fails: `MISSING_TIMESTAMP`,
+ * `MALFORMED_TIMESTAMP` (signs, spaces, decimals, exponents, anything but
+ * digits) or `TIMESTAMP_OUT_OF_WINDOW` (too old or too far ahead; the
+ * boundary itself is inside).
+ *
+ * @throws {@link PayhookError} `INVALID_ARGUMENT` for a `now` or `toleranceMs`
+ * that is not a usable number.
+ *
+ * @example
+ * ```ts
+ * import { checkTimestamp } from 'payhook';
+ *
+ * const check = checkTimestamp('1763712000000', { now: 1763712100000 });
+ * if (check.ok) console.log(`${check.skewMs} ms old`); // 100000 ms old
+ * ```
+ */
+export function checkTimestamp(
+  timestamp: string | number | null | undefined,
+  options?: FreshnessOptions,
+): TimestampCheck {
+  const { now, toleranceMs } = resolveClock(options);
+  if (timestamp === undefined || timestamp === null || timestamp === '') {
+    return { ok: false, code: 'MISSING_TIMESTAMP', message: 'The x-api-timestamp header is missing.' };
+  }
+  let value: number;
+  if (typeof timestamp === 'number') {
+    if (!Number.isSafeInteger(timestamp) || timestamp < 0) {
+      return { ok: false, code: 'MALFORMED_TIMESTAMP', message: 'The timestamp must be a whole, non-negative number of milliseconds.' };
+    }
+    value = timestamp;
+  } else if (typeof timestamp === 'string' && DIGITS.test(timestamp)) {
+    value = Number(timestamp);
+  } else {
+    return {
+      ok: false,
+      code: 'MALFORMED_TIMESTAMP',
+      message: 'The x-api-timestamp header must be UNIX time in milliseconds, as decimal digits only.',
+    };
+  }
+  const skewMs = now - value;
+  if (Math.abs(skewMs) <= toleranceMs) return { ok: true, timestamp: value, skewMs };
+  return {
+    ok: false,
+    code: 'TIMESTAMP_OUT_OF_WINDOW',
+    message:
+      skewMs > 0
+        ? `The delivery is ${skewMs} ms old; at most ${toleranceMs} ms are accepted.`
+        : `The delivery is dated ${-skewMs} ms in the future; at most ${toleranceMs} ms are accepted (check the server clock).`,
+    timestamp: value,
+    skewMs,
+  };
+}
+
+/**
+ * Whether `x-api-timestamp` lies within the window: `|now − timestamp| ≤
+ * toleranceMs`, boundary included, in both directions. Anything but plain
+ * decimal digits (or a non-negative safe integer) is never fresh. Use
+ * {@link checkTimestamp} to learn why a timestamp is not fresh.
+ *
+ * @example
+ * ```ts
+ * import { isTimestampFresh } from 'payhook';
+ *
+ * isTimestampFresh('1763712000000', { now: 1763712300000 }); // true: exactly 5 minutes
+ * isTimestampFresh('1763712000000', { now: 1763712300001 }); // false
+ * isTimestampFresh('1763712000', { now: 1763712300000 });    // false: seconds, not ms
+ * ```
+ */
+export function isTimestampFresh(
+  timestamp: string | number | null | undefined,
+  options?: FreshnessOptions,
+): boolean {
+  return checkTimestamp(timestamp, options).ok;
+}

@@ -1,0 +1,12 @@
+export { buildCanonicalString } from './canonical.js';
+export type { CanonicalRequest } from './canonical.js';
+export { PayhookError, isPayhookError } from './errors.js';
+export type { PayhookErrorCode, PayhookErrorOptions } from './errors.js';
+export { checkTimestamp, DEFAULT_TOLERANCE_MS, isTimestampFresh } from './freshness.js';
+export type { FreshnessOptions, TimestampCheck } from './freshness.js';
+export { clearKeyCache, importPublicKey } from './keys.js';
+export type { CryptoKeyLike, KeyInput, KeyOptions, RsaJsonWebKey } from './keys.js';
+export type { BodyInput, HeadersInput, HeadersLike, QueryInput, SearchParamsLike } from './request.js';
+export { BETA_PUBLIC_KEY, PRODUCTION_PUBLIC_KEY, SERVICE_PUBLIC_KEYS } from './service-keys.js';
+export type { ServiceEnvironment } from './service-keys.js';
+export { verifySignature } from './signature.js';

@@ -1,0 +1,108 @@
+import type { CanonicalRequest } from '../canonical.js';
+import { PayhookError } from '../errors.js';
+import type { HeadersInput, QueryInput, SearchParamsLike } from '../request.js';
+import { forEachHeader, getHeader } from './headers.js';
+import { canonicalBody, type JsonObject } from './json-body.js';
+
+function decode(text: string, code: 'MALFORMED_PATH' | 'MALFORMED_QUERY', what: string): string {
+  try {
+    return decodeURI(text);
+  } catch (cause) {
+    throw new PayhookError(code, `The ${what} holds a malformed percent escape: ${JSON.stringify(text)}.`, { cause });
+  }
+}
+
+/** Line 2: the path as `decodeURI` decodes it. */
+export function canonicalPath(path: string | null | undefined): string {
+  if (path === undefined || path === null || path === '') return '';
+  if (typeof path !== 'string') {
+    throw new PayhookError('MALFORMED_PATH', `The path must be a string, but it is a ${typeof path}.`);
+  }
+  return path.includes('%') ? decode(path, 'MALFORMED_PATH', 'path') : path;
+}
+
+/** Line 3: `host:<Host>` then every `x-api-*` header, sorted by lower-cased name. */
+export function canonicalHeaders(headers: HeadersInput): string {
+  if (typeof headers !== 'object' || headers === null) {
+    throw new PayhookError('MISSING_HOST', 'The request has no headers, so no Host header.');
+  }
+  const host = getHeader(headers, 'host');
+  if (host === undefined) {
+    throw new PayhookError('MISSING_HOST', 'The request has no Host header, so its signature cannot be checked.');
+  }
+  const apiHeaders: Array<[name: string, value: string]> = [];
+  forEachHeader(headers, (name, value) => {
+    if (name.startsWith('x-api-')) apiHeaders.push([name, value]);
+  });
+  apiHeaders.sort(byName);
+  let line = `host:${host}`;
+  for (const [name, value] of apiHeaders) line += `&${name}:${value}`;
+  return line;
+}
+
+function byName(a: readonly [string, string], b: readonly [string, string]): number {
+  return a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0;
+}
+
+function isSearchParamsLike(query: object): query is SearchParamsLike {
+  return typeof (query as SearchParamsLike).forEach === 'function';
+}
+
+function queryEntries(query: QueryInput): Map<string, string> {
+  const entries = new Map<string, string>();
+  if (query === undefined || query === null) return entries;
+  if (typeof query === 'string') {
+    new URLSearchParams(query).forEach((value, name) => entries.set(name, value));
+    return entries;
+  }
+  if (typeof query !== 'object') {
+    throw new PayhookError('MALFORMED_QUERY', `The query must be a string, a map or a URLSearchParams, not a ${typeof query}.`);
+  }
+  if (isSearchParamsLike(query)) {
+    query.forEach((value, name) => entries.set(name, value));
+    return entries;
+  }
+  for (const name of Object.keys(query)) {
+    const value: unknown = (query as Record<string, unknown>)[name];
+    if (value === undefined || value === null) entries.set(name, '');
+    else if (typeof value === 'string') entries.set(name, value);
+    else if (Array.isArray(value) && value.every((item) => typeof item === 'string')) {
+      // Some frameworks give repeated names as arrays: the last one wins.
+      entries.set(name, value.length === 0 ? '' : (value[value.length - 1] as string));
+    } else {
+      throw new PayhookError('MALFORMED_QUERY', `The query parameter ${JSON.stringify(name)} is not a string.`);
+    }
+  }
+  return entries;
+}
+
+/** Line 4 (may be empty, then it is left out): the sorted, re-encoded query. */
+export function canonicalQuery(query: QueryInput): string {
+  const entries = queryEntries(query);
+  if (entries.size === 0) return '';
+  const names = [...entries.keys()].sort();
+  let line = '';
+  for (const name of names) {
+    const value = entries.get(name) ?? '';
+    const encodedName = encodeURI(decode(name, 'MALFORMED_QUERY', 'query parameter name'));
+    const encodedValue = encodeURI(decode(value, 'MALFORMED_QUERY', `value of query parameter ${JSON.stringify(name)}`));
+    line += (line === '' ? '' : '&') + encodedName + '=' + encodedValue;
+  }
+  return line;
+}
+
+/**
+ * Assembles the canonical string from already built parts; the body is the
+ * parsed JSON object (or `null`), so callers that need it again parse once.
+ */
+export function assembleCanonical(
+  request: Omit<CanonicalRequest, 'body'>,
+  body: JsonObject | null,
+): string {
+  const method = typeof request.method === 'string' ? request.method.toLowerCase() : '';
+  const path = canonicalPath(request.path);
+  const headers = canonicalHeaders(request.headers);
+  const query = canonicalQuery(request.query);
+  return `${method}\n${path}\n${headers}\n${query === '' ? '' : query + '\n'}${canonicalBody(body)}`;
+}
+

@@ -1,0 +1,75 @@
+import { PayhookError } from '../errors.js';
+import type { BodyInput } from '../request.js';
+
+/** A JSON object as `JSON.parse` produces it. */
+export type JsonObject = Record<string, unknown>;
+
+let utf8Decoder: TextDecoder | undefined;
+
+/** Decodes UTF-8 bytes strictly; invalid UTF-8 is an `INVALID_BODY`. */
+export function decodeUtf8(bytes: Uint8Array | ArrayBuffer): string {
+  utf8Decoder ??= new TextDecoder('utf-8', { fatal: true });
+  try {
+    return utf8Decoder.decode(bytes);
+  } catch (cause) {
+    throw new PayhookError('INVALID_BODY', 'The body is not valid UTF-8.', { cause });
+  }
+}
+
+function isBytes(value: unknown): value is Uint8Array | ArrayBuffer {
+  return value instanceof Uint8Array || value instanceof ArrayBuffer ||
+    // Cross-realm typed arrays (iframes, vm contexts) fail instanceof.
+    Object.prototype.toString.call(value) === '[object Uint8Array]' ||
+    Object.prototype.toString.call(value) === '[object ArrayBuffer]';
+}
+
+function describe(value: unknown): string {
+  if (Array.isArray(value)) return 'an array';
+  if (value === null) return 'null';
+  return `a ${typeof value}`;
+}
+
+/**
+ * Parses a body once into the JSON object it carries, or `null` when there is
+ * no body (absent, empty text, or JSON `null`). Throws `INVALID_BODY` for text
+ * that is not JSON and for JSON that is not an object.
+ */
+export function parseJsonBody(body: BodyInput): JsonObject | null {
+  if (body === undefined || body === null) return null;
+  let value: unknown = body;
+  if (typeof body === 'string' || isBytes(body)) {
+    const text = typeof body === 'string' ? body : decodeUtf8(body);
+    if (text === '') return null;
+    try {
+      value = JSON.parse(text);
+    } catch (cause) {
+      throw new PayhookError('INVALID_BODY', 'The body is not valid JSON.', { cause });
+    }
+  }
+  if (value === null) return null;
+  if (typeof value !== 'object' || Array.isArray(value)) {
+    throw new PayhookError(
+      'INVALID_BODY',
+      `The body must be a JSON object, but it is ${describe(value)}.`,
+    );
+  }
+  return value as JsonObject;
+}
+
+let collator: Intl.Collator | undefined;
+
+/**
+ * The body line of the canonical string: top-level keys in `en-US` collation
+ * order, put into a fresh object (so integer-like keys still come first, as
+ * JavaScript orders them) and written with `JSON.stringify`. Nested values
+ * keep their order. The object has no prototype, so a `__proto__` key stays
+ * an ordinary entry instead of replacing the prototype.
+ */
+export function canonicalBody(body: JsonObject | null): string {
+  if (body === null) return '';
+  collator ??= new Intl.Collator('en-US');
+  const keys = Object.keys(body).sort(collator.compare);
+  const sorted: JsonObject = Object.create(null) as JsonObject;
+  for (const key of keys) sorted[key] = body[key];
+  return JSON.stringify(sorted) ?? '';
+}

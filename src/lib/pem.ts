@@ -1,0 +1,51 @@
+import { PayhookError } from '../errors.js';
+import { decodeBase64Lenient, encodeBase64 } from './base64.js';
+
+/** The DER of AlgorithmIdentifier { rsaEncryption, NULL }. */
+const RSA_ALGORITHM_IDENTIFIER = [
+  0x30, 0x0d, 0x06, 0x09, 0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x01, 0x05, 0x00,
+];
+
+function derLength(length: number): number[] {
+  if (length < 0x80) return [length];
+  const bytes: number[] = [];
+  for (let n = length; n > 0; n >>= 8) bytes.unshift(n & 0xff);
+  return [0x80 | bytes.length, ...bytes];
+}
+
+/**
+ * Wraps a PKCS#1 `RSAPublicKey` in a `SubjectPublicKeyInfo`, the only RSA
+ * public key format Web Crypto imports.
+ */
+export function pkcs1ToSpki(pkcs1: Uint8Array): Uint8Array {
+  const bitString = [0x03, ...derLength(pkcs1.length + 1), 0x00];
+  const bodyLength = RSA_ALGORITHM_IDENTIFIER.length + bitString.length + pkcs1.length;
+  const head = [0x30, ...derLength(bodyLength), ...RSA_ALGORITHM_IDENTIFIER, ...bitString];
+  const spki = new Uint8Array(head.length + pkcs1.length);
+  spki.set(head, 0);
+  spki.set(pkcs1, head.length);
+  return spki;
+}
+
+/** The DER of a PEM public key, always as SPKI. */
+export function pemToSpki(pem: string): Uint8Array {
+  const match = /-----BEGIN (RSA )?PUBLIC KEY-----([\s\S]*?)-----END \1PUBLIC KEY-----/.exec(pem);
+  if (!match) {
+    throw new PayhookError(
+      'INVALID_KEY',
+      'The key is not a PEM public key: expected a "-----BEGIN PUBLIC KEY-----" (SPKI) or "-----BEGIN RSA PUBLIC KEY-----" (PKCS#1) block.',
+    );
+  }
+  const body = (match[2] ?? '').replace(/\s+/g, '');
+  const der = /^[A-Za-z0-9+/]+={0,2}$/.test(body) ? decodeBase64Lenient(body) : null;
+  if (!der) throw new PayhookError('INVALID_KEY', 'The PEM block does not hold valid base64.');
+  return match[1] ? pkcs1ToSpki(der) : der;
+}
+
+/** Writes DER as a PEM block with the given label, 64 characters a line. */
+export function derToPem(der: Uint8Array, label: string): string {
+  const base64 = encodeBase64(der);
+  const lines: string[] = [];
+  for (let i = 0; i < base64.length; i += 64) lines.push(base64.slice(i, i + 64));
+  return `-----BEGIN ${label}-----\n${lines.join('\n')}\n-----END ${label}-----\n`;
+}

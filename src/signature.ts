@@ -1,0 +1,64 @@
+import { PayhookError } from './errors.js';
+import { importVerificationKeys, type KeyInput, type KeyOptions } from './keys.js';
+import { decodeBase64Lenient } from './lib/base64.js';
+
+let utf8Encoder: TextEncoder | undefined;
+
+/**
+ * Checks the `signature` header against a canonical string: base64 of an
+ * RSASSA-PKCS1-v1_5 / SHA-256 signature over the string's UTF-8 bytes, made
+ * with the service's private key. With several keys (key rotation, or
+ * production and beta together) it resolves `true` when any of them verifies.
+ *
+ * The signature is decoded as leniently as the service's own verifier does:
+ * standard or URL-safe alphabet, padding optional, surrounding whitespace
+ * ignored. Anything else — an empty or absent header, stray characters, the
+ * wrong length, a signature by another key — resolves `false`; it never throws
+ * for a bad signature.
+ *
+ * Keys given as PEM are imported once and cached (see {@link importPublicKey}).
+ *
+ * @param canonical - the string from {@link buildCanonicalString}.
+ * @param signature - the `signature` header as received.
+ * @param publicKeys - one key or several; see {@link KeyInput}.
+ * @throws {@link PayhookError} `INVALID_KEY` or `WEAK_KEY` for a key that is
+ * unusable, `INVALID_ARGUMENT` for an empty key list or a non-string
+ * canonical string. These are configuration mistakes, so they throw.
+ *
+ * @example
+ * ```ts
+ * import { buildCanonicalString, PRODUCTION_PUBLIC_KEY, verifySignature } from 'payhook';
+ *
+ * const canonical = buildCanonicalString({ method, path, headers, query, body });
+ * if (!(await verifySignature(canonical, headers['signature'] ?? '', PRODUCTION_PUBLIC_KEY))) {
+ *   return new Response('invalid signature', { status: 401 });
+ * }
+ * ```
+ */
+export async function verifySignature(
+  canonical: string,
+  signature: string,
+  publicKeys: KeyInput | readonly KeyInput[],
+  options?: KeyOptions,
+): Promise<boolean> {
+  if (typeof canonical !== 'string') {
+    throw new PayhookError('INVALID_ARGUMENT', `The canonical string must be a string, not ${typeof canonical}.`);
+  }
+  const keys = await importVerificationKeys(publicKeys, options);
+  const bytes = typeof signature === 'string' ? decodeBase64Lenient(signature) : null;
+  if (bytes === null) return false;
+  utf8Encoder ??= new TextEncoder();
+  const data = utf8Encoder.encode(canonical);
+  const subtle = globalThis.crypto.subtle;
+  for (const key of keys) {
+    // A signature is exactly as long as the key's modulus; anything else
+    // cannot verify, and some runtimes throw instead of answering false.
+    if (bytes.length !== Math.ceil((key.algorithm as RsaHashedKeyAlgorithm).modulusLength / 8)) continue;
+    try {
+      if (await subtle.verify('RSASSA-PKCS1-v1_5', key, bytes as BufferSource, data)) return true;
+    } catch {
+      // Treated as "does not verify": a malformed signature is never a throw.
+    }
+  }
+  return false;
+}
