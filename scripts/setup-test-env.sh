@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs what the test suite needs and is not an npm devDependency of the
+# package itself, or fails loudly. Nothing is ever skipped for lack of it.
+#   - redis-server and chromium, from Debian's packages (needs root or sudo);
+#   - the runtimes of the matrix (Deno, Bun, Node 22 and 24), pinned in
+#     test/runtimes/package-lock.json and installed from npm.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_apt=()
+command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
+command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  echo "setup-test-env: installing from Debian: ${need_apt[*]}"
+  if [ "$(id -u)" = 0 ]; then sudo=""; elif command -v sudo >/dev/null; then sudo="sudo"; else
+    echo "setup-test-env: ${need_apt[*]} missing and no root/sudo to install them: apt-get install ${need_apt[*]}" >&2; exit 1
+  fi
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+for tool in redis-server chromium; do
+  command -v "$tool" >/dev/null 2>&1 || { echo "setup-test-env: $tool is still missing" >&2; exit 1; }
+done
+
+if [ -f test/runtimes/package.json ]; then
+  if [ ! -d test/runtimes/node_modules ] || [ test/runtimes/package-lock.json -nt test/runtimes/node_modules ]; then
+    echo "setup-test-env: installing the runtime matrix (test/runtimes)"
+    npm ci --prefix test/runtimes --no-audit --no-fund --loglevel=error
+  fi
+fi
+echo "setup-test-env: redis-server $(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p'), $(chromium --version 2>/dev/null | head -1)"

@@ -1,0 +1,1 @@
+console.log('payhook CLI: not built yet');
