@@ -52,10 +52,31 @@ export type PayhookErrorCode =
   | 'STORE_UNAVAILABLE'
   | 'HANDLER_FAILED';
 
+/**
+ * One problem found in a body that is not a webhook of the spec: where it is
+ * (`path`, such as `fields.amount`, empty for the body itself) and what is
+ * wrong (`message`, such as `expected number, got string`).
+ *
+ * @example
+ * ```ts
+ * import type { PayhookIssue } from 'payhook';
+ *
+ * const issue: PayhookIssue = { path: 'fields.amount', message: 'expected number, got string' };
+ * ```
+ */
+export interface PayhookIssue {
+  /** Dotted path of the offending value (`fields.amount`, `service.id`); `''` for the body itself. */
+  readonly path: string;
+  /** What is wrong there. */
+  readonly message: string;
+}
+
 /** Options accepted by {@link PayhookError}'s constructor. */
 export interface PayhookErrorOptions {
   /** The underlying error, kept for debugging (`error.cause`). */
   cause?: unknown;
+  /** Every problem found, for errors about a body's content (`INVALID_PAYLOAD`). */
+  issues?: readonly PayhookIssue[];
 }
 
 /**
@@ -82,10 +103,16 @@ export class PayhookError extends Error {
   /** The stable, machine-readable code of this error. */
   readonly code: PayhookErrorCode;
   override readonly name: 'PayhookError' = 'PayhookError';
+  /**
+   * Every problem found, each with its path, when the error is about a body's
+   * content (`INVALID_PAYLOAD`, and `INVALID_BODY` from `parseWebhook`).
+   */
+  readonly issues?: readonly PayhookIssue[];
 
   constructor(code: PayhookErrorCode, message: string, options?: PayhookErrorOptions) {
     super(message, options && 'cause' in options ? { cause: options.cause } : undefined);
     this.code = code;
+    if (options?.issues !== undefined) this.issues = options.issues;
   }
 }
 

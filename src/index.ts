@@ -1,7 +1,7 @@
 export { buildCanonicalString } from './canonical.js';
 export type { CanonicalRequest } from './canonical.js';
 export { PayhookError, isPayhookError } from './errors.js';
-export type { PayhookErrorCode, PayhookErrorOptions } from './errors.js';
+export type { PayhookErrorCode, PayhookErrorOptions, PayhookIssue } from './errors.js';
 export { checkTimestamp, DEFAULT_TOLERANCE_MS, isTimestampFresh } from './freshness.js';
 export type { FreshnessOptions, TimestampCheck } from './freshness.js';
 export { clearKeyCache, importPublicKey } from './keys.js';
@@ -10,3 +10,23 @@ export type { BodyInput, HeadersInput, HeadersLike, QueryInput, SearchParamsLike
 export { BETA_PUBLIC_KEY, PRODUCTION_PUBLIC_KEY, SERVICE_PUBLIC_KEYS } from './service-keys.js';
 export type { ServiceEnvironment } from './service-keys.js';
 export { verifySignature } from './signature.js';
+export { normaliseStatus } from './status.js';
+export type { PaymentStatus } from './status.js';
+export { parseWebhook, safeParseWebhook } from './webhook/parse.js';
+export type { SafeParseWebhookResult, WebhookBody, WebhookParseError } from './webhook/parse.js';
+export type {
+  FailedPaymentWebhook,
+  KnownWebhookFields,
+  ParseWebhookOptions,
+  PaymentOperation,
+  PaymentWebhook,
+  PaymentWebhookBase,
+  PaymentWebhookWithStatus,
+  ProcessingPaymentWebhook,
+  SucceededPaymentWebhook,
+  UnknownStatusPaymentWebhook,
+  WebhookData,
+  WebhookFields,
+  WebhookItem,
+  WebhookService,
+} from './webhook/types.js';

@@ -1,0 +1,132 @@
+/**
+ * parseWebhook and safeParseWebhook: from a body (text, bytes or an already
+ * parsed object) to a typed {@link PaymentWebhook}.
+ *
+ * @module
+ */
+import { isPayhookError, PayhookError } from '../errors.js';
+import { parseJsonBody } from '../lib/json-body.js';
+import type { ParseWebhookOptions, PaymentWebhook } from './types.js';
+import { validateWebhookObject, type WebhookParseError } from './validate.js';
+
+// verifyWebhook validates the object it already parsed, through this name.
+export { validateWebhookObject } from './validate.js';
+export type { WebhookParseError, WebhookValidation } from './validate.js';
+
+/**
+ * A webhook body as `parseWebhook` accepts it: the raw JSON text or bytes, or
+ * the object a body parser already produced.
+ *
+ * @example
+ * ```ts
+ * import type { WebhookBody } from 'payhook';
+ *
+ * const body: WebhookBody = '{"id":"t_DEBIT"}';
+ * ```
+ */
+export type WebhookBody = string | Uint8Array | ArrayBuffer | object;
+
+/**
+ * The result of {@link safeParseWebhook}: the webhook, or the error that
+ * `parseWebhook` would have thrown.
+ *
+ * @example
+ * ```ts
+ * import { safeParseWebhook, type SafeParseWebhookResult } from 'payhook';
+ *
+ * const result: SafeParseWebhookResult = safeParseWebhook('{}');
+ * if (!result.success) console.log(result.error.issues.map((issue) => issue.path));
+ * ```
+ */
+export type SafeParseWebhookResult =
+  | { readonly success: true; readonly webhook: PaymentWebhook }
+  | { readonly success: false; readonly error: WebhookParseError };
+
+function bodyError(message: string, cause: unknown): WebhookParseError {
+  return new PayhookError('INVALID_BODY', message, {
+    cause,
+    issues: [{ path: '', message }],
+  }) as WebhookParseError;
+}
+
+/**
+ * Parses and validates a webhook body without throwing. Same rules as
+ * {@link parseWebhook}; on failure, `error.code` is `INVALID_BODY` (not JSON,
+ * not UTF-8, empty, or not an object) or `INVALID_PAYLOAD` (an object, but not
+ * a webhook of the spec), and `error.issues` lists every problem with its path.
+ * It never throws, whatever it is given.
+ *
+ * @param body - Raw JSON text, UTF-8 bytes, or an already parsed object.
+ * @param options - `strict: true` also requires `requestDate`.
+ * @returns `{ success: true, webhook }` or `{ success: false, error }`.
+ *
+ * @example
+ * ```ts
+ * import { safeParseWebhook } from 'payhook';
+ *
+ * const result = safeParseWebhook('{"id":"t1_DEBIT","transactionId":"t1","status":"success","amount":"100","fields":{},"transactionDate":1763712345000}');
+ * if (!result.success) {
+ *   console.log(result.error.code);    // 'INVALID_PAYLOAD'
+ *   console.log(result.error.issues);  // [{ path: 'amount', message: 'expected number, got string' }]
+ * }
+ * ```
+ */
+export function safeParseWebhook(body: WebhookBody, options?: ParseWebhookOptions): SafeParseWebhookResult {
+  let value: Record<string, unknown> | null;
+  try {
+    value = parseJsonBody(body);
+  } catch (error) {
+    const message = isPayhookError(error) ? error.message : 'The body cannot be read.';
+    return { success: false, error: bodyError(message, error) };
+  }
+  if (value === null) return { success: false, error: bodyError('The body is empty.', undefined) };
+  try {
+    return validateWebhookObject(value, options);
+  } catch (cause) {
+    // Only a caller-built object can get here (a throwing getter or proxy).
+    const message = 'The body object cannot be read.';
+    const error = new PayhookError('INVALID_PAYLOAD', message, {
+      cause,
+      issues: [{ path: '', message }],
+    }) as WebhookParseError;
+    return { success: false, error };
+  }
+}
+
+/**
+ * Parses and validates a webhook body (spec §2) into a {@link PaymentWebhook}:
+ * a union on the normalised `status`, with `rawStatus`, the `operation` read
+ * from the id's `_DEBIT` / `_CREDIT` suffix, typed `fields`, each optional
+ * group typed when present, unknown top-level keys in `extra`, and the
+ * original object in `raw`.
+ *
+ * Required: `id` and `transactionId` (non-empty strings), `status` (a
+ * string), `amount` (a finite number — never a numeric string), `fields` (an
+ * object whose `amount` is a number and every other value a string) and
+ * `transactionDate` (integer milliseconds). `requestDate` is optional unless
+ * `strict: true`. Each optional group, when present, must have the shape of
+ * the spec. Only this checks the payload: it does not verify a signature —
+ * use `verifyWebhook` for bodies from the network.
+ *
+ * @param body - Raw JSON text, UTF-8 bytes, or an already parsed object.
+ * @param options - `strict: true` also requires `requestDate`.
+ * @returns The typed webhook.
+ * @throws PayhookError `INVALID_BODY` (not JSON, not an object) or
+ *   `INVALID_PAYLOAD` (every problem in the message and in `error.issues`).
+ *
+ * @example
+ * ```ts
+ * import { parseWebhook } from 'payhook';
+ *
+ * const webhook = parseWebhook('{"id":"t1_DEBIT","transactionId":"t1","status":"success","amount":100,"fields":{"paymentId":"order-17"},"transactionDate":1763712345000}');
+ * webhook.status;            // 'SUCCEEDED'
+ * webhook.rawStatus;         // 'success'
+ * webhook.operation;         // 'DEBIT'
+ * webhook.fields.paymentId;  // 'order-17'
+ * ```
+ */
+export function parseWebhook(body: WebhookBody, options?: ParseWebhookOptions): PaymentWebhook {
+  const result = safeParseWebhook(body, options);
+  if (!result.success) throw result.error;
+  return result.webhook;
+}

@@ -1,0 +1,303 @@
+/**
+ * The payment webhook as payhook hands it to your code (spec §2): every field
+ * validated, the status normalised, the operation read from the id, the
+ * original object kept.
+ *
+ * @module
+ */
+import type { PaymentStatus } from '../status.js';
+
+/**
+ * Which way the money went, read from the suffix of the webhook's `id`:
+ * `_DEBIT` → `'DEBIT'`, `_CREDIT` → `'CREDIT'`, anything else → `'UNKNOWN'`.
+ * The suffix is matched exactly (upper case), as the spec writes it.
+ *
+ * @example
+ * ```ts
+ * import type { PaymentOperation } from 'payhook';
+ *
+ * const sign = (operation: PaymentOperation): number => (operation === 'CREDIT' ? -1 : 1);
+ * ```
+ */
+export type PaymentOperation = 'DEBIT' | 'CREDIT' | 'UNKNOWN';
+
+/**
+ * The known keys of the `fields` object (spec §2.2). Each is optional: the
+ * spec does not promise any of them, and payhook checks the type of each one
+ * that is present.
+ *
+ * @example
+ * ```ts
+ * import type { KnownWebhookFields } from 'payhook';
+ *
+ * const fields: KnownWebhookFields = { amount: 100, paymentId: 'order-17' };
+ * ```
+ */
+export interface KnownWebhookFields {
+  /** Amount captured on the payment form. */
+  readonly amount?: number;
+  /** The PaymentId you passed to `POST /v1/payment`: usually your order id. */
+  readonly paymentId?: string;
+  /** Seen in the signed-body variant: the callback URL the payment was created with. */
+  readonly webhook_url?: string;
+  /** Seen in the signed-body variant: where the payer was sent after paying. */
+  readonly success_redirect_url?: string;
+  /** Seen in the signed-body variant: the merchant's name. */
+  readonly name?: string;
+  /** Seen in the signed-body variant: the QR transaction's id. */
+  readonly qrTransactionId?: string;
+}
+
+/**
+ * The `fields` object of a webhook (spec §2.2): the known keys with their
+ * types, and one `string` per `additionalData` entry you passed when creating
+ * the payment, under that entry's `fieldId`. Read a field of your own as
+ * `webhook.fields.orderId` (typed `string | undefined`).
+ *
+ * @example
+ * ```ts
+ * import type { WebhookFields } from 'payhook';
+ *
+ * function orderOf(fields: WebhookFields): string | undefined {
+ *   return fields.paymentId ?? fields['orderId'];
+ * }
+ * ```
+ */
+export type WebhookFields = KnownWebhookFields & { readonly [fieldId: string]: string | undefined };
+
+/**
+ * The `service` group: present when card acceptance is enabled for the
+ * merchant. `id` is `VISA` for the card network, or a generic service id.
+ *
+ * @example
+ * ```ts
+ * import type { WebhookService } from 'payhook';
+ *
+ * const isCard = (service: WebhookService): boolean => service.id === 'VISA';
+ * ```
+ */
+export interface WebhookService {
+  /** The service identifier (`VISA` for card acceptance). */
+  readonly id: string;
+}
+
+/**
+ * The `item` group of the extended variant: the generated item's id.
+ *
+ * @example
+ * ```ts
+ * import type { WebhookItem } from 'payhook';
+ *
+ * const item: WebhookItem = { id: '8487187e-d42c-45d7-8753-639d6a78d2b3' };
+ * ```
+ */
+export interface WebhookItem {
+  /** The generated item id. */
+  readonly id: string;
+}
+
+/**
+ * The `data` group, sent only for WEB integrations: the data the merchant
+ * passed. The keys the spec lists are typed (and checked when present); any
+ * other key (your field ids) is kept as received.
+ *
+ * @example
+ * ```ts
+ * import type { WebhookData } from 'payhook';
+ *
+ * const describe = (data: WebhookData): string => data.description ?? '(no description)';
+ * ```
+ */
+export interface WebhookData {
+  /** The amount the merchant passed. */
+  readonly amount?: number;
+  /** The merchant account id. */
+  readonly accountId?: string;
+  /** The payment description. */
+  readonly description?: string;
+  /** The callback URL the merchant passed. */
+  readonly webhookUrl?: string;
+  /** The merchant's name in English. */
+  readonly name_en?: string;
+  /** The merchant's own field ids, as received. */
+  readonly [key: string]: unknown;
+}
+
+/**
+ * What every payment webhook carries, whatever its status. Use
+ * {@link PaymentWebhook}, the union, in your code.
+ *
+ * @example
+ * ```ts
+ * import type { PaymentWebhookBase } from 'payhook';
+ *
+ * const key = (webhook: PaymentWebhookBase): string => webhook.transactionId;
+ * ```
+ */
+export interface PaymentWebhookBase {
+  /** Operation id; ends with `_DEBIT` for a debit, `_CREDIT` for a credit. */
+  readonly id: string;
+  /** Payment transaction id: the key to deduplicate deliveries on. */
+  readonly transactionId: string;
+  /** The status exactly as received (`'success'`, `'Succeeded'`, …). */
+  readonly rawStatus: string;
+  /** Debit or credit, from the suffix of `id`. */
+  readonly operation: PaymentOperation;
+  /** The payment amount (a finite number). */
+  readonly amount: number;
+  /** The payment form's fields and your additional data. */
+  readonly fields: WebhookFields;
+  /** Transaction processing time, UNIX time in milliseconds. */
+  readonly transactionDate: number;
+  /**
+   * Request creation time, UNIX time in milliseconds. Absent from real
+   * deliveries of the signed-body variant; required with `strict: true`.
+   */
+  readonly requestDate?: number;
+  /** Card acceptance service, when card acceptance is enabled. */
+  readonly service?: WebhookService;
+  /** Extended variant: merchant account id. */
+  readonly accountId?: string;
+  /** Extended variant: the generated item. */
+  readonly item?: WebhookItem;
+  /** Extended variant: net amount. */
+  readonly net?: number;
+  /** Extended variant: receipt number. */
+  readonly receiptNumber?: string;
+  /** Extended variant: operation type (`DEBIT`). */
+  readonly transactionType?: string;
+  /** Signed-body variant: client id. */
+  readonly clientId?: string;
+  /** WEB integrations: the data the merchant passed. */
+  readonly data?: WebhookData;
+  /**
+   * Top-level keys the spec does not list, as received (the service may add
+   * some). An object without prototype; empty when there are none.
+   */
+  readonly extra: Readonly<Record<string, unknown>>;
+  /** The original parsed body, untouched. */
+  readonly raw: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * A webhook whose payment succeeded: fulfil the order.
+ *
+ * @example
+ * ```ts
+ * import type { SucceededPaymentWebhook } from 'payhook';
+ *
+ * const fulfil = (webhook: SucceededPaymentWebhook): string => `paid ${webhook.amount}`;
+ * ```
+ */
+export interface SucceededPaymentWebhook extends PaymentWebhookBase {
+  /** The normalised status. */
+  readonly status: 'SUCCEEDED';
+}
+
+/**
+ * A webhook whose payment failed: release the order or ask for another payment.
+ *
+ * @example
+ * ```ts
+ * import type { FailedPaymentWebhook } from 'payhook';
+ *
+ * const note = (webhook: FailedPaymentWebhook): string => `payment ${webhook.id} failed`;
+ * ```
+ */
+export interface FailedPaymentWebhook extends PaymentWebhookBase {
+  /** The normalised status. */
+  readonly status: 'FAILED';
+}
+
+/**
+ * A webhook whose payment is not final yet.
+ *
+ * @example
+ * ```ts
+ * import type { ProcessingPaymentWebhook } from 'payhook';
+ *
+ * const wait = (webhook: ProcessingPaymentWebhook): string => `still processing ${webhook.id}`;
+ * ```
+ */
+export interface ProcessingPaymentWebhook extends PaymentWebhookBase {
+  /** The normalised status. */
+  readonly status: 'PROCESSING';
+}
+
+/**
+ * A webhook whose status payhook does not recognise (see `rawStatus`).
+ * Never treat it as paid; log it and look the payment up.
+ *
+ * @example
+ * ```ts
+ * import type { UnknownStatusPaymentWebhook } from 'payhook';
+ *
+ * const alert = (webhook: UnknownStatusPaymentWebhook): string => `unexpected status ${webhook.rawStatus}`;
+ * ```
+ */
+export interface UnknownStatusPaymentWebhook extends PaymentWebhookBase {
+  /** The normalised status. */
+  readonly status: 'UNKNOWN';
+}
+
+/**
+ * A validated payment webhook: a union discriminated by the normalised
+ * `status`, so `switch (webhook.status)` narrows and can be made exhaustive.
+ *
+ * @example
+ * ```ts
+ * import type { PaymentWebhook } from 'payhook';
+ *
+ * function handle(webhook: PaymentWebhook): string {
+ *   switch (webhook.status) {
+ *     case 'SUCCEEDED':
+ *       return `fulfil ${webhook.fields.paymentId}`;
+ *     case 'FAILED':
+ *       return `release ${webhook.fields.paymentId}`;
+ *     case 'PROCESSING':
+ *       return 'wait';
+ *     case 'UNKNOWN':
+ *       return `investigate ${webhook.rawStatus}`;
+ *     default: {
+ *       const unreachable: never = webhook;
+ *       return unreachable;
+ *     }
+ *   }
+ * }
+ * ```
+ */
+export type PaymentWebhook =
+  | SucceededPaymentWebhook
+  | FailedPaymentWebhook
+  | ProcessingPaymentWebhook
+  | UnknownStatusPaymentWebhook;
+
+/**
+ * The webhook variant with a given status.
+ *
+ * @example
+ * ```ts
+ * import type { PaymentWebhookWithStatus } from 'payhook';
+ *
+ * type Paid = PaymentWebhookWithStatus<'SUCCEEDED'>;
+ * ```
+ */
+export type PaymentWebhookWithStatus<S extends PaymentStatus> = Extract<PaymentWebhook, { readonly status: S }>;
+
+/**
+ * Options of `parseWebhook`, `safeParseWebhook` and `createWebhookSchema`.
+ *
+ * @example
+ * ```ts
+ * import type { ParseWebhookOptions } from 'payhook';
+ *
+ * const options: ParseWebhookOptions = { strict: true };
+ * ```
+ */
+export interface ParseWebhookOptions {
+  /**
+   * Also require `requestDate` (an integer). Off by default, because real
+   * deliveries of the signed-body variant omit it.
+   */
+  readonly strict?: boolean;
+}
