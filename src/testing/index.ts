@@ -1,1 +1,14 @@
-export {};
+/**
+ * `payhook/testing`: test keys, realistic deliveries of every variant, and
+ * signing exactly as the service signs, so a merchant can test an endpoint
+ * without the service. Web Crypto only; runs on every runtime payhook does.
+ *
+ * @module
+ */
+export { createTestWebhook, TEST_WEBHOOK_VARIANTS } from './deliveries.js';
+export type { TestWebhookBody, TestWebhookOverrides, TestWebhookVariant } from './deliveries.js';
+export type { PrivateKeyInput } from './private-key.js';
+export { sendWebhook, signWebhook, toRequest } from './sign.js';
+export type { SignedWebhook, SignWebhookOptions } from './sign.js';
+export { generateTestKeyPair, TEST_KEY_PAIR } from './test-keys.js';
+export type { GenerateTestKeyPairOptions, TestKeyPair } from './test-keys.js';

@@ -1,0 +1,222 @@
+import { buildCanonicalString } from '../canonical.js';
+import { PayhookError } from '../errors.js';
+import { encodeBase64 } from '../lib/base64.js';
+import { importPrivateKey, type PrivateKeyInput } from './private-key.js';
+import { TEST_KEY_PAIR } from './test-keys.js';
+
+/**
+ * Options for {@link signWebhook}.
+ *
+ * @example
+ * ```ts
+ * import type { SignWebhookOptions } from 'payhook/testing';
+ *
+ * const options: SignWebhookOptions = {
+ *   url: 'https://shop.example.kg/webhooks/payments',
+ *   timestamp: Date.now() - 10 * 60_000, // a stale delivery
+ * };
+ * ```
+ */
+export interface SignWebhookOptions {
+  /**
+   * Where the delivery goes: the callback URL registered with the service
+   * (absolute), or a path with query when `host` is given. Its path and query
+   * are signed.
+   */
+  url: string;
+  /**
+   * The key to sign with.
+   * @defaultValue `TEST_KEY_PAIR.privateKey`
+   */
+  privateKey?: PrivateKeyInput;
+  /**
+   * The `x-api-timestamp` header: a time (milliseconds or `Date`), a string
+   * sent and signed as given (to test malformed timestamps), or `null` to
+   * send none.
+   * @defaultValue `Date.now()`
+   */
+  timestamp?: number | Date | string | null;
+  /**
+   * The `Host` header to sign.
+   * @defaultValue the host (with port, when not the default one) of `url`
+   */
+  host?: string;
+  /** The HTTP method. @defaultValue `'POST'` */
+  method?: string;
+  /** More headers to send; the `x-api-*` ones are signed, as the service does. */
+  headers?: Readonly<Record<string, string>>;
+}
+
+/**
+ * A signed delivery: what the service would send. It has the shape
+ * `verifyWebhook` accepts, so it can be verified directly, turned into a
+ * `Request` ({@link toRequest}) or sent ({@link sendWebhook}).
+ *
+ * @example
+ * ```ts
+ * import { createTestWebhook, signWebhook, type SignedWebhook } from 'payhook/testing';
+ *
+ * const signed: SignedWebhook = await signWebhook(createTestWebhook(), { url: 'https://shop.example.kg/hook' });
+ * console.log(signed.headers['signature']);
+ * ```
+ */
+export interface SignedWebhook {
+  /** The HTTP method (`POST`). */
+  readonly method: string;
+  /** The absolute URL the delivery is for. */
+  readonly url: string;
+  /**
+   * Lower-cased header names: `host`, `content-type`, `x-api-timestamp`
+   * (unless `timestamp: null`), `signature`, and any extra ones.
+   */
+  readonly headers: Readonly<Record<string, string>>;
+  /** The JSON body, as sent. */
+  readonly body: string;
+  /** The canonical string that was signed (for debugging). */
+  readonly canonical: string;
+}
+
+function resolveTimestamp(timestamp: SignWebhookOptions['timestamp']): string | undefined {
+  if (timestamp === null) return undefined;
+  if (timestamp === undefined) return String(Date.now());
+  if (typeof timestamp === 'string') return timestamp;
+  const ms = timestamp instanceof Date ? timestamp.getTime() : timestamp;
+  if (typeof ms !== 'number' || !Number.isSafeInteger(Math.round(ms)) || ms < 0) {
+    throw new PayhookError('INVALID_ARGUMENT', 'The "timestamp" option must be a non-negative time in milliseconds, a Date, a string or null.');
+  }
+  return String(Math.round(ms));
+}
+
+function resolveUrl(url: unknown, host: string | undefined): URL {
+  if (typeof url !== 'string' || url === '') {
+    throw new PayhookError('INVALID_ARGUMENT', 'signWebhook needs the "url" option: the callback URL registered with the service.');
+  }
+  try {
+    if (/^[a-z][a-z0-9+.-]*:\/\//i.test(url)) return new URL(url);
+    if (host === undefined) {
+      throw new PayhookError('INVALID_ARGUMENT', `The url ${JSON.stringify(url)} is not absolute; give an absolute URL or the "host" option.`);
+    }
+    return new URL(url.startsWith('/') ? url : `/${url}`, `https://${host}`);
+  } catch (error) {
+    if (error instanceof PayhookError) throw error;
+    throw new PayhookError('INVALID_ARGUMENT', `The url ${JSON.stringify(url)} is not a valid URL.`, { cause: error });
+  }
+}
+
+let encoder: TextEncoder | undefined;
+
+/**
+ * Signs a delivery exactly as the service does: builds the canonical string
+ * of the request (with the same code the receiver uses, so it is
+ * byte-identical), signs it with RSASSA-PKCS1-v1_5 / SHA-256 and returns the
+ * request with its `signature`, `x-api-timestamp`, `Host` and
+ * `content-type` headers and the body.
+ *
+ * The body may be an object (written with `JSON.stringify`) or JSON text
+ * (sent byte for byte, so unusual spacing or number spelling can be tested).
+ *
+ * @throws {@link PayhookError} `INVALID_ARGUMENT` for a missing or bad `url`
+ * or `timestamp`, `INVALID_KEY` for a key that cannot sign, `INVALID_BODY`
+ * for a body that is not a JSON object, `MALFORMED_PATH` /
+ * `MALFORMED_QUERY` for a URL the receiver could not read either.
+ *
+ * @example
+ * ```ts
+ * import { createTestWebhook, signWebhook, TEST_KEY_PAIR } from 'payhook/testing';
+ *
+ * const signed = await signWebhook(createTestWebhook({ status: 'FAILED' }), {
+ *   privateKey: TEST_KEY_PAIR.privateKey,
+ *   url: 'https://shop.example.kg/webhooks/payments',
+ *   timestamp: Date.now() - 6 * 60_000, // outside the 5-minute window
+ * });
+ * ```
+ */
+export async function signWebhook(delivery: object | string, options: SignWebhookOptions): Promise<SignedWebhook> {
+  if (typeof options !== 'object' || options === null) {
+    throw new PayhookError('INVALID_ARGUMENT', 'signWebhook needs options with at least "url".');
+  }
+  const url = resolveUrl(options.url, options.host);
+  const host = options.host ?? url.host;
+  const method = options.method ?? 'POST';
+  const body = typeof delivery === 'string' ? delivery : JSON.stringify(delivery);
+  if (typeof body !== 'string') {
+    throw new PayhookError('INVALID_BODY', 'The delivery must be a JSON object or JSON text.');
+  }
+  const timestamp = resolveTimestamp(options.timestamp);
+  const headers: Record<string, string> = { host, 'content-type': 'application/json' };
+  for (const [name, value] of Object.entries(options.headers ?? {})) headers[name.toLowerCase()] = String(value);
+  if (timestamp !== undefined) headers['x-api-timestamp'] = timestamp;
+  delete headers['signature'];
+  const canonical = buildCanonicalString({ method, path: url.pathname, headers, query: url.search, body });
+  const key = await importPrivateKey(options.privateKey ?? TEST_KEY_PAIR.privateKey);
+  encoder ??= new TextEncoder();
+  const signature = await globalThis.crypto.subtle.sign('RSASSA-PKCS1-v1_5', key, encoder.encode(canonical));
+  headers['signature'] = encodeBase64(new Uint8Array(signature));
+  return { method, url: url.href, headers, body, canonical };
+}
+
+function withoutHost(headers: Readonly<Record<string, string>>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) if (name !== 'host') out[name] = value;
+  return out;
+}
+
+/**
+ * Turns a signed delivery into a Web `Request`, to call a fetch-style
+ * handler (`payhook/web`, Hono, Next.js route handlers, Workers) directly.
+ * Its URL is `signed.url`, so the handler sees the signed host and path.
+ *
+ * @example
+ * ```ts
+ * import { createWebhookHandler } from 'payhook/web';
+ * import { createTestWebhook, signWebhook, toRequest, TEST_KEY_PAIR } from 'payhook/testing';
+ *
+ * const handler = createWebhookHandler({ publicKeys: TEST_KEY_PAIR.publicKey, onPayment: () => {} });
+ * const signed = await signWebhook(createTestWebhook(), { url: 'https://shop.example.kg/webhooks/payments' });
+ * const response = await handler(toRequest(signed));
+ * ```
+ */
+export function toRequest(signed: SignedWebhook): Request {
+  const init = { method: signed.method, headers: { ...signed.headers }, body: signed.body };
+  try {
+    return new Request(signed.url, init);
+  } catch {
+    // Runtimes that forbid setting Host take it from the URL, which is the same.
+    return new Request(signed.url, { ...init, headers: withoutHost(signed.headers) });
+  }
+}
+
+/**
+ * Sends a signed delivery with `fetch` and resolves with the endpoint's
+ * `Response`. With `baseUrl`, the delivery goes to that scheme, host and port
+ * instead (the signed path and query stay): handy to reach a local server.
+ * `fetch` then sends the target's own `Host`, just as a proxy in front of
+ * your app would, so sign for the URL you send to — or configure the
+ * receiver's `webhookUrl` with the signed one.
+ *
+ * @throws {@link PayhookError} `INVALID_ARGUMENT` for a `baseUrl` that is
+ * not an absolute URL; network errors reject as `fetch` rejects.
+ *
+ * @example
+ * ```ts
+ * import { createTestWebhook, sendWebhook, signWebhook } from 'payhook/testing';
+ *
+ * const signed = await signWebhook(createTestWebhook(), { url: 'http://127.0.0.1:3000/webhooks/payments' });
+ * const response = await sendWebhook(signed);
+ * console.log(response.status); // 200 when your endpoint accepted it
+ * ```
+ */
+export async function sendWebhook(signed: SignedWebhook, baseUrl?: string): Promise<Response> {
+  let target = signed.url;
+  if (baseUrl !== undefined) {
+    let base: URL;
+    try {
+      base = new URL(baseUrl);
+    } catch (cause) {
+      throw new PayhookError('INVALID_ARGUMENT', `The baseUrl ${JSON.stringify(baseUrl)} is not an absolute URL.`, { cause });
+    }
+    const signedUrl = new URL(signed.url);
+    target = `${base.origin}${signedUrl.pathname}${signedUrl.search}`;
+  }
+  return fetch(target, { method: signed.method, headers: withoutHost(signed.headers), body: signed.body });
+}

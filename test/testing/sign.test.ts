@@ -1,0 +1,183 @@
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { describe, expect, it } from 'vitest';
+import { buildCanonicalString } from '../../src/canonical.js';
+import { verifySignature } from '../../src/signature.js';
+import {
+  createTestWebhook,
+  generateTestKeyPair,
+  sendWebhook,
+  signWebhook,
+  TEST_KEY_PAIR,
+  toRequest,
+} from '../../src/testing/index.js';
+import { fixtures } from '../conformance/fixtures.js';
+
+const conformanceKey = fixtures.keys['conformance-2048']!;
+const URL_ = 'https://shop.example.kg/webhooks/payments';
+
+describe('TEST_KEY_PAIR', () => {
+  it('is the conformance-2048 test pair, never a service key', () => {
+    expect(TEST_KEY_PAIR.publicKey).toBe(conformanceKey.publicKeyPem);
+    expect(TEST_KEY_PAIR.publicKey).not.toBe(fixtures.keys['service-production']!.publicKeyPem);
+    expect(TEST_KEY_PAIR.publicKey).not.toBe(fixtures.keys['service-beta']!.publicKeyPem);
+    expect(TEST_KEY_PAIR.privateKey).toMatch(/^-----BEGIN PRIVATE KEY-----\n/);
+    expect(Object.isFrozen(TEST_KEY_PAIR)).toBe(true);
+  });
+});
+
+describe('signWebhook', () => {
+  // RSASSA-PKCS1-v1_5 is deterministic: the same canonical string and key give
+  // the same signature, so this proves the signed string is byte-identical.
+  const valid = fixtures.requests.filter((entry) => entry.expect['ok'] === true);
+  it.each(valid.map((entry) => [entry.name, entry] as const))('reproduces the service signature of %s byte for byte', async (_name, entry) => {
+    const { request } = entry;
+    const signed = await signWebhook(request.body, {
+      privateKey: conformanceKey.privateKeyPem!, // PKCS#1, as in the fixtures
+      url: request.url,
+      host: request.headers['host']!,
+      timestamp: request.headers['x-api-timestamp']!,
+    });
+    expect(signed.headers['signature']).toBe(request.headers['signature']);
+    expect(signed.body).toBe(request.body);
+  });
+
+  it('gives method, absolute url, the four headers and the body', async () => {
+    const body = createTestWebhook();
+    const signed = await signWebhook(body, { url: URL_, timestamp: 1763712000000 });
+    expect(signed.method).toBe('POST');
+    expect(signed.url).toBe(URL_);
+    expect(Object.keys(signed.headers).sort()).toEqual(['content-type', 'host', 'signature', 'x-api-timestamp']);
+    expect(signed.headers['host']).toBe('shop.example.kg');
+    expect(signed.headers['content-type']).toBe('application/json');
+    expect(signed.headers['x-api-timestamp']).toBe('1763712000000');
+    expect(JSON.parse(signed.body)).toEqual(body);
+    expect(signed.canonical).toBe(
+      buildCanonicalString({ method: 'POST', path: '/webhooks/payments', headers: signed.headers, body: signed.body }),
+    );
+    expect(await verifySignature(signed.canonical, signed.headers['signature']!, TEST_KEY_PAIR.publicKey)).toBe(true);
+  });
+
+  it('controls the timestamp: number, Date, string as given, or none', async () => {
+    const body = createTestWebhook();
+    const at = (timestamp: number | Date | string | null) => signWebhook(body, { url: URL_, timestamp });
+    expect((await at(5)).headers['x-api-timestamp']).toBe('5');
+    expect((await at(new Date(1763712000123))).headers['x-api-timestamp']).toBe('1763712000123');
+    expect((await at('17637e9')).headers['x-api-timestamp']).toBe('17637e9');
+    const none = await at(null);
+    expect('x-api-timestamp' in none.headers).toBe(false);
+    expect(none.canonical.split('\n')[2]).toBe('host:shop.example.kg');
+    const before = Date.now();
+    const now = Number((await signWebhook(body, { url: URL_ })).headers['x-api-timestamp']);
+    expect(now).toBeGreaterThanOrEqual(before);
+    expect(now).toBeLessThanOrEqual(Date.now());
+    await expect(at(-1)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    await expect(at(Number.NaN)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+  });
+
+  it('signs the query, a host with port, extra x-api headers, and paths given with a host', async () => {
+    const signed = await signWebhook(createTestWebhook(), {
+      url: '/api/hook?b=2&a=1',
+      host: 'internal:8080',
+      headers: { 'X-Api-Trace': 't-1', 'user-agent': 'payment-service' },
+    });
+    expect(signed.url).toBe('https://internal:8080/api/hook?b=2&a=1');
+    const lines = signed.canonical.split('\n');
+    expect(lines[1]).toBe('/api/hook');
+    expect(lines[2]).toMatch(/^host:internal:8080&x-api-timestamp:\d+&x-api-trace:t-1$/);
+    expect(lines[3]).toBe('a=1&b=2');
+    expect(signed.headers['user-agent']).toBe('payment-service');
+    const port = await signWebhook(createTestWebhook(), { url: 'http://127.0.0.1:3000/hook' });
+    expect(port.headers['host']).toBe('127.0.0.1:3000');
+  });
+
+  it('accepts PKCS#8 and PKCS#1 PEM, a private JWK and a CryptoKey', async () => {
+    const body = createTestWebhook();
+    const reference = await signWebhook(body, { url: URL_, timestamp: 1 });
+    const jwk = await crypto.subtle.exportKey(
+      'jwk',
+      await crypto.subtle.importKey(
+        'pkcs8',
+        pemBytes(TEST_KEY_PAIR.privateKey),
+        { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' },
+        true,
+        ['sign'],
+      ),
+    );
+    const cryptoKey = await crypto.subtle.importKey('jwk', jwk, { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' }, false, ['sign']);
+    for (const privateKey of [conformanceKey.privateKeyPem!, jwk as { kty: string }, cryptoKey]) {
+      const signed = await signWebhook(body, { url: URL_, timestamp: 1, privateKey });
+      expect(signed.headers['signature']).toBe(reference.headers['signature']);
+    }
+  });
+
+  it('refuses what it cannot sign with a coded error', async () => {
+    const body = createTestWebhook();
+    await expect(signWebhook(body, { url: URL_, privateKey: TEST_KEY_PAIR.publicKey })).rejects.toMatchObject({ code: 'INVALID_KEY' });
+    await expect(signWebhook(body, { url: URL_, privateKey: '-----BEGIN PRIVATE KEY-----\n!!\n-----END PRIVATE KEY-----' })).rejects.toMatchObject({ code: 'INVALID_KEY' });
+    await expect(signWebhook(body, { url: '/hook' })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    await expect(signWebhook(body, { url: '' })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    await expect(signWebhook('[1,2]', { url: URL_ })).rejects.toMatchObject({ code: 'INVALID_BODY' });
+    await expect(signWebhook('{nope', { url: URL_ })).rejects.toMatchObject({ code: 'INVALID_BODY' });
+  });
+});
+
+describe('generateTestKeyPair', () => {
+  it('makes a fresh 2048-bit pair whose halves match, unlike the embedded one', async () => {
+    const pair = await generateTestKeyPair();
+    expect(pair.publicKey).toMatch(/^-----BEGIN PUBLIC KEY-----\n[\s\S]+-----END PUBLIC KEY-----\n$/);
+    expect(pair.privateKey).toMatch(/^-----BEGIN PRIVATE KEY-----\n[\s\S]+-----END PRIVATE KEY-----\n$/);
+    const signed = await signWebhook(createTestWebhook(), { url: URL_, privateKey: pair.privateKey });
+    expect(await verifySignature(signed.canonical, signed.headers['signature']!, pair.publicKey)).toBe(true);
+    expect(await verifySignature(signed.canonical, signed.headers['signature']!, TEST_KEY_PAIR.publicKey)).toBe(false);
+  });
+
+  it('rejects an unusable modulus length', async () => {
+    await expect(generateTestKeyPair({ modulusLength: 1000 })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    await expect(generateTestKeyPair({ modulusLength: 512 })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+  });
+});
+
+describe('toRequest and sendWebhook', () => {
+  it('toRequest carries url, method, signed headers and body', async () => {
+    const signed = await signWebhook(createTestWebhook(), { url: `${URL_}?shop=7` });
+    const request = toRequest(signed);
+    expect(request.url).toBe(`${URL_}?shop=7`);
+    expect(request.method).toBe('POST');
+    expect(request.headers.get('signature')).toBe(signed.headers['signature']);
+    expect(request.headers.get('x-api-timestamp')).toBe(signed.headers['x-api-timestamp']);
+    expect(await request.text()).toBe(signed.body);
+  });
+
+  it('sendWebhook delivers to the signed URL, or to another origin with the signed path', async () => {
+    const received: Array<{ url: string | undefined; headers: IncomingHttpHeaders; body: string }> = [];
+    const server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
+      req.on('end', () => {
+        received.push({ url: req.url, headers: req.headers, body });
+        res.writeHead(202).end('ok');
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    try {
+      const direct = await signWebhook(createTestWebhook(), { url: `http://127.0.0.1:${port}/hook?x=1` });
+      expect((await sendWebhook(direct)).status).toBe(202);
+      const elsewhere = await signWebhook(createTestWebhook(), { url: 'https://shop.example.kg/api/hook' });
+      expect((await sendWebhook(elsewhere, `http://127.0.0.1:${port}/ignored`)).status).toBe(202);
+      expect(received[0]).toMatchObject({ url: '/hook?x=1', body: direct.body });
+      expect(received[0]!.headers['signature']).toBe(direct.headers['signature']);
+      expect(received[0]!.headers['host']).toBe(`127.0.0.1:${port}`);
+      expect(received[1]!.url).toBe('/api/hook');
+      expect(received[1]!.body).toBe(elsewhere.body);
+      await expect(sendWebhook(direct, 'not a url')).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    } finally {
+      server.close();
+    }
+  });
+});
+
+function pemBytes(pem: string): Uint8Array {
+  return Uint8Array.from(atob(pem.replace(/-----[^-]+-----|\s/g, '')), (c) => c.charCodeAt(0));
+}
