@@ -1,0 +1,329 @@
+#!/usr/bin/env node
+// The runtime matrix: the conformance suite (test/conformance/suite.js) and a
+// smoke test of the Web handler, run against the package as it would be
+// published, in every runtime payhook supports:
+//   Node 20 (this machine's), 22 and 24 — ESM and CJS; Deno; Bun;
+//   workerd through Miniflare (the suite inside a Worker, and the Web handler
+//   answering real fetches); headless Chromium (an ES module page).
+// The package is `npm pack`ed and unpacked into test/runtimes/node_modules/
+// payhook, so every launcher imports it by its name through its exports map,
+// with only the files the tarball holds. A runtime that cannot be found or
+// started counts as failed: nothing is skipped.
+//
+// Needs `npm run build` first and the pinned runtimes of
+// test/runtimes/package-lock.json (installed here when missing).
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, mkdirSync, statSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { dirname, extname, join, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const runtimesDir = join(root, 'test', 'runtimes');
+const modulesDir = join(runtimesDir, 'node_modules');
+const installed = join(modulesDir, 'payhook');
+const RUNTIME_TIMEOUT_MS = 180_000;
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const CHROMIUM_FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+function die(message) {
+  console.error(`test-runtimes: ${message}`);
+  process.exit(1);
+}
+
+// ---------------------------------------------------------------- set-up
+
+/** Installs test/runtimes unless node_modules already holds its lockfile's versions. */
+function ensureRuntimesInstalled() {
+  const wanted = JSON.parse(readFileSync(join(runtimesDir, 'package-lock.json'), 'utf8')).packages;
+  const hidden = join(modulesDir, '.package-lock.json');
+  const have = existsSync(hidden) ? JSON.parse(readFileSync(hidden, 'utf8')).packages : {};
+  const stale = Object.entries(wanted).some(([path, entry]) => path !== '' && !entry.optional && have[path]?.version !== entry.version);
+  if (!stale) return;
+  console.log('test-runtimes: installing the pinned runtimes (npm ci --prefix test/runtimes)');
+  const result = spawnSync('npm', ['ci', '--prefix', runtimesDir, '--no-audit', '--no-fund', '--loglevel=error'], { stdio: 'inherit' });
+  if (result.status !== 0) die('npm ci --prefix test/runtimes failed');
+}
+
+/** `npm pack`, then unpack the tarball as test/runtimes/node_modules/payhook. */
+function installPackedPackage() {
+  for (const file of ['index.js', 'index.cjs', 'web.js', 'web.cjs']) {
+    if (!existsSync(join(root, 'dist', file))) die(`dist/${file} is missing: run \`npm run build\` first`);
+  }
+  const packDir = mkdtempSync(join(tmpdir(), 'payhook-pack-'));
+  try {
+    const pack = spawnSync('npm', ['pack', '--json', '--pack-destination', packDir], { cwd: root, encoding: 'utf8' });
+    if (pack.status !== 0) die(`npm pack failed:\n${pack.stderr}`);
+    const [{ filename }] = JSON.parse(pack.stdout);
+    rmSync(installed, { recursive: true, force: true });
+    mkdirSync(installed, { recursive: true });
+    const untar = spawnSync('tar', ['-xzf', join(packDir, filename), '-C', installed, '--strip-components=1'], { encoding: 'utf8' });
+    if (untar.status !== 0) die(`tar failed:\n${untar.stderr}`);
+  } finally {
+    rmSync(packDir, { recursive: true, force: true });
+  }
+}
+
+/** The first candidate binary that exists and answers `--version`. */
+function findBinary(name, candidates) {
+  const tried = [];
+  for (const candidate of candidates) {
+    const path = join(modulesDir, candidate);
+    if (!existsSync(path)) {
+      tried.push(`${candidate} (absent)`);
+      continue;
+    }
+    const probe = spawnSync(path, ['--version'], { encoding: 'utf8', timeout: 30_000 });
+    if (probe.status === 0) return { path, version: probe.stdout.trim().split('\n')[0] };
+    tried.push(`${candidate} (exit ${probe.status}: ${(probe.stderr || probe.error?.message || '').trim().slice(0, 200)})`);
+  }
+  throw new Error(`no working ${name} binary in test/runtimes/node_modules; tried ${tried.join(', ')}`);
+}
+
+// ---------------------------------------------------------------- runners
+
+const SUMMARY = /^(.*): (\d+) passed, (\d+) failed$/m;
+
+function tally(output) {
+  const lines = output.trimEnd().split('\n');
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const match = SUMMARY.exec(lines[i]);
+    if (match) return { passed: Number(match[2]), failed: Number(match[3]) };
+  }
+  return undefined;
+}
+
+function runProcess(command, args, options = {}) {
+  return new Promise((resolvePromise) => {
+    const child = spawn(command, args, { cwd: runtimesDir, env: { ...process.env, NO_COLOR: '1', ...options.env } });
+    let output = '';
+    child.stdout.on('data', (chunk) => (output += chunk));
+    child.stderr.on('data', (chunk) => (output += chunk));
+    const timer = setTimeout(() => {
+      output += `\n(killed after ${RUNTIME_TIMEOUT_MS} ms)`;
+      child.kill('SIGKILL');
+    }, RUNTIME_TIMEOUT_MS);
+    child.on('error', (error) => (output += `\n${error.message}`));
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolvePromise({ code, output });
+    });
+  });
+}
+
+async function processRuntime(command, args, env) {
+  const { code, output } = await runProcess(command, args, { env });
+  const counts = tally(output);
+  if (!counts) return { passed: 0, failed: 1, output: `${output}\n(exit ${code}, no summary line)` };
+  if (code !== 0 && counts.failed === 0) return { ...counts, failed: 1, output: `${output}\n(exit ${code})` };
+  return { ...counts, output };
+}
+
+async function bundleWorker() {
+  const { build } = await import('esbuild');
+  const result = await build({
+    entryPoints: [join(runtimesDir, 'worker.mjs')],
+    bundle: true,
+    write: false,
+    format: 'esm',
+    platform: 'neutral',
+    conditions: ['workerd', 'worker', 'browser'],
+    mainFields: ['module', 'main'],
+    target: 'es2022',
+    logLevel: 'silent',
+  });
+  return result.outputFiles[0].text;
+}
+
+async function withMiniflare(use) {
+  const { Miniflare } = await import('miniflare');
+  const script = await bundleWorker();
+  // No nodejs_compat flag: the core and payhook/web must need no Node API.
+  const mf = new Miniflare({ modules: true, script, compatibilityDate: '2025-09-01' });
+  try {
+    await mf.ready;
+    return await use(mf);
+  } finally {
+    await mf.dispose();
+  }
+}
+
+async function workerdSuite() {
+  return withMiniflare(async (mf) => {
+    const response = await mf.dispatchFetch('http://localhost/conformance');
+    const body = await response.json();
+    return { passed: body.passed, failed: body.failed, output: body.lines.join('\n') };
+  });
+}
+
+/** The Web handler inside workerd, answering real `fetch`es from outside. */
+async function workerdFetch() {
+  const { signDelivery, sampleBody, tamper } = await import(join(runtimesDir, 'shared.mjs'));
+  const api = await import(join(installed, 'dist', 'index.js'));
+  return withMiniflare(async (mf) => {
+    const delivery = await signDelivery(api, sampleBody());
+    const send = async (d) => {
+      const response = await mf.dispatchFetch(d.url, { method: d.method, headers: d.headers, body: d.body });
+      return { status: response.status, text: await response.text() };
+    };
+    const checks = [
+      ['a signed delivery is answered 200', async () => send(delivery), 200],
+      ['the same delivery again is answered 200', async () => send(delivery), 200],
+      ['a tampered delivery is answered 401', async () => send(tamper(delivery)), 401],
+    ];
+    let passed = 0;
+    const lines = [];
+    for (const [name, act, expected] of checks) {
+      const { status, text } = await act();
+      if (status === expected) passed++;
+      else lines.push(`FAIL ${name}: got ${status} ${text.slice(0, 300)}`);
+    }
+    const handled = await (await mf.dispatchFetch('http://localhost/handled')).json();
+    if (handled.count === 1) passed++;
+    else lines.push(`FAIL onPayment ran ${handled.count} times, expected once`);
+    return { passed, failed: checks.length + 1 - passed, output: lines.join('\n') };
+  });
+}
+
+const MIME = { '.html': 'text/html', '.js': 'text/javascript', '.mjs': 'text/javascript', '.cjs': 'text/javascript', '.json': 'application/json' };
+
+/** An import map for every entry of the packed package.json's exports map. */
+function importMapFor(urlPrefix) {
+  const manifest = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8'));
+  const pick = (target) => {
+    if (typeof target === 'string') return target;
+    for (const condition of ['browser', 'import', 'default']) if (target && condition in target) return pick(target[condition]);
+    return undefined;
+  };
+  const imports = {};
+  for (const [subpath, target] of Object.entries(manifest.exports)) {
+    const file = pick(target);
+    if (!file || !file.endsWith('.js')) continue;
+    imports[`payhook${subpath.slice(1)}`] = `${urlPrefix}${file.replace(/^\.\//, '')}`;
+  }
+  return { imports };
+}
+
+/** Serves test/ (read-only) and the launcher page on a loopback port. */
+function serveTestDir() {
+  const testDir = join(root, 'test');
+  const page = `<!doctype html><meta charset="utf-8"><title>payhook</title>
+<script type="importmap">${JSON.stringify(importMapFor('/runtimes/node_modules/payhook/'))}</script>
+<script type="module" src="/runtimes/browser.mjs"></script>`;
+  const server = createServer((request, response) => {
+    const { pathname } = new URL(request.url, 'http://127.0.0.1');
+    if (pathname === '/') {
+      response.writeHead(200, { 'content-type': 'text/html' }).end(page);
+      return;
+    }
+    const file = resolve(testDir, `.${decodeURIComponent(pathname)}`);
+    if (!file.startsWith(testDir + sep) || !existsSync(file) || !statSync(file).isFile()) {
+      response.writeHead(404).end();
+      return;
+    }
+    response.writeHead(200, { 'content-type': MIME[extname(file)] ?? 'application/octet-stream' }).end(readFileSync(file));
+  });
+  return new Promise((resolvePromise) => server.listen(0, '127.0.0.1', () => resolvePromise(server)));
+}
+
+async function chromium() {
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} not found (apt-get install chromium, or set CHROMIUM_PATH)`);
+  const { chromium: launcher } = await import('playwright-core');
+  const server = await serveTestDir();
+  const browser = await launcher.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS });
+  try {
+    const page = await browser.newPage();
+    const lines = [];
+    page.on('console', (message) => lines.push(message.text()));
+    page.on('pageerror', (error) => lines.push(`page error: ${error.message}`));
+    await page.goto(`http://127.0.0.1:${server.address().port}/`);
+    try {
+      await page.waitForFunction(() => globalThis.__payhookResult !== undefined, undefined, { timeout: RUNTIME_TIMEOUT_MS });
+    } catch (error) {
+      return { passed: 0, failed: 1, output: `${lines.join('\n')}\nthe page never finished: ${error.message}` };
+    }
+    const { passed, failed } = await page.evaluate(() => globalThis.__payhookResult);
+    return { passed, failed, output: lines.join('\n') };
+  } finally {
+    await browser.close();
+    server.close();
+  }
+}
+
+// ---------------------------------------------------------------- matrix
+
+function matrix() {
+  const node = (label, binary) => [
+    [`${label} ESM`, () => processRuntime(binary(), ['esm.mjs'])],
+    [`${label} CJS`, () => processRuntime(binary(), ['cjs.cjs'])],
+  ];
+  const lazy = (name, candidates) => {
+    let found;
+    return () => (found ??= findBinary(name, candidates)).path;
+  };
+  const node22 = lazy('node 22', ['node22/bin/node']);
+  const node24 = lazy('node 24', ['node24/bin/node']);
+  // The platform package's binary first: it works even where npm did not run
+  // the wrapper package's postinstall (which only copies that binary).
+  const deno = lazy('deno', ['@deno/linux-x64-glibc/deno', 'deno/deno']);
+  const bun = lazy('bun', ['@oven/bun-linux-x64/bin/bun', 'bun/bin/bun.exe']);
+  return [
+    ...node(`node ${process.versions.node}`, () => process.execPath),
+    ...node('node 22', node22),
+    ...node('node 24', node24),
+    ['deno', () => processRuntime(deno(), ['run', '--no-lock', '--no-prompt', `--allow-read=${join(root, 'test')}`, 'esm.mjs'], { DENO_NO_UPDATE_CHECK: '1' })],
+    ['bun', () => processRuntime(bun(), ['esm.mjs'])],
+    ['workerd (Miniflare) suite', workerdSuite],
+    ['workerd (Miniflare) Web handler via fetch', workerdFetch],
+    ['chromium', chromium],
+  ];
+}
+
+function versionOf(name) {
+  try {
+    if (name.startsWith('node 22')) return findBinary('node 22', ['node22/bin/node']).version;
+    if (name.startsWith('node 24')) return findBinary('node 24', ['node24/bin/node']).version;
+    if (name === 'deno') return findBinary('deno', ['@deno/linux-x64-glibc/deno', 'deno/deno']).version.split(' ').slice(0, 2).join(' ');
+    if (name === 'bun') return `bun ${findBinary('bun', ['@oven/bun-linux-x64/bin/bun', 'bun/bin/bun.exe']).version}`;
+  } catch {
+    return '';
+  }
+  return '';
+}
+
+async function main() {
+  const only = process.argv.slice(2);
+  ensureRuntimesInstalled();
+  installPackedPackage();
+  const started = Date.now();
+  const results = [];
+  for (const [name, run] of matrix()) {
+    if (only.length > 0 && !only.some((word) => name.includes(word))) continue;
+    const t0 = Date.now();
+    let result;
+    try {
+      result = await run();
+    } catch (error) {
+      result = { passed: 0, failed: 1, output: `could not start: ${error && error.stack || error}` };
+    }
+    const seconds = ((Date.now() - t0) / 1000).toFixed(1);
+    const version = versionOf(name);
+    const ok = result.failed === 0 && result.passed > 0;
+    console.log(`${ok ? 'ok  ' : 'FAIL'} ${name}${version ? ` (${version})` : ''}: ${result.passed} passed, ${result.failed} failed (${seconds} s)`);
+    if (!ok) {
+      const failures = result.output.split('\n').filter((line) => line.trim() !== '').slice(0, 40);
+      for (const line of failures) console.log(`       ${line}`);
+    }
+    results.push({ name, ok, ...result });
+  }
+  if (results.length === 0) die(`no runtime matches ${only.join(' ')}`);
+  const passed = results.reduce((sum, r) => sum + r.passed, 0);
+  const failed = results.reduce((sum, r) => sum + r.failed, 0);
+  const bad = results.filter((r) => !r.ok).map((r) => r.name);
+  console.log(`\n${results.length} runtimes in ${((Date.now() - started) / 1000).toFixed(1)} s; ${bad.length ? `failing: ${bad.join(', ')}` : 'all green'}`);
+  console.log(`runtimes: ${passed} passed, ${failed} failed`);
+  process.exit(bad.length === 0 ? 0 : 1);
+}
+
+await main();

@@ -1,0 +1,151 @@
+// What every runtime launcher runs: the conformance suite (test/conformance/
+// suite.js) plus a smoke test of the Web handler, against the package the
+// launcher loaded by its name. Runtime-neutral ESM: JSON fixtures come in
+// through import attributes (Node ≥ 20.10, Deno, Bun, Chromium; esbuild
+// inlines them for workerd), crypto from `globalThis.crypto.subtle`.
+import canonical from '../fixtures/canonical.json' with { type: 'json' };
+import keys from '../fixtures/keys.json' with { type: 'json' };
+import requests from '../fixtures/requests.json' with { type: 'json' };
+import signatures from '../fixtures/signatures.json' with { type: 'json' };
+import { allCases, runCases } from '../conformance/suite.js';
+
+export const fixtures = { canonical, signatures, requests, keys };
+
+export const WEBHOOK_URL = 'https://shop.example.kg/webhooks/payments';
+
+function derLength(length) {
+  if (length < 0x80) return [length];
+  const bytes = [];
+  for (let rest = length; rest > 0; rest >>= 8) bytes.unshift(rest & 0xff);
+  return [0x80 | bytes.length, ...bytes];
+}
+
+function pemBytes(pem) {
+  const base64 = pem.replace(/-----[^-]+-----|\s+/g, '');
+  return Uint8Array.from(atob(base64), (c) => c.charCodeAt(0));
+}
+
+/**
+ * Imports the fixture's PKCS#1 (`BEGIN RSA PRIVATE KEY`) signing key: Web
+ * Crypto reads only PKCS#8, so the PKCS#1 DER is wrapped in a PrivateKeyInfo
+ * (version 0, rsaEncryption with NULL parameters, the key as OCTET STRING).
+ */
+export async function importSigningKey(privateKeyPem) {
+  let der = pemBytes(privateKeyPem);
+  if (privateKeyPem.includes('BEGIN RSA PRIVATE KEY')) {
+    const algorithm = [0x30, 0x0d, 0x06, 0x09, 0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x01, 0x05, 0x00];
+    const inner = [0x02, 0x01, 0x00, ...algorithm, 0x04, ...derLength(der.length)];
+    const head = [0x30, ...derLength(inner.length + der.length), ...inner];
+    const wrapped = new Uint8Array(head.length + der.length);
+    wrapped.set(head, 0);
+    wrapped.set(der, head.length);
+    der = wrapped;
+  }
+  return crypto.subtle.importKey('pkcs8', der, { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' }, false, ['sign']);
+}
+
+function toBase64(bytes) {
+  let binary = '';
+  for (const byte of new Uint8Array(bytes)) binary += String.fromCharCode(byte);
+  return btoa(binary);
+}
+
+/** A body the service could send: the first valid delivery of requests.json. */
+export function sampleBody() {
+  const vector = fixtures.requests.find((v) => v.expect.ok === true);
+  if (!vector) throw new Error('requests.json holds no valid delivery');
+  return vector.request.body;
+}
+
+/**
+ * Signs a delivery the way the service does, with the `conformance-2048` test
+ * key and the current time. The canonical string comes from the package's
+ * `buildCanonicalString`, which the conformance cases check byte for byte.
+ * @returns {Promise<{ url: string, method: string, headers: Record<string, string>, body: string }>}
+ */
+export async function signDelivery(api, body, { url = WEBHOOK_URL, timestamp = Date.now() } = {}) {
+  const target = new URL(url);
+  const headers = { host: target.host, 'content-type': 'application/json', 'x-api-timestamp': String(timestamp) };
+  const canonicalString = api.buildCanonicalString({
+    method: 'POST',
+    path: target.pathname,
+    headers,
+    query: target.search,
+    body,
+  });
+  const key = await importSigningKey(fixtures.keys['conformance-2048'].privateKeyPem);
+  const signature = await crypto.subtle.sign('RSASSA-PKCS1-v1_5', key, new TextEncoder().encode(canonicalString));
+  return { url, method: 'POST', headers: { ...headers, signature: toBase64(signature) }, body };
+}
+
+/** The same delivery with its amount changed after signing. */
+export function tamper(delivery) {
+  const parsed = JSON.parse(delivery.body);
+  parsed.amount = Number(parsed.amount) + 1;
+  return { ...delivery, body: JSON.stringify(parsed) };
+}
+
+function fail(message) {
+  throw new Error(message);
+}
+
+async function answer(handler, delivery) {
+  const response = await handler(new Request(delivery.url, { method: delivery.method, headers: delivery.headers, body: delivery.body }));
+  if (!(response instanceof Response)) fail(`the handler resolved ${String(response)}, not a Response`);
+  return { status: response.status, text: await response.text() };
+}
+
+/**
+ * The Web handler (`payhook/web`) in this runtime: a signed delivery is
+ * answered 200 and handled once, its repetition 200 without a second run, a
+ * tampered copy 401.
+ */
+export function webHandlerCases(api, web) {
+  const calls = [];
+  let handler;
+  const publicKeys = fixtures.keys['conformance-2048'].publicKeyPem;
+  const getHandler = () => {
+    if (typeof web.createWebhookHandler !== 'function') fail('payhook/web exports no createWebhookHandler');
+    handler ??= web.createWebhookHandler({ publicKeys, onPayment: (webhook) => void calls.push(webhook.id) });
+    return handler;
+  };
+  let signed;
+  const delivery = async () => (signed ??= await signDelivery(api, sampleBody()));
+  return [
+    {
+      name: 'web handler: a signed delivery is answered 200 and handled once',
+      run: async () => {
+        const { status, text } = await answer(getHandler(), await delivery());
+        if (status !== 200) fail(`expected 200, got ${status}: ${text}`);
+        if (calls.length !== 1) fail(`onPayment ran ${calls.length} times, expected once`);
+      },
+    },
+    {
+      name: 'web handler: the same delivery again is answered 200 without a second run',
+      run: async () => {
+        const { status, text } = await answer(getHandler(), await delivery());
+        if (status !== 200) fail(`expected 200, got ${status}: ${text}`);
+        if (calls.length !== 1) fail(`onPayment ran ${calls.length} times, expected once`);
+      },
+    },
+    {
+      name: 'web handler: a tampered delivery is answered 401 and not handled',
+      run: async () => {
+        const before = calls.length;
+        const { status, text } = await answer(getHandler(), tamper(await delivery()));
+        if (status !== 401) fail(`expected 401, got ${status}: ${text}`);
+        if (calls.length !== before) fail('onPayment ran for a tampered delivery');
+      },
+    },
+  ];
+}
+
+/** Every case a runtime runs: conformance vectors, then the Web handler. */
+export function runtimeCases(api, web) {
+  return [...allCases(api, fixtures), ...webHandlerCases(api, web)];
+}
+
+/** Runs every case and prints `<label>: N passed, N failed`. */
+export function runAll(api, web, label, log = console.log) {
+  return runCases(runtimeCases(api, web), { label, log });
+}
