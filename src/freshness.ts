@@ -1,4 +1,4 @@
-import { PayhookError } from './errors.js';
+import { resolveClock, SERVICE_WINDOW_MS } from './lib/clock.js';
 
 /**
  * Options for the timestamp window.
@@ -36,7 +36,7 @@ export interface FreshnessOptions {
  * console.log(DEFAULT_TOLERANCE_MS / 60_000); // 5
  * ```
  */
-export const DEFAULT_TOLERANCE_MS = 300_000;
+export const DEFAULT_TOLERANCE_MS: number = SERVICE_WINDOW_MS;
 
 /**
  * The outcome of {@link checkTimestamp}: the parsed timestamp and its distance
@@ -57,20 +57,6 @@ export type TimestampCheck =
   | { ok: false; code: 'TIMESTAMP_OUT_OF_WINDOW'; message: string; timestamp: number; skewMs: number };
 
 const DIGITS = /^[0-9]+$/;
-
-/** Internal: `now` and `toleranceMs` resolved and validated. */
-export function resolveClock(options: FreshnessOptions | undefined): { now: number; toleranceMs: number } {
-  const rawNow = options?.now;
-  const now = rawNow === undefined ? Date.now() : rawNow instanceof Date ? rawNow.getTime() : rawNow;
-  if (typeof now !== 'number' || !Number.isFinite(now)) {
-    throw new PayhookError('INVALID_ARGUMENT', 'The "now" option must be a finite number of milliseconds or a valid Date.');
-  }
-  const toleranceMs = options?.toleranceMs ?? DEFAULT_TOLERANCE_MS;
-  if (typeof toleranceMs !== 'number' || !(toleranceMs >= 0) || toleranceMs === Infinity) {
-    throw new PayhookError('INVALID_ARGUMENT', 'The "toleranceMs" option must be a finite number of milliseconds, 0 or more.');
-  }
-  return { now, toleranceMs };
-}
 
 /**
  * Checks `x-api-timestamp` (UNIX time in milliseconds, plain decimal digits)
@@ -115,13 +101,16 @@ export function checkTimestamp(
   }
   const skewMs = now - value;
   if (Math.abs(skewMs) <= toleranceMs) return { ok: true, timestamp: value, skewMs };
+  // A sender that writes seconds instead of milliseconds is a common mistake:
+  // say so rather than report a delivery 55 years old.
+  const seconds = Math.abs(now - value * 1000) <= toleranceMs ? ' It looks like seconds; the service sends milliseconds.' : '';
   return {
     ok: false,
     code: 'TIMESTAMP_OUT_OF_WINDOW',
     message:
-      skewMs > 0
+      (skewMs > 0
         ? `The delivery is ${skewMs} ms old; at most ${toleranceMs} ms are accepted.`
-        : `The delivery is dated ${-skewMs} ms in the future; at most ${toleranceMs} ms are accepted (check the server clock).`,
+        : `The delivery is dated ${-skewMs} ms in the future; at most ${toleranceMs} ms are accepted (check the server clock).`) + seconds,
     timestamp: value,
     skewMs,
   };

@@ -1,6 +1,7 @@
 import { PayhookError } from './errors.js';
-import { importVerificationKeys, type KeyInput, type KeyOptions } from './keys.js';
+import type { KeyInput, KeyOptions } from './keys.js';
 import { decodeBase64Lenient } from './lib/base64.js';
+import { importVerificationKeys } from './lib/key-import.js';
 
 let utf8Encoder: TextEncoder | undefined;
 

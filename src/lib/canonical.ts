@@ -12,6 +12,16 @@ function decode(text: string, code: 'MALFORMED_PATH' | 'MALFORMED_QUERY', what: 
   }
 }
 
+/** `encodeURI(decodeURI(text))`; both throw a URIError (bad escape, lone surrogate). */
+function reencode(text: string, what: string): string {
+  const decoded = decode(text, 'MALFORMED_QUERY', what);
+  try {
+    return encodeURI(decoded);
+  } catch (cause) {
+    throw new PayhookError('MALFORMED_QUERY', `The ${what} holds a lone UTF-16 surrogate: ${JSON.stringify(text)}.`, { cause });
+  }
+}
+
 /** Line 2: the path as `decodeURI` decodes it. */
 export function canonicalPath(path: string | null | undefined): string {
   if (path === undefined || path === null || path === '') return '';
@@ -84,8 +94,8 @@ export function canonicalQuery(query: QueryInput): string {
   let line = '';
   for (const name of names) {
     const value = entries.get(name) ?? '';
-    const encodedName = encodeURI(decode(name, 'MALFORMED_QUERY', 'query parameter name'));
-    const encodedValue = encodeURI(decode(value, 'MALFORMED_QUERY', `value of query parameter ${JSON.stringify(name)}`));
+    const encodedName = reencode(name, 'query parameter name');
+    const encodedValue = reencode(value, `value of query parameter ${JSON.stringify(name)}`);
     line += (line === '' ? '' : '&') + encodedName + '=' + encodedValue;
   }
   return line;
@@ -99,7 +109,10 @@ export function assembleCanonical(
   request: Omit<CanonicalRequest, 'body'>,
   body: JsonObject | null,
 ): string {
-  const method = typeof request.method === 'string' ? request.method.toLowerCase() : '';
+  if (typeof request.method !== 'string') {
+    throw new PayhookError('INVALID_ARGUMENT', `The request method must be a string, not ${request.method === null ? 'null' : typeof request.method}.`);
+  }
+  const method = request.method.toLowerCase();
   const path = canonicalPath(request.path);
   const headers = canonicalHeaders(request.headers);
   const query = canonicalQuery(request.query);

@@ -1,3 +1,4 @@
+import { PayhookError } from '../errors.js';
 import type { HeadersInput, HeadersLike } from '../request.js';
 
 /** Whether headers are a `Headers`-like object rather than a plain record. */
@@ -8,11 +9,26 @@ export function isHeadersLike(headers: HeadersInput): headers is HeadersLike {
   );
 }
 
-function headerValue(value: unknown): string | undefined {
+function scalar(value: unknown, name: string): string {
+  if (typeof value === 'string') return value;
+  // Hand-built header maps sometimes hold numbers (`'x-api-timestamp': Date.now()`).
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
+  throw new PayhookError(
+    'INVALID_ARGUMENT',
+    `The header ${JSON.stringify(name)} must be a string or an array of strings, not ${value === null ? 'null' : typeof value}.`,
+  );
+}
+
+/** A header value as a string (arrays joined by `", "`), `undefined` when absent. */
+function headerValue(value: unknown, name: string): string | undefined {
   if (value === undefined || value === null) return undefined;
   if (typeof value === 'string') return value;
-  if (Array.isArray(value)) return value.map(String).join(', ');
-  return String(value);
+  if (Array.isArray(value)) {
+    let joined = '';
+    for (let i = 0; i < value.length; i++) joined += (i === 0 ? '' : ', ') + scalar(value[i], name);
+    return joined;
+  }
+  return scalar(value, name);
 }
 
 /**
@@ -24,11 +40,14 @@ export function forEachHeader(
   callback: (lowerName: string, value: string) => void,
 ): void {
   if (isHeadersLike(headers)) {
-    headers.forEach((value, name) => callback(name.toLowerCase(), value));
+    headers.forEach((value, name) => {
+      const text = headerValue(value, String(name));
+      if (text !== undefined) callback(String(name).toLowerCase(), text);
+    });
     return;
   }
   for (const name of Object.keys(headers)) {
-    const value = headerValue((headers as Record<string, unknown>)[name]);
+    const value = headerValue((headers as Record<string, unknown>)[name], name);
     if (value !== undefined) callback(name.toLowerCase(), value);
   }
 }
@@ -36,13 +55,24 @@ export function forEachHeader(
 /** Reads one header case-insensitively; `undefined` when absent. */
 export function getHeader(headers: HeadersInput, name: string): string | undefined {
   const lower = name.toLowerCase();
-  if (isHeadersLike(headers)) return headers.get(lower) ?? undefined;
+  if (isHeadersLike(headers)) {
+    const direct = headerValue(headers.get(lower), lower);
+    if (direct !== undefined) return direct;
+    // A WHATWG Headers is case-insensitive already; a Map-like one may not be.
+    let found: string | undefined;
+    forEachHeader(headers, (key, value) => {
+      if (found === undefined && key === lower) found = value;
+    });
+    return found;
+  }
   const record = headers as Record<string, unknown>;
-  const direct = headerValue(record[lower]);
-  if (direct !== undefined) return direct;
+  if (Object.prototype.hasOwnProperty.call(record, lower)) {
+    const direct = headerValue(record[lower], lower);
+    if (direct !== undefined) return direct;
+  }
   for (const key of Object.keys(record)) {
     if (key.toLowerCase() === lower) {
-      const value = headerValue(record[key]);
+      const value = headerValue(record[key], key);
       if (value !== undefined) return value;
     }
   }

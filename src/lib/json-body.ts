@@ -18,8 +18,9 @@ export function decodeUtf8(bytes: Uint8Array | ArrayBuffer): string {
 
 function isBytes(value: unknown): value is Uint8Array | ArrayBuffer {
   return value instanceof Uint8Array || value instanceof ArrayBuffer ||
-    // Cross-realm typed arrays (iframes, vm contexts) fail instanceof.
-    Object.prototype.toString.call(value) === '[object Uint8Array]' ||
+    // Any typed array or DataView (also from another realm: iframes, vm
+    // contexts fail instanceof) holds bytes, never a parsed JSON object.
+    ArrayBuffer.isView(value) ||
     Object.prototype.toString.call(value) === '[object ArrayBuffer]';
 }
 
@@ -62,14 +63,29 @@ let collator: Intl.Collator | undefined;
  * The body line of the canonical string: top-level keys in `en-US` collation
  * order, put into a fresh object (so integer-like keys still come first, as
  * JavaScript orders them) and written with `JSON.stringify`. Nested values
- * keep their order. The object has no prototype, so a `__proto__` key stays
- * an ordinary entry instead of replacing the prototype.
+ * keep their order.
+ *
+ * `__proto__`: the object has no prototype, so a top-level `"__proto__"`
+ * member (which `JSON.parse` makes an ordinary own property) stays an
+ * ordinary entry and is written out, in its sorted place. Assigning it into
+ * `{}` would instead set the prototype and drop the member from the line,
+ * so the signature would not cover it and anyone could add one to a signed
+ * body. Real deliveries never carry such a member (spec §2), so the only
+ * effect is that such a body must be signed with the member included.
  */
 export function canonicalBody(body: JsonObject | null): string {
   if (body === null) return '';
   collator ??= new Intl.Collator('en-US');
-  const keys = Object.keys(body).sort(collator.compare);
-  const sorted: JsonObject = Object.create(null) as JsonObject;
-  for (const key of keys) sorted[key] = body[key];
-  return JSON.stringify(sorted) ?? '';
+  const compare = collator.compare;
+  try {
+    const keys = Object.keys(body).sort(compare);
+    const sorted: JsonObject = Object.create(null) as JsonObject;
+    for (const key of keys) sorted[key] = body[key];
+    return JSON.stringify(sorted) ?? '';
+  } catch (cause) {
+    // Only an already parsed body can get here: a cycle, a BigInt, a throwing
+    // toJSON, or nesting deeper than the stack (JSON.parse accepts more depth
+    // than JSON.stringify can write back).
+    throw new PayhookError('INVALID_BODY', 'The body cannot be written back as JSON (a cycle, a BigInt, or nesting too deep).', { cause });
+  }
 }

@@ -36,7 +36,10 @@ export function pemToSpki(pem: string): Uint8Array {
       'The key is not a PEM public key: expected a "-----BEGIN PUBLIC KEY-----" (SPKI) or "-----BEGIN RSA PUBLIC KEY-----" (PKCS#1) block.',
     );
   }
-  const body = (match[2] ?? '').replace(/\s+/g, '');
+  // Line breaks may arrive as literal `\n` when a PEM was pasted into an
+  // environment variable or a JSON file; a backslash is never base64, so
+  // dropping those escapes cannot change the key.
+  const body = (match[2] ?? '').replace(/\\[rn]|\s+/g, '');
   const der = /^[A-Za-z0-9+/]+={0,2}$/.test(body) ? decodeBase64Lenient(body) : null;
   if (!der) throw new PayhookError('INVALID_KEY', 'The PEM block does not hold valid base64.');
   return match[1] ? pkcs1ToSpki(der) : der;

@@ -1,0 +1,28 @@
+import { PayhookError } from '../errors.js';
+import type { FreshnessOptions } from '../freshness.js';
+
+/** The service's window, 5 minutes; public as `DEFAULT_TOLERANCE_MS` (freshness.ts). */
+export const SERVICE_WINDOW_MS = 300_000;
+
+function isDate(value: unknown): value is Date {
+  // Dates from another realm (iframe, vm context) fail `instanceof Date`.
+  return value instanceof Date || Object.prototype.toString.call(value) === '[object Date]';
+}
+
+/**
+ * `now` and `toleranceMs` resolved and validated: `now` defaults to
+ * `Date.now()` at the time of the call, the tolerance to the service's window.
+ * Throws `INVALID_ARGUMENT` for anything that is not a usable number.
+ */
+export function resolveClock(options: FreshnessOptions | undefined): { now: number; toleranceMs: number } {
+  const rawNow: unknown = options?.now;
+  const now = rawNow === undefined ? Date.now() : isDate(rawNow) ? Date.prototype.getTime.call(rawNow) : rawNow;
+  if (typeof now !== 'number' || !Number.isFinite(now)) {
+    throw new PayhookError('INVALID_ARGUMENT', 'The "now" option must be a finite number of milliseconds or a valid Date.');
+  }
+  const toleranceMs: unknown = options?.toleranceMs ?? SERVICE_WINDOW_MS;
+  if (typeof toleranceMs !== 'number' || !(toleranceMs >= 0) || toleranceMs === Infinity) {
+    throw new PayhookError('INVALID_ARGUMENT', 'The "toleranceMs" option must be a finite number of milliseconds, 0 or more.');
+  }
+  return { now, toleranceMs };
+}

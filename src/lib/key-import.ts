@@ -1,0 +1,167 @@
+import { PayhookError } from '../errors.js';
+import type { KeyInput, KeyOptions, RsaJsonWebKey } from '../keys.js';
+import { pemToSpki } from './pem.js';
+
+// Internal: turns KeyInput values into checked Web Crypto keys, and keeps the
+// bounded caches that make a PEM or JWK given on every request cost one
+// lookup. The public face of this is keys.ts (importPublicKey, clearKeyCache).
+
+const ALGORITHM = { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' } as const;
+const MIN_MODULUS_BITS = 2048;
+
+/** How many distinct PEM strings stay imported at once (least recently used goes first). */
+export const PEM_CACHE_SIZE = 16;
+const pemCache = new Map<string, Promise<CryptoKey>>();
+let jwkCache = new WeakMap<object, Promise<CryptoKey>>();
+
+function subtle(): SubtleCrypto {
+  const api = (globalThis as { crypto?: Crypto }).crypto?.subtle;
+  if (!api) {
+    throw new PayhookError(
+      'INVALID_ARGUMENT',
+      'Web Crypto (globalThis.crypto.subtle) is not available: payhook needs Node ≥ 20, Deno, Bun, workerd or a browser in a secure context.',
+    );
+  }
+  return api;
+}
+
+function isCryptoKey(value: object): value is CryptoKey {
+  return (
+    Object.prototype.toString.call(value) === '[object CryptoKey]' ||
+    ('algorithm' in value && 'usages' in value && 'type' in value && !('kty' in value))
+  );
+}
+
+async function importSpki(spki: Uint8Array): Promise<CryptoKey> {
+  try {
+    return await subtle().importKey('spki', spki as BufferSource, ALGORITHM, false, ['verify']);
+  } catch (cause) {
+    if (cause instanceof PayhookError) throw cause;
+    throw new PayhookError('INVALID_KEY', 'The PEM key cannot be imported as an RSA public key (is it an EC or Ed25519 key?).', { cause });
+  }
+}
+
+async function importJwk(jwk: RsaJsonWebKey): Promise<CryptoKey> {
+  if (jwk.kty !== 'RSA') {
+    throw new PayhookError('INVALID_KEY', `The JSON Web Key has kty ${JSON.stringify(jwk.kty) ?? 'undefined'}; an RSA key (kty "RSA") is needed.`);
+  }
+  const { d: _private, key_ops: _ops, use: _use, ...publicPart } = jwk as RsaJsonWebKey & { d?: unknown; key_ops?: unknown; use?: unknown };
+  if (_private !== undefined) {
+    throw new PayhookError('INVALID_KEY', 'The JSON Web Key holds a private key (member "d"); give the public key only.');
+  }
+  try {
+    return await subtle().importKey('jwk', publicPart as JsonWebKey, ALGORITHM, false, ['verify']);
+  } catch (cause) {
+    if (cause instanceof PayhookError) throw cause;
+    throw new PayhookError('INVALID_KEY', 'The JSON Web Key cannot be imported as an RSA public key for RS256.', { cause });
+  }
+}
+
+function checkCryptoKey(key: CryptoKey): CryptoKey {
+  const algorithm = key.algorithm as Partial<RsaHashedKeyAlgorithm> | undefined;
+  if (
+    key.type !== 'public' ||
+    algorithm?.name !== ALGORITHM.name ||
+    algorithm.hash?.name !== ALGORITHM.hash ||
+    !Array.isArray(key.usages) ||
+    !key.usages.includes('verify')
+  ) {
+    throw new PayhookError(
+      'INVALID_KEY',
+      `The CryptoKey must be a public RSASSA-PKCS1-v1_5 key with SHA-256 and the "verify" usage (got a ${String(key.type)} ${String(algorithm?.name)} key).`,
+    );
+  }
+  return key;
+}
+
+function rememberPem(pem: string, value: Promise<CryptoKey>): Promise<CryptoKey> {
+  if (pemCache.size >= PEM_CACHE_SIZE) pemCache.delete(pemCache.keys().next().value as string);
+  pemCache.set(pem, value);
+  // A key that fails to import is not remembered: the next call tries again.
+  // Only this very promise is dropped, never a newer entry for the same PEM.
+  value.catch(() => {
+    if (pemCache.get(pem) === value) pemCache.delete(pem);
+  });
+  return value;
+}
+
+function importCached(input: KeyInput): Promise<CryptoKey> {
+  if (typeof input === 'string') {
+    const hit = pemCache.get(input);
+    if (hit) {
+      // Least recently used eviction: a hit moves the PEM to the back.
+      pemCache.delete(input);
+      pemCache.set(input, hit);
+      return hit;
+    }
+    let spki: Uint8Array;
+    try {
+      spki = pemToSpki(input);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return rememberPem(input, importSpki(spki));
+  }
+  if (typeof input !== 'object' || input === null) {
+    return Promise.reject(
+      new PayhookError('INVALID_KEY', `A public key must be a PEM string, a JSON Web Key or a CryptoKey, not ${input === null ? 'null' : typeof input}.`),
+    );
+  }
+  if (isCryptoKey(input)) {
+    try {
+      return Promise.resolve(checkCryptoKey(input));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+  const hit = jwkCache.get(input);
+  if (hit) return hit;
+  const imported = importJwk(input as RsaJsonWebKey);
+  jwkCache.set(input, imported);
+  imported.catch(() => {
+    if (jwkCache.get(input) === imported) jwkCache.delete(input);
+  });
+  return imported;
+}
+
+function checkStrength(key: CryptoKey, options: KeyOptions | undefined): CryptoKey {
+  const bits = (key.algorithm as Partial<RsaHashedKeyAlgorithm>).modulusLength;
+  if (typeof bits !== 'number' || !Number.isInteger(bits) || bits <= 0) {
+    throw new PayhookError('INVALID_KEY', 'The key does not say its RSA modulus length; it is not a usable RSA CryptoKey.');
+  }
+  if (bits < MIN_MODULUS_BITS && options?.allowWeakKeys !== true) {
+    throw new PayhookError(
+      'WEAK_KEY',
+      `The RSA key has ${bits} bits; at least ${MIN_MODULUS_BITS} are required. Pass { allowWeakKeys: true } only for legacy test keys.`,
+    );
+  }
+  return key;
+}
+
+/** One key, imported (or taken from the cache) and checked for strength. */
+export async function importVerificationKey(input: KeyInput, options: KeyOptions | undefined): Promise<CryptoKey> {
+  return checkStrength(await importCached(input), options);
+}
+
+/** The imported `CryptoKey` objects for a key list, in order. */
+export async function importVerificationKeys(
+  inputs: KeyInput | readonly KeyInput[] | null | undefined,
+  options: KeyOptions | undefined,
+): Promise<CryptoKey[]> {
+  if (inputs === undefined || inputs === null) {
+    throw new PayhookError('INVALID_ARGUMENT', 'No public key was given: pass PRODUCTION_PUBLIC_KEY, BETA_PUBLIC_KEY or your own.');
+  }
+  const list = Array.isArray(inputs) ? (inputs as readonly KeyInput[]) : [inputs as KeyInput];
+  if (list.length === 0) {
+    throw new PayhookError('INVALID_ARGUMENT', 'The list of public keys is empty: pass PRODUCTION_PUBLIC_KEY, BETA_PUBLIC_KEY or your own.');
+  }
+  if (list.length === 1) return [checkStrength(await importCached(list[0] as KeyInput), options)];
+  const keys = await Promise.all(list.map((input) => importCached(input)));
+  return keys.map((key) => checkStrength(key, options));
+}
+
+/** Forgets every imported PEM and JSON Web Key. */
+export function clearImportedKeys(): void {
+  pemCache.clear();
+  jwkCache = new WeakMap();
+}
