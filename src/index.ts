@@ -10,10 +10,28 @@ export type { BodyInput, HeadersInput, HeadersLike, QueryInput, SearchParamsLike
 export { BETA_PUBLIC_KEY, PRODUCTION_PUBLIC_KEY, SERVICE_PUBLIC_KEYS } from './service-keys.js';
 export type { ServiceEnvironment } from './service-keys.js';
 export { verifySignature } from './signature.js';
+export { retryDelay, retryOffset, retrySchedule } from './retry.js';
+export type { ScheduledRetry } from './retry.js';
+export { parseServiceError, SERVICE_STATUS_CODES, serviceStatus } from './service-status.js';
+export type {
+  KnownServiceError,
+  ServiceError,
+  ServiceStatusCode,
+  ServiceStatusInfo,
+  UnknownServiceError,
+} from './service-status.js';
 export { normaliseStatus } from './status.js';
 export type { PaymentStatus } from './status.js';
 export { parseWebhook, safeParseWebhook } from './webhook/parse.js';
 export type { SafeParseWebhookResult, WebhookBody, WebhookParseError } from './webhook/parse.js';
+export { createWebhookSchema, webhookSchema } from './webhook/standard-schema.js';
+export type {
+  StandardSchemaIssue,
+  StandardSchemaPathSegment,
+  StandardSchemaResult,
+  StandardSchemaV1,
+  WebhookSchema,
+} from './webhook/standard-schema.js';
 export type {
   FailedPaymentWebhook,
   KnownWebhookFields,

@@ -1,0 +1,322 @@
+/**
+ * The payment service's status codes (spec §7): what each means, whether a
+ * call that got it is worth repeating, and what to do about it; plus a parser
+ * for the service's error bodies.
+ *
+ * @module
+ */
+import { parseJsonBody } from './lib/json-body.js';
+
+/**
+ * The status codes spec §7 documents.
+ *
+ * @example
+ * ```ts
+ * import type { ServiceStatusCode } from 'payhook';
+ *
+ * const duplicate: ServiceStatusCode = 409;
+ * ```
+ */
+export type ServiceStatusCode = 200 | 201 | 400 | 401 | 402 | 403 | 404 | 409 | 500 | 502 | 503;
+
+/**
+ * One row of the service's status-code table (spec §7).
+ *
+ * @example
+ * ```ts
+ * import { serviceStatus, type ServiceStatusInfo } from 'payhook';
+ *
+ * const info: ServiceStatusInfo | undefined = serviceStatus(402);
+ * info?.retriable;  // false
+ * info?.condition;  // 'after topping up the account'
+ * ```
+ */
+export interface ServiceStatusInfo {
+  /** The status code. */
+  readonly statusCode: number;
+  /** What it means, as the table says. */
+  readonly meaning: string;
+  /**
+   * The table's "Yes": repeating the same call may succeed as is. `false` for
+   * every "No", and for 402, which only succeeds once `condition` is met.
+   */
+  readonly retriable: boolean;
+  /** What to do: the table's guidance, as an instruction. */
+  readonly advice: string;
+  /**
+   * When a retry makes sense despite `retriable`, or how long to wait: 402
+   * `'after topping up the account'`, 502 and 503 `'later'`.
+   */
+  readonly condition?: string;
+  /** The example `errorMessage` values (or shapes) the table gives; empty when it says "none". */
+  readonly exampleMessages: readonly string[];
+}
+
+interface Row {
+  readonly meaning: string;
+  readonly retriable: boolean;
+  readonly advice: string;
+  readonly condition?: string;
+  readonly exampleMessages: readonly string[];
+}
+
+const TABLE: { readonly [code: number]: Row | undefined } = {
+  200: {
+    meaning: 'Success',
+    retriable: true,
+    advice: 'Nothing to fix: read the payment status (SUCCEEDED, FAILED or PROCESSING) from the answer.',
+    exampleMessages: ['Payment status SUCCEEDED, FAILED or PROCESSING'],
+  },
+  201: {
+    meaning: 'Accepted for asynchronous processing',
+    retriable: false,
+    advice: 'Do not repeat the call: it was accepted, and the outcome arrives later (by webhook).',
+    exampleMessages: [],
+  },
+  400: {
+    meaning: 'Bad request',
+    retriable: false,
+    advice: 'Fix the request before sending it again.',
+    exampleMessages: [
+      'Transaction ID is required',
+      'a valid service is required',
+      'fields must be an object including all required fields',
+      'invalid amount (amount must be greater than 0)',
+      'user is disabled',
+      'source and destination accounts must be different',
+    ],
+  },
+  401: {
+    meaning: 'Authorization error',
+    retriable: false,
+    advice: 'Check the signature, the key and the timestamp of the request.',
+    exampleMessages: ['Invalid or missing Authorization header', 'invalid client ID'],
+  },
+  402: {
+    meaning: 'Insufficient funds',
+    retriable: false,
+    advice: 'Top up the account first, then retry.',
+    condition: 'after topping up the account',
+    exampleMessages: ['Insufficient funds'],
+  },
+  403: {
+    meaning: 'No permission',
+    retriable: false,
+    advice: 'Check that the client may access this account or payment; do not retry as is.',
+    exampleMessages: [
+      'User has no permission to access this account',
+      'client has no permission to access this payment',
+    ],
+  },
+  404: {
+    meaning: 'Resource not found',
+    retriable: false,
+    advice: 'Check the identifiers in the request; do not retry as is.',
+    exampleMessages: ['User does not exist'],
+  },
+  409: {
+    meaning: 'Duplicate transaction',
+    retriable: false,
+    advice: 'Use a new transactionId, or request the status of the existing payment.',
+    exampleMessages: ['Transaction with the same ID already exists'],
+  },
+  500: {
+    meaning: 'Internal server error',
+    retriable: true,
+    advice: 'Retry, with a backoff.',
+    exampleMessages: ['An unexpected error has occurred'],
+  },
+  502: {
+    meaning: 'Service provider unavailable',
+    retriable: true,
+    advice: 'Retry later.',
+    condition: 'later',
+    exampleMessages: ['Service "<service_name>" is temporarily unavailable'],
+  },
+  503: {
+    meaning: 'Server overloaded or under maintenance',
+    retriable: true,
+    advice: 'Retry later.',
+    condition: 'later',
+    exampleMessages: [],
+  },
+};
+
+/**
+ * Every status code spec §7 documents, in the table's order.
+ *
+ * @example
+ * ```ts
+ * import { SERVICE_STATUS_CODES, serviceStatus } from 'payhook';
+ *
+ * const retriable = SERVICE_STATUS_CODES.filter((code) => serviceStatus(code).retriable);
+ * ```
+ */
+export const SERVICE_STATUS_CODES: readonly ServiceStatusCode[] = [200, 201, 400, 401, 402, 403, 404, 409, 500, 502, 503];
+
+/**
+ * Looks a status code of the payment service up in the table of spec §7:
+ * meaning, whether it is `retriable` (the table's "Yes"; 402 is `false`, with
+ * `condition: 'after topping up the account'`), the advice, and the example
+ * messages. `undefined` for a code the table does not list. Each call returns
+ * a fresh object.
+ *
+ * @param statusCode - The code the service answered with.
+ * @returns The table's row, or `undefined`.
+ *
+ * @example
+ * ```ts
+ * import { serviceStatus } from 'payhook';
+ *
+ * serviceStatus(409)?.advice;     // 'Use a new transactionId, or request the status of the existing payment.'
+ * serviceStatus(503)?.retriable;  // true
+ * serviceStatus(418);             // undefined
+ * ```
+ */
+export function serviceStatus(statusCode: ServiceStatusCode): ServiceStatusInfo;
+export function serviceStatus(statusCode: number): ServiceStatusInfo | undefined;
+export function serviceStatus(statusCode: number): ServiceStatusInfo | undefined {
+  if (typeof statusCode !== 'number' || !Number.isInteger(statusCode)) return undefined;
+  const row = TABLE[statusCode];
+  if (row === undefined || !Object.hasOwn(TABLE, statusCode)) return undefined;
+  const info: { -readonly [K in keyof ServiceStatusInfo]: ServiceStatusInfo[K] } = {
+    statusCode,
+    meaning: row.meaning,
+    retriable: row.retriable,
+    advice: row.advice,
+    exampleMessages: [...row.exampleMessages],
+  };
+  if (row.condition !== undefined) info.condition = row.condition;
+  return info;
+}
+
+/**
+ * An error body of the payment service, read by {@link parseServiceError}.
+ * Branch on `statusCode` (or on `known` first, to narrow it to the codes of
+ * spec §7 and get their `status`).
+ *
+ * @example
+ * ```ts
+ * import type { ServiceError } from 'payhook';
+ *
+ * function shouldRetry(error: ServiceError): boolean {
+ *   return error.retriable;
+ * }
+ * ```
+ */
+export type ServiceError = KnownServiceError | UnknownServiceError;
+
+/**
+ * A service error whose code spec §7 documents.
+ *
+ * @example
+ * ```ts
+ * import type { KnownServiceError } from 'payhook';
+ *
+ * const advise = (error: KnownServiceError): string => error.status.advice;
+ * ```
+ */
+export interface KnownServiceError {
+  /** The code is in the table of spec §7. */
+  readonly known: true;
+  /** The status code. */
+  readonly statusCode: ServiceStatusCode;
+  /** The `errorMessage` (or `ErrorMessage`) as sent; `''` when there is none. */
+  readonly message: string;
+  /** The table's `retriable`. */
+  readonly retriable: boolean;
+  /** The table's row for this code. */
+  readonly status: ServiceStatusInfo;
+}
+
+/**
+ * A service error whose code spec §7 does not document.
+ *
+ * @example
+ * ```ts
+ * import type { UnknownServiceError } from 'payhook';
+ *
+ * const describe = (error: UnknownServiceError): string => `HTTP-like code ${error.statusCode}`;
+ * ```
+ */
+export interface UnknownServiceError {
+  /** The code is not in the table of spec §7. */
+  readonly known: false;
+  /** The status code as sent. */
+  readonly statusCode: number;
+  /** The `errorMessage` (or `ErrorMessage`) as sent; `''` when there is none. */
+  readonly message: string;
+  /**
+   * Not in the table, so payhook follows HTTP's convention: `true` for 429
+   * and for 500–599 (a passing outage), `false` otherwise.
+   */
+  readonly retriable: boolean;
+  /** No row: `undefined`. */
+  readonly status?: undefined;
+}
+
+/** Plain decimal digits, at most 3 of them (status codes are 3-digit). */
+const CODE_TEXT = /^\d{1,3}$/;
+
+function readCode(value: unknown): number | undefined {
+  if (typeof value === 'number') return Number.isInteger(value) && value >= 0 && value <= 999 ? value : undefined;
+  if (typeof value === 'string' && CODE_TEXT.test(value)) return Number(value);
+  return undefined;
+}
+
+function own(record: Record<string, unknown>, key: string): unknown {
+  return Object.hasOwn(record, key) ? record[key] : undefined;
+}
+
+/**
+ * Reads an error body of the payment service: `{ statusCode, errorMessage }`,
+ * or the capitalised `{ StatusCode, ErrorMessage }` some responses carry
+ * (the lower-case name wins when both are present). Takes the raw text or
+ * bytes, or an already parsed object. The code may be a number or digits in
+ * a string.
+ *
+ * It never throws: anything that is not such a body (not JSON, not an
+ * object, no readable status code) gives `undefined`, so check for it first.
+ *
+ * @param body - The response body: JSON text, UTF-8 bytes, or a parsed value.
+ * @returns The typed error, or `undefined` when the body is not one.
+ *
+ * @example
+ * ```ts
+ * import { parseServiceError } from 'payhook';
+ *
+ * const error = parseServiceError('{"StatusCode":409,"ErrorMessage":"Transaction with the same ID already exists"}');
+ * if (error === undefined) {
+ *   // not an error body of the service
+ * } else if (error.statusCode === 409) {
+ *   // query the existing payment instead of creating it again
+ * } else if (error.retriable) {
+ *   // schedule a retry
+ * }
+ * ```
+ */
+export function parseServiceError(body: unknown): ServiceError | undefined {
+  let record: Record<string, unknown> | null;
+  try {
+    record = parseJsonBody(body as string | object);
+  } catch {
+    return undefined;
+  }
+  if (record === null) return undefined;
+  let statusCode: number | undefined;
+  let rawMessage: unknown;
+  try {
+    statusCode = readCode(own(record, 'statusCode')) ?? readCode(own(record, 'StatusCode'));
+    rawMessage = own(record, 'errorMessage') ?? own(record, 'ErrorMessage');
+  } catch {
+    return undefined; // a caller-built object with throwing getters
+  }
+  if (statusCode === undefined) return undefined;
+  const message = typeof rawMessage === 'string' ? rawMessage : '';
+  const status = serviceStatus(statusCode);
+  if (status !== undefined) {
+    return { known: true, statusCode: statusCode as ServiceStatusCode, message, retriable: status.retriable, status };
+  }
+  const retriable = statusCode === 429 || (statusCode >= 500 && statusCode <= 599);
+  return { known: false, statusCode, message, retriable };
+}
