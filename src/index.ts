@@ -1,5 +1,8 @@
 export { buildCanonicalString } from './canonical.js';
 export type { CanonicalRequest } from './canonical.js';
+export { createMemoryStore } from './dedup/memory.js';
+export type { MemoryStore, MemoryStoreOptions } from './dedup/memory.js';
+export type { ClaimOptions, ClaimResult, CompleteOptions, DedupStore } from './dedup/store.js';
 export { PayhookError, isPayhookError } from './errors.js';
 export type { PayhookErrorCode, PayhookErrorOptions, PayhookIssue } from './errors.js';
 export { checkTimestamp, DEFAULT_TOLERANCE_MS, isTimestampFresh } from './freshness.js';

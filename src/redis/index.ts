@@ -1,1 +1,220 @@
-export {};
+/**
+ * Entry `payhook/redis`: a Redis {@link DedupStore} for merchants that run
+ * more than one process. It takes your Redis client as it is — `ioredis` or
+ * `redis` (node-redis) — through a minimal structural type, so payhook
+ * depends on neither.
+ *
+ * @module
+ */
+import type { ClaimOptions, ClaimResult, CompleteOptions, DedupStore } from '../dedup/store.js';
+import { checkKey, checkLease, checkRetention, checkToken, newClaimToken } from '../dedup/token.js';
+import { PayhookError } from '../errors.js';
+
+export type { ClaimOptions, ClaimResult, CompleteOptions, DedupStore } from '../dedup/store.js';
+
+/**
+ * The slice of an `ioredis` client (`Redis` or `Cluster`) payhook uses: the
+ * generic `call(command, ...args)`.
+ *
+ * @example
+ * ```ts
+ * import Redis from 'ioredis';
+ * import type { IoRedisLike } from 'payhook/redis';
+ *
+ * const client: IoRedisLike = new Redis(process.env.REDIS_URL!);
+ * ```
+ */
+export interface IoRedisLike {
+  call(command: string, ...args: string[]): Promise<unknown>;
+}
+
+/**
+ * The slice of a `redis` (node-redis v4 and later) client payhook uses: the
+ * generic `sendCommand(args)`. Any other client fits through a one-line
+ * adapter: `{ sendCommand: (args) => myClient.raw(args) }`.
+ *
+ * @example
+ * ```ts
+ * import { createClient } from 'redis';
+ * import type { NodeRedisLike } from 'payhook/redis';
+ *
+ * const client: NodeRedisLike = await createClient({ url: process.env.REDIS_URL }).connect();
+ * ```
+ */
+export interface NodeRedisLike {
+  sendCommand(args: string[]): Promise<unknown>;
+}
+
+/**
+ * A Redis client payhook can use: an `ioredis` client, a `redis`
+ * (node-redis) client, or any object with `sendCommand(args: string[])`
+ * that sends one command and resolves its reply.
+ *
+ * @example
+ * ```ts
+ * import type { RedisClientLike } from 'payhook/redis';
+ *
+ * const adapter: RedisClientLike = { sendCommand: (args) => myClient.command(args) };
+ * ```
+ */
+export type RedisClientLike = IoRedisLike | NodeRedisLike;
+
+/**
+ * Options of {@link createRedisStore}.
+ *
+ * @example
+ * ```ts
+ * import type { RedisStoreOptions } from 'payhook/redis';
+ *
+ * const options: RedisStoreOptions = { client: redis, prefix: 'shop:payhook:' };
+ * ```
+ */
+export interface RedisStoreOptions {
+  /** A connected `ioredis` or `redis` client (see {@link RedisClientLike}). */
+  client: RedisClientLike;
+  /**
+   * Prepended to every key, so several apps can share one database.
+   * @defaultValue `'payhook:'`
+   */
+  prefix?: string;
+}
+
+const COMPLETED = 'completed';
+const CLAIMED = 'claimed:';
+
+// Both scripts read the key and act only on the caller's own claim, in one
+// atomic step: a worker whose lease expired and was re-claimed by another can
+// neither complete nor release that other worker's claim.
+const COMPLETE_SCRIPT = `local v = redis.call('GET', KEYS[1])
+if v == ARGV[1] or not v then
+  if ARGV[2] == 'inf' then redis.call('SET', KEYS[1], '${COMPLETED}')
+  else redis.call('SET', KEYS[1], '${COMPLETED}', 'PX', ARGV[2]) end
+  return 1
+end
+return 0`;
+
+const RELEASE_SCRIPT = `if redis.call('GET', KEYS[1]) == ARGV[1] then
+  redis.call('DEL', KEYS[1])
+  return 1
+end
+return 0`;
+
+type Send = (args: string[]) => Promise<unknown>;
+
+function commandSender(client: RedisClientLike): Send {
+  if (typeof client !== 'object' || client === null) {
+    throw new PayhookError('INVALID_ARGUMENT', 'createRedisStore needs { client }: an ioredis or redis (node-redis) client.');
+  }
+  // ioredis has both `call` and a lower-level `sendCommand(Command)`: prefer `call`.
+  if (typeof (client as IoRedisLike).call === 'function') {
+    const io = client as IoRedisLike;
+    return (args) => io.call(args[0] as string, ...args.slice(1));
+  }
+  if (typeof (client as NodeRedisLike).sendCommand === 'function') {
+    const nodeRedis = client as NodeRedisLike;
+    return (args) => nodeRedis.sendCommand(args);
+  }
+  throw new PayhookError(
+    'INVALID_ARGUMENT',
+    'The Redis client has neither call() (ioredis) nor sendCommand() (redis / node-redis).',
+  );
+}
+
+function milliseconds(ms: number): string {
+  return String(Math.max(1, Math.ceil(ms)));
+}
+
+/**
+ * Creates a Redis {@link DedupStore}, for receivers that run several
+ * processes or instances (each sees every other's claims).
+ *
+ * - `claim`: `SET <prefix><key> claimed:<token> NX PX <leaseMs>` — atomic; if
+ *   the key exists, one `GET` tells a running claim from a completed one.
+ * - `complete` and `release`: a short Lua script (`EVAL`) that acts only when
+ *   the key still holds the caller's own token (complete also when the claim
+ *   has expired and nobody re-took it). Completed keys expire after
+ *   `retentionMs` (`PX`), so the database does not grow without bound.
+ *
+ * Works with `ioredis` (through `call`) and with `redis` / node-redis v4 and
+ * later (through `sendCommand`), and with any client wrapped as
+ * `{ sendCommand(args) }`. A failing command rejects with
+ * `STORE_UNAVAILABLE`; the pipeline then answers 503 so the service retries.
+ * Commands are sent as the client sends them: configure its timeouts and
+ * offline queue (the pipeline also bounds each store call with
+ * `storeTimeoutMs`).
+ *
+ * @throws {@link PayhookError} `INVALID_ARGUMENT` when `client` is not a
+ * Redis client.
+ *
+ * @example
+ * ```ts
+ * // ioredis
+ * import Redis from 'ioredis';
+ * import { createRedisStore } from 'payhook/redis';
+ *
+ * const store = createRedisStore({ client: new Redis(process.env.REDIS_URL!) });
+ * ```
+ *
+ * @example
+ * ```ts
+ * // redis (node-redis)
+ * import { createClient } from 'redis';
+ * import { createRedisStore } from 'payhook/redis';
+ *
+ * const client = await createClient({ url: process.env.REDIS_URL }).connect();
+ * const store = createRedisStore({ client, prefix: 'shop:payhook:' });
+ * ```
+ */
+export function createRedisStore(options: RedisStoreOptions): DedupStore {
+  if (typeof options !== 'object' || options === null) {
+    throw new PayhookError('INVALID_ARGUMENT', 'createRedisStore needs { client }: an ioredis or redis (node-redis) client.');
+  }
+  const send = commandSender(options.client);
+  const prefix = options.prefix ?? 'payhook:';
+  if (typeof prefix !== 'string') {
+    throw new PayhookError('INVALID_ARGUMENT', 'prefix must be a string.');
+  }
+
+  async function run(what: string, args: string[]): Promise<unknown> {
+    try {
+      return await send(args);
+    } catch (cause) {
+      const reason = cause instanceof Error ? cause.message : String(cause);
+      throw new PayhookError('STORE_UNAVAILABLE', `Redis ${what} failed: ${reason}`, { cause });
+    }
+  }
+
+  return {
+    async claim(key: string, claimOptions: ClaimOptions): Promise<ClaimResult> {
+      checkKey(key);
+      checkLease(claimOptions?.leaseMs);
+      const redisKey = prefix + key;
+      const token = newClaimToken();
+      const lease = milliseconds(claimOptions.leaseMs);
+      // Two tries: the key may expire or be released between SET and GET.
+      for (let attempt = 0; attempt < 2; attempt++) {
+        const set = await run('SET NX PX', ['SET', redisKey, CLAIMED + token, 'NX', 'PX', lease]);
+        if (set === 'OK') return { status: 'claimed', token };
+        const current = await run('GET', ['GET', redisKey]);
+        if (current === COMPLETED) return { status: 'completed' };
+        if (typeof current === 'string' && current.startsWith(CLAIMED)) return { status: 'in-progress' };
+        if (current !== null && current !== undefined) {
+          throw new PayhookError('STORE_UNAVAILABLE', `The Redis key ${JSON.stringify(redisKey)} holds a value payhook did not write; is the prefix shared?`);
+        }
+      }
+      return { status: 'in-progress' };
+    },
+    async complete(key: string, token: string, completeOptions: CompleteOptions): Promise<void> {
+      checkKey(key);
+      checkToken(token);
+      checkRetention(completeOptions?.retentionMs);
+      const retention = completeOptions.retentionMs === Infinity ? 'inf' : milliseconds(completeOptions.retentionMs);
+      await run('EVAL (complete)', ['EVAL', COMPLETE_SCRIPT, '1', prefix + key, CLAIMED + token, retention]);
+    },
+    async release(key: string, token: string): Promise<void> {
+      checkKey(key);
+      checkToken(token);
+      await run('EVAL (release)', ['EVAL', RELEASE_SCRIPT, '1', prefix + key, CLAIMED + token]);
+    },
+  };
+}

@@ -1,0 +1,39 @@
+// Internal helpers of the deduplication stores. Not re-exported.
+import { PayhookError } from '../errors.js';
+
+/** A fresh, unguessable claim token (128 random bits, hex). */
+export function newClaimToken(): string {
+  const bytes = new Uint8Array(16);
+  globalThis.crypto.getRandomValues(bytes);
+  let token = '';
+  for (const byte of bytes) token += (byte < 16 ? '0' : '') + byte.toString(16);
+  return token;
+}
+
+/** Checks a store call's arguments; misuse is an `INVALID_ARGUMENT`. */
+export function checkKey(key: unknown): asserts key is string {
+  if (typeof key !== 'string' || key === '') {
+    throw new PayhookError('INVALID_ARGUMENT', 'A deduplication key must be a non-empty string.');
+  }
+}
+
+/** A lease must be a finite, positive number of milliseconds. */
+export function checkLease(ms: unknown): asserts ms is number {
+  if (typeof ms !== 'number' || !(ms > 0) || !Number.isFinite(ms)) {
+    throw new PayhookError('INVALID_ARGUMENT', 'leaseMs must be a finite number of milliseconds greater than 0.');
+  }
+}
+
+/** A retention must be a positive number of milliseconds; `Infinity` means "no expiry". */
+export function checkRetention(ms: unknown): asserts ms is number {
+  if (typeof ms !== 'number' || !(ms > 0)) {
+    throw new PayhookError('INVALID_ARGUMENT', 'retentionMs must be a number of milliseconds greater than 0 (or Infinity).');
+  }
+}
+
+/** Checks a claim token. */
+export function checkToken(token: unknown): asserts token is string {
+  if (typeof token !== 'string' || token === '') {
+    throw new PayhookError('INVALID_ARGUMENT', 'A claim token must be the non-empty string that claim() returned.');
+  }
+}

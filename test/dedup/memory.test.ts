@@ -1,0 +1,82 @@
+import { describe, expect, it } from 'vitest';
+import { createMemoryStore } from '../../src/dedup/memory.js';
+import { storeContract } from './contract.js';
+
+storeContract('memory', () => createMemoryStore());
+
+describe('createMemoryStore', () => {
+  function clockStore(maxEntries?: number) {
+    let now = 1_000_000;
+    const store = createMemoryStore({ now: () => now, ...(maxEntries === undefined ? {} : { maxEntries }) });
+    return { store, advance: (ms: number) => { now += ms; } };
+  }
+
+  it('expires claims and completions by its clock, boundary excluded', async () => {
+    const { store, advance } = clockStore();
+    const claim = await store.claim('k', { leaseMs: 1000 });
+    advance(999);
+    expect((await store.claim('k', { leaseMs: 1000 })).status).toBe('in-progress');
+    advance(1);
+    const again = await store.claim('k', { leaseMs: 1000 });
+    expect(again.status).toBe('claimed');
+    if (again.status !== 'claimed' || claim.status !== 'claimed') throw new Error('unreachable');
+    await store.complete('k', again.token, { retentionMs: 5000 });
+    advance(4999);
+    expect((await store.claim('k', { leaseMs: 1000 })).status).toBe('completed');
+    advance(1);
+    expect((await store.claim('k', { leaseMs: 1000 })).status).toBe('claimed');
+  });
+
+  it('never holds more than maxEntries, dropping expired entries first, then the oldest', async () => {
+    const { store, advance } = clockStore(3);
+    await store.claim('short', { leaseMs: 10 });
+    await store.claim('a', { leaseMs: 60_000 });
+    await store.claim('b', { leaseMs: 60_000 });
+    advance(20);
+    await store.claim('c', { leaseMs: 60_000 });
+    expect(store.size).toBe(3);
+    // 'short' expired and was swept; 'a' and 'b' still hold.
+    expect((await store.claim('a', { leaseMs: 60_000 })).status).toBe('in-progress');
+    expect((await store.claim('b', { leaseMs: 60_000 })).status).toBe('in-progress');
+    await store.claim('d', { leaseMs: 60_000 });
+    expect(store.size).toBe(3);
+    // The least recently written entry ('a') made room.
+    expect((await store.claim('a', { leaseMs: 60_000 })).status).toBe('claimed');
+    expect(store.size).toBe(3);
+  });
+
+  it('stays bounded under many distinct deliveries', async () => {
+    const { store, advance } = clockStore(100);
+    for (let i = 0; i < 5000; i++) {
+      const claim = await store.claim(`key-${i}`, { leaseMs: 1000 });
+      if (claim.status === 'claimed') await store.complete(`key-${i}`, claim.token, { retentionMs: 10_000 });
+      advance(1);
+    }
+    expect(store.size).toBeLessThanOrEqual(100);
+    expect((await store.claim('key-4999', { leaseMs: 1000 })).status).toBe('completed');
+  });
+
+  it('leaves no timer running (lazy expiry)', async () => {
+    const store = createMemoryStore();
+    const before = process.getActiveResourcesInfo().filter((name) => name === 'Timeout').length;
+    const claim = await store.claim('timer', { leaseMs: 60_000 });
+    if (claim.status === 'claimed') await store.complete('timer', claim.token, { retentionMs: 3_600_000 });
+    const after = process.getActiveResourcesInfo().filter((name) => name === 'Timeout').length;
+    expect(after).toBe(before);
+  });
+
+  it('clear() forgets everything', async () => {
+    const store = createMemoryStore();
+    await store.claim('x', { leaseMs: 1000 });
+    store.clear();
+    expect(store.size).toBe(0);
+    expect((await store.claim('x', { leaseMs: 1000 })).status).toBe('claimed');
+  });
+
+  it('refuses bad options', () => {
+    for (const maxEntries of [0, -1, 1.5, Number.NaN]) {
+      expect(() => createMemoryStore({ maxEntries })).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
+    }
+    expect(() => createMemoryStore({ now: 5 as unknown as () => number })).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
+  });
+});
