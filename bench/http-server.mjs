@@ -1,0 +1,72 @@
+// A server for the HTTP figures, run in its own process by bench/http.mjs so
+// that the load generator and the server do not share an event loop.
+//   node bench/http-server.mjs bare     node:http + raw node:crypto verify only
+//   node bench/http-server.mjs payhook  node:http + createNodeWebhookHandler + memory store
+// The parent sends { pem, canonicalByBody? } over IPC; the server answers
+// { port } once listening, { handled, answered } to 'stats', and exits on 'exit'.
+import { createPublicKey, verify } from 'node:crypto';
+import { createServer } from 'node:http';
+
+const mode = process.argv[2];
+
+function reply(message) {
+  process.send?.(message);
+}
+
+async function makeListener(setup) {
+  if (mode === 'bare') {
+    const key = createPublicKey(setup.pem);
+    const canonicalByBody = setup.canonicalByBody;
+    let answered = 0;
+    const listener = (req, res) => {
+      const chunks = [];
+      req.on('data', (chunk) => chunks.push(chunk));
+      req.on('end', () => {
+        const canonical = canonicalByBody.get(Buffer.concat(chunks).toString('utf8'));
+        const signature = req.headers.signature;
+        const ok =
+          req.method === 'POST' &&
+          canonical !== undefined &&
+          typeof signature === 'string' &&
+          verify('sha256', canonical, key, Buffer.from(signature, 'base64'));
+        answered++;
+        res.writeHead(ok ? 200 : 401, { 'content-type': 'application/json' });
+        res.end(ok ? '{"ok":true}' : '{"ok":false}');
+      });
+    };
+    return { listener, stats: () => ({ handled: answered, answered }) };
+  }
+  if (mode === 'payhook') {
+    const { createNodeWebhookHandler } = await import('payhook/node');
+    const { createMemoryStore } = await import('payhook');
+    let handled = 0;
+    const listener = createNodeWebhookHandler({
+      publicKeys: setup.pem,
+      store: createMemoryStore(setup.storeOptions ?? {}),
+      onPayment() {
+        handled++;
+      },
+    });
+    return { listener, stats: () => ({ handled }) };
+  }
+  throw new Error(`unknown mode ${mode}; expected bare or payhook`);
+}
+
+process.once('message', async (setup) => {
+  try {
+    const { listener, stats } = await makeListener(setup);
+    const server = createServer(listener);
+    server.keepAliveTimeout = 30_000;
+    server.listen(0, '127.0.0.1', () => reply({ port: server.address().port }));
+    process.on('message', (message) => {
+      if (message === 'stats') reply({ stats: stats() });
+      if (message === 'exit') {
+        server.closeAllConnections();
+        server.close(() => process.exit(0));
+      }
+    });
+  } catch (error) {
+    reply({ error: String(error?.stack ?? error) });
+    process.exit(1);
+  }
+});

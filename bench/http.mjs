@@ -1,0 +1,100 @@
+// HTTP figures: autocannon in this process against a server in a child
+// process (bench/http-server.mjs), over loopback only.
+import { fork } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+
+const SERVER = fileURLToPath(new URL('./http-server.mjs', import.meta.url));
+
+function startServer(mode, setup) {
+  const child = fork(SERVER, [mode], { serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const messages = [];
+  const waiters = [];
+  child.on('message', (message) => {
+    const waiter = waiters.shift();
+    if (waiter) waiter.resolve(message);
+    else messages.push(message);
+  });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.once('exit', (code) => {
+    for (const waiter of waiters.splice(0)) waiter.reject(new Error(`${mode} server exited (code ${code})`));
+  });
+  const next = (timeoutMs = 30_000) =>
+    new Promise((resolve, reject) => {
+      if (messages.length > 0) return resolve(messages.shift());
+      const timer = setTimeout(() => reject(new Error(`${mode} server did not answer in ${timeoutMs} ms`)), timeoutMs);
+      waiters.push({
+        resolve: (m) => (clearTimeout(timer), resolve(m)),
+        reject: (e) => (clearTimeout(timer), reject(e)),
+      });
+    });
+  child.send(setup);
+  return {
+    async port() {
+      const message = await next();
+      if (message.error) throw new Error(`${mode} server failed to start:\n${message.error}`);
+      return message.port;
+    },
+    async stats() {
+      child.send('stats');
+      return (await next()).stats;
+    },
+    async stop() {
+      if (child.exitCode !== null) return;
+      child.send('exit');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/**
+ * Runs one load test: `connections` requests in flight for `durationS`
+ * seconds. Every request is one of the pre-signed `pool` deliveries, taken in
+ * turn from a counter shared by all connections, so no two requests in flight
+ * carry the same delivery until the pool wraps around.
+ */
+export async function runHttp(mode, { pool, pem, connections, durationS, storeOptions }) {
+  const setup = { pem, storeOptions };
+  if (mode === 'bare') setup.canonicalByBody = new Map(pool.map((d) => [d.body, d.canonicalBytes]));
+  const server = startServer(mode, setup);
+  try {
+    const port = await server.port();
+    let next = 0;
+    const result = await autocannon({
+      url: `http://127.0.0.1:${port}`,
+      connections,
+      pipelining: 1,
+      duration: durationS,
+      timeout: 10,
+      requests: [
+        {
+          method: 'POST',
+          setupRequest(request) {
+            const delivery = pool[next++ % pool.length];
+            return { ...request, method: 'POST', path: delivery.url, headers: { ...delivery.headers }, body: delivery.body };
+          },
+        },
+      ],
+    });
+    const stats = await server.stats();
+    const statusCodes = {};
+    for (const [code, { count }] of Object.entries(result.statusCodeStats ?? {})) statusCodes[code] = count;
+    return {
+      mode,
+      requestsPerSecond: result.requests.average,
+      p99Ms: result.latency.p99,
+      p50Ms: result.latency.p50,
+      total: result.requests.total,
+      non2xx: result.non2xx,
+      errors: result.errors,
+      timeouts: result.timeouts,
+      statusCodes,
+      handled: stats.handled,
+      sent: Math.max(0, next - 1),
+    };
+  } finally {
+    await server.stop();
+  }
+}

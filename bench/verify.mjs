@@ -1,0 +1,299 @@
+// payhook benchmark: `npm run bench` (builds, then runs this script).
+//
+// Measures, in one run and on the same signed deliveries, the built package
+// (imported by name through its exports map) against node:crypto baselines,
+// and prints ops/s plus ratios to the raw single-thread figure. It is a
+// script, not a test: a missed target is reported, not failed; the process
+// exits non-zero only when something errs (a valid delivery rejected, a
+// canonical string that differs from the reference, a server that fails).
+//
+// Environment knobs (all optional):
+//   BENCH_ROUNDS=5        measurement rounds (medians are reported)
+//   BENCH_MS=800          milliseconds per figure per round
+//   BENCH_HTTP=1          0 skips the HTTP figures
+//   BENCH_HTTP_S=5        seconds per HTTP run
+//   BENCH_HTTP_ROUNDS=2   HTTP runs per server (alternating bare / payhook)
+//   BENCH_HTTP_POOL=16384 distinct pre-signed deliveries for the HTTP runs
+//   BENCH_JSON=path       also write every measurement as JSON to `path`
+//   UV_THREADPOOL_SIZE    libuv's thread pool (Web Crypto runs there); printed, never set here
+import { cpus, loadavg } from 'node:os';
+import { writeFileSync } from 'node:fs';
+import * as payhook from 'payhook';
+import { naiveReceiver, rawVerify, rawVerifyAsync } from './baselines.mjs';
+import { makeDeliveries, PUBLIC_KEY_OBJECT, PUBLIC_KEY_PEM, VARIANT_COUNT } from './deliveries.mjs';
+import { runHttp } from './http.mjs';
+import { formatOps, formatRatio, measureAsync, measureSync, median, settle, table } from './lib.mjs';
+
+const env = (name, fallback) => {
+  const value = process.env[name];
+  if (value === undefined || value === '') return fallback;
+  const number = Number(value);
+  if (!Number.isFinite(number) || number < 0) throw new Error(`${name} must be a non-negative number, not ${value}`);
+  return number;
+};
+
+const ROUNDS = Math.max(1, Math.round(env('BENCH_ROUNDS', 5)));
+const MS = env('BENCH_MS', 800);
+const IN_FLIGHT = 64;
+const DELIVERIES = 64;
+const HTTP = env('BENCH_HTTP', 1) !== 0;
+const HTTP_S = env('BENCH_HTTP_S', 5);
+const HTTP_ROUNDS = Math.max(1, Math.round(env('BENCH_HTTP_ROUNDS', 2)));
+const HTTP_POOL = Math.max(1, Math.round(env('BENCH_HTTP_POOL', 16_384)));
+
+let payhookNode = {};
+try {
+  payhookNode = await import('payhook/node');
+} catch {
+  // The Node entry may not be built yet; its figure is then reported as absent.
+}
+
+const has = {
+  parseWebhook: typeof payhook.parseWebhook === 'function',
+  verifyWebhook: typeof payhook.verifyWebhook === 'function',
+  nodeHandler: typeof payhookNode.createNodeWebhookHandler === 'function' && typeof payhook.createMemoryStore === 'function',
+};
+
+function printEnvironment() {
+  const cpuList = cpus();
+  const pool = process.env.UV_THREADPOOL_SIZE;
+  console.log('payhook benchmark');
+  console.log(`  node ${process.version} on ${process.platform}/${process.arch}; ${cpuList.length} logical CPUs (${cpuList[0]?.model.trim() ?? 'unknown'})`);
+  console.log(`  UV_THREADPOOL_SIZE=${pool ?? '(unset: libuv default 4)'}; load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(`  ${DELIVERIES} distinct signed deliveries (RSA-2048, ${VARIANT_COUNT} body variants); ${ROUNDS} rounds × ${MS} ms per figure; medians shown`);
+  console.log('');
+}
+
+/** Checks every delivery once through every path: anything wrong is an error, not a figure. */
+async function checkDeliveries(deliveries) {
+  for (const [i, d] of deliveries.entries()) {
+    const where = `delivery ${i} (${d.transactionId})`;
+    if (!rawVerify(d)) throw new Error(`${where}: raw node:crypto verify failed`);
+    if (!naiveReceiver(d)) throw new Error(`${where}: the naive receiver rejected it`);
+    const canonical = payhook.buildCanonicalString({ method: d.method, path: d.path, headers: d.headers, query: d.query, body: d.body });
+    if (canonical !== d.canonical) {
+      throw new Error(`${where}: payhook's canonical string differs from the reference:\n${JSON.stringify(canonical)}\n${JSON.stringify(d.canonical)}`);
+    }
+    if (!(await payhook.verifySignature(d.canonical, d.signature, PUBLIC_KEY_PEM))) throw new Error(`${where}: verifySignature returned false`);
+    const flipped = d.signature.startsWith('A') ? 'B' + d.signature.slice(1) : 'A' + d.signature.slice(1);
+    if (await payhook.verifySignature(d.canonical, flipped, PUBLIC_KEY_PEM)) throw new Error(`${where}: verifySignature accepted an altered signature`);
+    if (has.parseWebhook) {
+      const webhook = payhook.parseWebhook(d.body);
+      if (webhook.transactionId !== d.transactionId) throw new Error(`${where}: parseWebhook gave transactionId ${webhook.transactionId}`);
+    }
+    if (has.verifyWebhook) {
+      const result = await payhook.verifyWebhook(verifyWebhookRequest(d), { publicKeys: PUBLIC_KEY_PEM });
+      if (!result.ok) throw new Error(`${where}: verifyWebhook failed with ${result.error.code}: ${result.error.message}`);
+      if (result.webhook.transactionId !== d.transactionId) throw new Error(`${where}: verifyWebhook gave transactionId ${result.webhook.transactionId}`);
+    }
+  }
+}
+
+function verifyWebhookRequest(d) {
+  return { method: d.method, url: d.url, headers: d.headers, body: d.body };
+}
+
+/**
+ * The figures. `sync` ones run back to back on this thread; `async` ones are
+ * measured sequentially (one awaited at a time) and with 64 in flight. A
+ * synchronous function cannot overlap with itself, so for the baselines the
+ * "64 in flight" column wraps each call in an async function to show that.
+ */
+function figures() {
+  const list = [
+    { id: 'raw', name: 'raw node:crypto verify (sync, cached KeyObject, bytes ready)', sync: rawVerify, inFlight: true },
+    { id: 'rawAsync', name: 'node:crypto verify, callback form (libuv pool)', async: rawVerifyAsync },
+    { id: 'naive', name: 'naive receiver (PEM re-read, body re-sorted, createVerify)', sync: naiveReceiver, inFlight: true },
+    {
+      id: 'canonical',
+      name: 'payhook buildCanonicalString',
+      sync: (d) => payhook.buildCanonicalString({ method: d.method, path: d.path, headers: d.headers, query: d.query, body: d.body }),
+    },
+    {
+      id: 'verifySignature',
+      name: 'payhook verifySignature (PEM each call)',
+      async: (d) => payhook.verifySignature(d.canonical, d.signature, PUBLIC_KEY_PEM),
+    },
+  ];
+  if (has.parseWebhook) list.push({ id: 'parse', name: 'payhook parseWebhook (raw text)', sync: (d) => payhook.parseWebhook(d.body) });
+  if (has.verifyWebhook) {
+    const options = { publicKeys: PUBLIC_KEY_PEM };
+    list.push({
+      id: 'verifyWebhook',
+      name: 'payhook verifyWebhook (PEM, text body)',
+      async: async (d) => (await payhook.verifyWebhook(verifyWebhookRequest(d), options)).ok,
+    });
+  }
+  return list;
+}
+
+async function measureFigure(figure, deliveries, ms) {
+  const out = { seq: Number.NaN, par: Number.NaN };
+  if (figure.sync) {
+    out.seq = measureSync(figure.sync, deliveries, ms);
+    if (figure.inFlight) {
+      await settle();
+      const fn = figure.sync;
+      out.par = await measureAsync(async (d) => fn(d), deliveries, ms, IN_FLIGHT);
+    }
+  } else {
+    out.seq = await measureAsync(figure.async, deliveries, ms, 1);
+    await settle();
+    out.par = await measureAsync(figure.async, deliveries, ms, IN_FLIGHT);
+  }
+  await settle();
+  return out;
+}
+
+async function microBenchmarks(deliveries) {
+  const list = figures();
+  // Warm-up: JIT, key caches, the thread pool's threads.
+  for (const figure of list) await measureFigure(figure, deliveries, Math.min(200, MS));
+  const rounds = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    const results = {};
+    // Rotate the order every round, so that no figure always runs first or
+    // last while the machine's load changes.
+    for (let k = 0; k < list.length; k++) {
+      const figure = list[(k + round) % list.length];
+      results[figure.id] = await measureFigure(figure, deliveries, MS);
+    }
+    rounds.push(results);
+    process.stdout.write(`  round ${round + 1}/${ROUNDS}: raw ${formatOps(results.raw.seq)} ops/s, verifySignature@${IN_FLIGHT} ${formatOps(results.verifySignature.par)} ops/s\n`);
+  }
+  const summary = {};
+  for (const figure of list) {
+    const seq = rounds.map((r) => r[figure.id].seq);
+    const par = rounds.map((r) => r[figure.id].par);
+    summary[figure.id] = {
+      name: figure.name,
+      seq: median(seq),
+      par: median(par),
+      // Ratios are taken within each round (same load), then the median.
+      seqRatio: median(rounds.map((r) => r[figure.id].seq / r.raw.seq)),
+      parRatio: median(rounds.map((r) => r[figure.id].par / r.raw.seq)),
+      rounds: rounds.map((r) => r[figure.id]),
+    };
+  }
+  // Against the naive receiver: its best column in the same round.
+  const versusNaive = (id) => median(rounds.map((r) => r[id].par / Math.max(r.naive.seq, r.naive.par))) ;
+  return { summary, rounds, versusNaive, ids: list.map((f) => f.id) };
+}
+
+function printMicro({ summary, ids }) {
+  const rows = ids.map((id) => {
+    const s = summary[id];
+    return [s.name, formatOps(s.seq), formatRatio(s.seqRatio), formatOps(s.par), formatRatio(s.parRatio)];
+  });
+  if (!has.parseWebhook) rows.push(['payhook parseWebhook', 'not built yet', '', '', '']);
+  if (!has.verifyWebhook) rows.push(['payhook verifyWebhook', 'not built yet', '', '', '']);
+  console.log('');
+  console.log(
+    table(
+      ['figure (per delivery)', 'sequential ops/s', '× raw', `${IN_FLIGHT} in flight ops/s`, '× raw'],
+      rows.map((row) => row.map((cell) => (cell === '—' ? 'n/a (sync)' : cell))),
+      ['l', 'r', 'r', 'r', 'r'],
+    ),
+  );
+  console.log(`  × raw: divided by the raw sequential figure of the same round; "n/a (sync)": a synchronous helper, timed on one thread only.`);
+}
+
+async function httpBenchmarks() {
+  if (!has.nodeHandler) {
+    console.log('\nHTTP: payhook/node createNodeWebhookHandler or createMemoryStore is not built yet; skipped.');
+    return null;
+  }
+  process.stdout.write(`\nHTTP: signing ${HTTP_POOL} distinct deliveries… `);
+  const started = performance.now();
+  const pool = await makeDeliveries(HTTP_POOL);
+  console.log(`${((performance.now() - started) / 1000).toFixed(1)} s`);
+  const runs = { bare: [], payhook: [] };
+  const options = { pool, pem: PUBLIC_KEY_PEM, connections: IN_FLIGHT, durationS: HTTP_S};
+  for (let round = 0; round < HTTP_ROUNDS; round++) {
+    const order = round % 2 === 0 ? ['bare', 'payhook'] : ['payhook', 'bare'];
+    for (const mode of order) {
+      const run = await runHttp(mode, options);
+      if (run.errors > 0 || run.timeouts > 0) throw new Error(`${mode} server: ${run.errors} errors, ${run.timeouts} timeouts`);
+      if (run.non2xx > 0) throw new Error(`${mode} server answered non-2xx: ${JSON.stringify(run.statusCodes)}`);
+      runs[mode].push(run);
+      console.log(
+        `  ${mode.padEnd(7)} run ${round + 1}: ${formatOps(run.requestsPerSecond)} req/s, p99 ${run.p99Ms} ms, ${run.total} answered, ${run.handled} handled as new`,
+      );
+      await settle(500);
+    }
+  }
+  const summarise = (list) => ({
+    requestsPerSecond: median(list.map((r) => r.requestsPerSecond)),
+    p99Ms: median(list.map((r) => r.p99Ms)),
+    p50Ms: median(list.map((r) => r.p50Ms)),
+    total: median(list.map((r) => r.total)),
+    handled: median(list.map((r) => r.handled)),
+  });
+  const ratio = median(runs.payhook.map((r, i) => r.requestsPerSecond / runs.bare[i].requestsPerSecond));
+  return { bare: summarise(runs.bare), payhook: summarise(runs.payhook), ratio, runs };
+}
+
+function printHttp(http) {
+  if (!http) return;
+  const { bare, payhook: ph } = http;
+  console.log('');
+  console.log(
+    table(
+      ['HTTP server (node:http, loopback, autocannon)', 'req/s', '× bare', 'p50 ms', 'p99 ms'],
+      [
+        ['bare: raw node:crypto verify only', formatOps(bare.requestsPerSecond), formatRatio(1), bare.p50Ms, bare.p99Ms],
+        ['payhook/node handler + memory store', formatOps(ph.requestsPerSecond), formatRatio(http.ratio), ph.p50Ms, ph.p99Ms],
+      ],
+      ['l', 'r', 'r', 'r', 'r'],
+    ),
+  );
+  const fresh = ph.total > 0 ? (100 * Math.min(ph.handled, ph.total)) / ph.total : 0;
+  console.log(
+    `  ${IN_FLIGHT} connections, ${HTTP_S} s per run, medians of ${HTTP_ROUNDS}; every request is one of ${HTTP_POOL} pre-signed distinct deliveries taken in turn;` +
+      ` ${fresh.toFixed(0)}% were first deliveries (handled), the rest redeliveries after the pool wrapped (verified in full, then answered 200 from the store).`,
+  );
+}
+
+function printTargets(micro) {
+  const lines = [];
+  const target = (label, value, goal) => {
+    if (!Number.isFinite(value)) {
+      lines.push(`target ${label} ≥ ${goal.toFixed(1)}×: not measured (not built yet)`);
+      return;
+    }
+    lines.push(`target ${label} ≥ ${goal.toFixed(1)}×: ${formatRatio(value)} ${value >= goal ? 'PASS' : 'MISS'}`);
+  };
+  const s = micro.summary;
+  target(`verifySignature@${IN_FLIGHT} vs raw`, s.verifySignature.parRatio, 1);
+  target(`verifySignature@${IN_FLIGHT} vs naive`, micro.versusNaive('verifySignature'), 5);
+  target(`verifyWebhook@${IN_FLIGHT} vs raw`, s.verifyWebhook?.parRatio ?? Number.NaN, 1);
+  target(`verifyWebhook@${IN_FLIGHT} vs naive`, s.verifyWebhook ? micro.versusNaive('verifyWebhook') : Number.NaN, 5);
+  console.log('');
+  for (const line of lines) console.log(line);
+}
+
+async function main() {
+  printEnvironment();
+  const deliveries = await makeDeliveries(DELIVERIES);
+  await checkDeliveries(deliveries);
+  // A KeyObject is already cached in deliveries.mjs; touch it so it is not lazily built in round one.
+  if (PUBLIC_KEY_OBJECT.asymmetricKeyDetails?.modulusLength !== 2048) throw new Error('expected a 2048-bit test key');
+  const micro = await microBenchmarks(deliveries);
+  printMicro(micro);
+  const http = HTTP ? await httpBenchmarks() : null;
+  printHttp(http);
+  printTargets(micro);
+  console.log(`\nload average at the end: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  if (process.env.BENCH_JSON) {
+    const { summary, rounds } = micro;
+    writeFileSync(
+      process.env.BENCH_JSON,
+      JSON.stringify({ node: process.version, cpus: cpus().length, uvThreadpoolSize: process.env.UV_THREADPOOL_SIZE ?? null, summary, rounds, http }, null, 2),
+    );
+  }
+}
+
+main().catch((error) => {
+  console.error('\nbenchmark error:', error?.stack ?? error);
+  process.exitCode = 1;
+});
