@@ -1,0 +1,177 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { explainVerificationFailure, type ExplainRequest } from '../src/explain.js';
+import { createTestWebhook, signWebhook, TEST_KEY_PAIR } from '../src/testing/index.js';
+import { fixtures } from './conformance/fixtures.js';
+
+const stranger = fixtures.keys['stranger-2048']!;
+const NOW = 1763712000000;
+
+async function delivery(url: string, options: { host?: string; privateKey?: string; headers?: Record<string, string> } = {}) {
+  return signWebhook(createTestWebhook({ now: NOW }), {
+    url,
+    timestamp: NOW,
+    ...(options.host !== undefined ? { host: options.host } : {}),
+    ...(options.privateKey !== undefined ? { privateKey: options.privateKey } : {}),
+    ...(options.headers !== undefined ? { headers: options.headers } : {}),
+  });
+}
+
+/** The request as the merchant's app sees it after a proxy/router changed it. */
+function received(signed: { headers: Readonly<Record<string, string>>; body: string }, url: string, headers: Record<string, string> = {}): ExplainRequest {
+  return { method: 'POST', url, headers: { ...signed.headers, ...headers }, body: signed.body };
+}
+
+const testKeys = { publicKeys: TEST_KEY_PAIR.publicKey, now: NOW };
+
+describe('explainVerificationFailure', () => {
+  it('reports a delivery that verifies as ok, with no changes', async () => {
+    const signed = await delivery('https://shop.example.kg/webhooks/payments');
+    const diagnosis = await explainVerificationFailure(signed, testKeys);
+    expect(diagnosis).toMatchObject({ ok: true, code: null, signatureVerifies: true, changes: [], fix: null });
+    expect(diagnosis.canonical).toBe(signed.canonical);
+  });
+
+  it('names the Host the service signed when a proxy rewrote it, and the fix', async () => {
+    const signed = await delivery('https://shop.example.kg/webhooks/payments');
+    const viaProxy = await explainVerificationFailure(
+      received(signed, '/webhooks/payments', { host: 'internal:8080', 'x-forwarded-host': 'shop.example.kg' }),
+      testKeys,
+    );
+    expect(viaProxy.ok).toBe(false);
+    expect(viaProxy.code).toBe('SIGNATURE_MISMATCH');
+    expect(viaProxy.changes).toEqual([{ part: 'host', received: 'internal:8080', expected: 'shop.example.kg' }]);
+    expect(viaProxy.message).toContain('signature would verify with Host `shop.example.kg` (your request has `internal:8080`)');
+    expect(viaProxy.fix).toContain('trustForwardedHeaders');
+    expect(viaProxy.verifiedCanonical).toBe(signed.canonical);
+    expect(viaProxy.canonical).toContain('host:internal:8080');
+  });
+
+  it('finds the signed Host from the callback URL a WEB delivery carries, with no proxy header', async () => {
+    const body = createTestWebhook({ variant: 'web', now: NOW });
+    const signed = await signWebhook(body, { url: 'https://shop.example.kg/webhooks/payments', timestamp: NOW });
+    const diagnosis = await explainVerificationFailure(received(signed, '/webhooks/payments', { host: 'internal:8080' }), testKeys);
+    expect(diagnosis.changes).toEqual([{ part: 'host', received: 'internal:8080', expected: 'shop.example.kg' }]);
+    expect(diagnosis.fix).toContain('set `webhookUrl`');
+  });
+
+  it('says nothing verifies when a rewritten Host left no trace', async () => {
+    const signed = await delivery('https://shop.example.kg/webhooks/payments');
+    const diagnosis = await explainVerificationFailure(received(signed, '/webhooks/payments', { host: 'internal:8080' }), testKeys);
+    expect(diagnosis.changes).toEqual([]);
+    expect(diagnosis.message).toContain('Tried hosts `internal:8080`, `internal`');
+  });
+
+  it('finds a rewritten Host from the registered webhookUrl alone', async () => {
+    const signed = await delivery('https://shop.example.kg/webhooks/payments');
+    const request = received(signed, '/webhooks/payments', { host: 'internal:8080' });
+    const diagnosis = await explainVerificationFailure(request, { ...testKeys, webhookUrl: 'https://shop.example.kg/webhooks/payments' });
+    // With webhookUrl configured, the receiver already uses the signed host: it verifies.
+    expect(diagnosis.ok).toBe(true);
+  });
+
+  it('names a stripped path prefix', async () => {
+    const signed = await delivery('https://shop.example.kg/api/webhooks/payments');
+    const diagnosis = await explainVerificationFailure(received(signed, '/webhooks/payments'), testKeys);
+    expect(diagnosis.changes).toEqual([{ part: 'path', received: '/webhooks/payments', expected: '/api/webhooks/payments' }]);
+    expect(diagnosis.fix).toContain('strips the prefix `/api`');
+    const custom = await delivery('https://shop.example.kg/shop-7/payhook-in');
+    const viaHeader = await explainVerificationFailure(received(custom, '/payhook-in', { 'x-forwarded-prefix': '/shop-7' }), testKeys);
+    expect(viaHeader.changes).toEqual([{ part: 'path', received: '/payhook-in', expected: '/shop-7/payhook-in' }]);
+  });
+
+  it('names a dropped or an added query string', async () => {
+    const signed = await delivery('https://shop.example.kg/hook?token=s3cr%20et&shop=7');
+    const dropped = await explainVerificationFailure(
+      received(signed, '/hook'),
+      { ...testKeys, webhookUrl: 'https://shop.example.kg/hook?token=s3cr%20et&shop=7' },
+    );
+    expect(dropped.changes).toEqual([{ part: 'query', received: '', expected: 'token=s3cr%20et&shop=7' }]);
+    expect(dropped.fix).toContain('full URL with its query string');
+    const plain = await delivery('https://shop.example.kg/hook');
+    const added = await explainVerificationFailure(received(plain, '/hook?utm=1'), testKeys);
+    expect(added.changes).toEqual([{ part: 'query', received: 'utm=1', expected: '' }]);
+  });
+
+  it('names the other environment key, using injected environment keys', async () => {
+    const signed = await delivery('https://shop.example.kg/hook', { privateKey: stranger.privateKeyPem! });
+    const diagnosis = await explainVerificationFailure(signed, {
+      environment: 'production',
+      environmentKeys: { production: TEST_KEY_PAIR.publicKey, beta: stranger.publicKeyPem },
+      now: NOW,
+    });
+    expect(diagnosis.changes).toEqual([{ part: 'key', received: 'production', expected: 'beta' }]);
+    expect(diagnosis.keyName).toBe('beta');
+    expect(diagnosis.fix).toContain("environment: 'beta'");
+    const named = await explainVerificationFailure(signed, { ...testKeys, alternativeKeys: { 'old key': stranger.publicKeyPem } });
+    expect(named.keyName).toBe('old key');
+    expect(named.changes).toEqual([{ part: 'key', received: 'your configured key', expected: 'old key' }]);
+  });
+
+  it('combines two causes: rewritten host and stripped prefix', async () => {
+    const signed = await delivery('https://shop.example.kg/api/hook');
+    const diagnosis = await explainVerificationFailure(
+      received(signed, '/hook', { host: '10.0.0.7:3000', 'x-forwarded-host': 'shop.example.kg' }),
+      testKeys,
+    );
+    expect(diagnosis.changes.map((c) => c.part)).toEqual(['host', 'path']);
+  });
+
+  it('names an x-api header added after signing', async () => {
+    const signed = await delivery('https://shop.example.kg/hook');
+    const diagnosis = await explainVerificationFailure(received(signed, '/hook', { 'x-api-gateway': 'kong' }), testKeys);
+    expect(diagnosis.changes).toEqual([{ part: 'header', received: 'x-api-gateway', expected: '' }]);
+  });
+
+  it('says the signature verifies when only the timestamp is refused', async () => {
+    const signed = await delivery('https://shop.example.kg/hook');
+    const diagnosis = await explainVerificationFailure(signed, { ...testKeys, now: NOW + 10 * 60_000 });
+    expect(diagnosis).toMatchObject({ ok: false, signatureVerifies: true, code: 'TIMESTAMP_OUT_OF_WINDOW' });
+    expect(diagnosis.message).toContain('600000 ms old');
+  });
+
+  it('says what was tried when nothing matches (a tampered body)', async () => {
+    const signed = await delivery('https://shop.example.kg/hook');
+    const tampered = { ...received(signed, '/hook'), body: signed.body.replace('"amount":100', '"amount":1000') };
+    const diagnosis = await explainVerificationFailure(tampered, testKeys);
+    expect(diagnosis).toMatchObject({ ok: false, code: 'SIGNATURE_MISMATCH', changes: [], verifiedCanonical: null });
+    expect(diagnosis.message).toContain('No likely cause');
+    expect(diagnosis.message).toContain('body was changed');
+    expect(diagnosis.tried.hosts).toContain('shop.example.kg');
+    expect(diagnosis.tried.paths).toContain('/api/hook');
+    expect(diagnosis.tried.keys).toEqual(expect.arrayContaining(['your configured key', 'production', 'beta']));
+    expect(diagnosis.checks).toBeGreaterThan(10);
+    expect(diagnosis.checks).toBeLessThanOrEqual(600);
+  });
+
+  it('reports bad deliveries by code instead of throwing', async () => {
+    const signed = await delivery('https://shop.example.kg/hook');
+    const { signature: _s, ...unsigned } = signed.headers;
+    expect((await explainVerificationFailure({ ...signed, headers: unsigned }, testKeys)).code).toBe('MISSING_SIGNATURE');
+    const { host: _h, ...hostless } = signed.headers;
+    expect((await explainVerificationFailure({ ...signed, url: '/hook', headers: hostless }, testKeys)).code).toBe('MISSING_HOST');
+    expect((await explainVerificationFailure({ ...signed, body: '{oops' }, testKeys)).code).toBe('INVALID_BODY');
+    expect((await explainVerificationFailure({ ...signed, headers: { ...signed.headers, signature: '!!!' } }, testKeys)).message).toContain('not base64');
+    expect((await explainVerificationFailure(null as unknown as ExplainRequest)).code).toBe('INVALID_ARGUMENT');
+    expect((await explainVerificationFailure(signed, { publicKeys: 'not a key' })).ok).toBe(false);
+  });
+
+  it('never throws and stays bounded for arbitrary requests', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.record({
+          method: fc.string(),
+          url: fc.string(),
+          headers: fc.dictionary(fc.constantFrom('host', 'signature', 'x-api-timestamp', 'x-forwarded-host', 'x-forwarded-prefix', 'x-api-x', 'forwarded'), fc.string()),
+          body: fc.oneof(fc.string(), fc.json(), fc.constant(null)),
+        }),
+        async (request) => {
+          const diagnosis = await explainVerificationFailure(request as ExplainRequest, testKeys);
+          expect(typeof diagnosis.message).toBe('string');
+          expect(diagnosis.checks).toBeLessThanOrEqual(600);
+        },
+      ),
+      { numRuns: 60 },
+    );
+  });
+});
