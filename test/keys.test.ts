@@ -1,0 +1,211 @@
+import { createPublicKey, createSign, generateKeyPairSync } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { isPayhookError } from '../src/errors.js';
+import { clearKeyCache, importPublicKey, type KeyInput, type RsaJsonWebKey } from '../src/keys.js';
+import { importVerificationKeys, PEM_CACHE_SIZE } from '../src/lib/key-import.js';
+
+const keys = JSON.parse(readFileSync(new URL('./fixtures/keys.json', import.meta.url), 'utf8')) as Record<string, { publicKeyPem: string; privateKeyPem?: string }>;
+const pem = (name: string): string => keys[name]!.publicKeyPem;
+const subtle = globalThis.crypto.subtle;
+
+async function codeOf(promise: Promise<unknown>): Promise<string | undefined> {
+  try {
+    await promise;
+  } catch (error) {
+    if (isPayhookError(error)) return error.code;
+    throw error;
+  }
+  return undefined;
+}
+
+/** The same key written differently: a distinct cache entry, a valid PEM. */
+function spelling(base: string, index: number): string {
+  return base + '\n'.repeat(index + 1);
+}
+
+beforeEach(() => clearKeyCache());
+afterEach(() => vi.restoreAllMocks());
+
+describe('importPublicKey: accepted forms', () => {
+  it('imports an SPKI PEM as an RSASSA-PKCS1-v1_5 / SHA-256 verify key', async () => {
+    const key = await importPublicKey(pem('conformance-2048'));
+    expect(key.type).toBe('public');
+    expect(key.algorithm).toMatchObject({ name: 'RSASSA-PKCS1-v1_5', hash: { name: 'SHA-256' }, modulusLength: 2048 });
+    expect(key.usages).toEqual(['verify']);
+  });
+
+  it('imports a PKCS#1 PEM to the same key as its SPKI form', async () => {
+    const fromPkcs1 = (await importPublicKey(pem('conformance-2048.pkcs1'))) as CryptoKey;
+    const fromSpki = (await importPublicKey(pem('conformance-2048'))) as CryptoKey;
+    // The keys are not extractable: compare them through one signature.
+    expect((fromPkcs1.algorithm as RsaHashedKeyAlgorithm).modulusLength).toBe(2048);
+    const data = new TextEncoder().encode('same key?');
+    const signature = createSign('sha256').update(data).sign(keys['conformance-2048']!.privateKeyPem!);
+    expect(await subtle.verify('RSASSA-PKCS1-v1_5', fromPkcs1, signature, data)).toBe(true);
+    expect(await subtle.verify('RSASSA-PKCS1-v1_5', fromSpki, signature, data)).toBe(true);
+  });
+
+  it('imports a public JSON Web Key, ignoring "use" and "key_ops"', async () => {
+    const jwk = createPublicKey(pem('conformance-2048')).export({ format: 'jwk' }) as RsaJsonWebKey;
+    const key = await importPublicKey({ ...jwk, use: 'sig', key_ops: ['verify'], alg: 'RS256' });
+    expect(key.algorithm).toMatchObject({ name: 'RSASSA-PKCS1-v1_5', modulusLength: 2048 });
+  });
+
+  it('returns a suitable CryptoKey as it is', async () => {
+    const cryptoKey = await subtle.importKey('spki', createPublicKey(pem('conformance-2048')).export({ type: 'spki', format: 'der' }), { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' }, true, ['verify']);
+    expect(await importPublicKey(cryptoKey)).toBe(cryptoKey);
+  });
+});
+
+describe('importPublicKey: refused keys', () => {
+  const ecPair = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+
+  it.each([
+    ['garbage PEM', () => 'this is not a PEM'],
+    ['the garbage fixture (PEM framing, junk DER)', () => pem('garbage')],
+    ['an EC PEM', () => pem('ec-p256')],
+    ['an Ed25519 PEM', () => generateKeyPairSync('ed25519').publicKey.export({ type: 'spki', format: 'pem' }) as string],
+    ['a private key PEM', () => keys['conformance-2048']!.privateKeyPem!],
+    ['an SPKI body under the PKCS#1 label', () => pem('conformance-2048').replace(/PUBLIC KEY/g, 'RSA PUBLIC KEY')],
+    ['a JWK with kty EC', () => ecPair.publicKey.export({ format: 'jwk' }) as RsaJsonWebKey],
+    ['a JWK without kty', () => ({ n: 'AQAB', e: 'AQAB' }) as unknown as RsaJsonWebKey],
+    ['a private RSA JWK', () => ({ ...(createPublicKey(pem('conformance-2048')).export({ format: 'jwk' }) as RsaJsonWebKey), d: 'AQAB' })],
+    ['an RSA JWK without a modulus', () => ({ kty: 'RSA', e: 'AQAB' })],
+    ['an RSA JWK for RS512', () => ({ ...(createPublicKey(pem('conformance-2048')).export({ format: 'jwk' }) as RsaJsonWebKey), alg: 'RS512' })],
+    ['a number', () => 42 as unknown as KeyInput],
+    ['null', () => null as unknown as KeyInput],
+    ['undefined', () => undefined as unknown as KeyInput],
+    ['an array', () => [pem('conformance-2048')] as unknown as KeyInput],
+  ])('%s: INVALID_KEY', async (_label, make) => {
+    expect(await codeOf(importPublicKey(make()))).toBe('INVALID_KEY');
+  });
+
+  it('an EC CryptoKey: INVALID_KEY', async () => {
+    const pair = await subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, false, ['sign', 'verify']);
+    expect(await codeOf(importPublicKey(pair.publicKey))).toBe('INVALID_KEY');
+  });
+
+  it.each([
+    ['RSA-PSS', { name: 'RSA-PSS', hash: 'SHA-256' }, ['verify']],
+    ['RSASSA-PKCS1-v1_5 with SHA-1', { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-1' }, ['verify']],
+    ['RSASSA-PKCS1-v1_5 with SHA-512', { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-512' }, ['verify']],
+    ['RSA-OAEP', { name: 'RSA-OAEP', hash: 'SHA-256' }, ['encrypt']],
+  ] as const)('a CryptoKey for %s: INVALID_KEY', async (_label, algorithm, usages) => {
+    const der = createPublicKey(pem('conformance-2048')).export({ type: 'spki', format: 'der' });
+    const key = await subtle.importKey('spki', der, algorithm, false, [...usages]);
+    expect(await codeOf(importPublicKey(key))).toBe('INVALID_KEY');
+  });
+
+  it('a private RSASSA CryptoKey: INVALID_KEY', async () => {
+    const pair = await subtle.generateKey({ name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256', modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]) }, false, ['sign', 'verify']);
+    expect(await codeOf(importPublicKey(pair.privateKey))).toBe('INVALID_KEY');
+    expect((await importPublicKey(pair.publicKey)).type).toBe('public');
+  });
+
+  it('a look-alike object that is no CryptoKey and has no modulus length: INVALID_KEY', async () => {
+    const fake = { type: 'public', extractable: false, algorithm: { name: 'RSASSA-PKCS1-v1_5', hash: { name: 'SHA-256' } }, usages: ['verify'] };
+    expect(await codeOf(importPublicKey(fake))).toBe('INVALID_KEY');
+  });
+});
+
+describe('weak keys', () => {
+  it('refuses a 1024-bit RSA PEM with WEAK_KEY', async () => {
+    expect(await codeOf(importPublicKey(pem('weak-1024')))).toBe('WEAK_KEY');
+  });
+
+  it('accepts it with { allowWeakKeys: true }, and only then', async () => {
+    const key = await importPublicKey(pem('weak-1024'), { allowWeakKeys: true });
+    expect(key.algorithm).toMatchObject({ modulusLength: 1024 });
+    expect(await codeOf(importPublicKey(pem('weak-1024'), { allowWeakKeys: false }))).toBe('WEAK_KEY');
+    // The cached import does not carry the opt-in over to a later call.
+    expect(await codeOf(importPublicKey(pem('weak-1024')))).toBe('WEAK_KEY');
+  });
+
+  it('refuses weak JWKs and CryptoKeys too', async () => {
+    const jwk = createPublicKey(pem('weak-1024')).export({ format: 'jwk' }) as RsaJsonWebKey;
+    expect(await codeOf(importPublicKey(jwk))).toBe('WEAK_KEY');
+    const cryptoKey = await subtle.importKey('jwk', jwk as JsonWebKey, { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' }, false, ['verify']);
+    expect(await codeOf(importPublicKey(cryptoKey))).toBe('WEAK_KEY');
+    expect((await importPublicKey(cryptoKey, { allowWeakKeys: true })).type).toBe('public');
+  });
+});
+
+describe('the PEM cache', () => {
+  it('imports the same PEM once, however often and however concurrently it is used', async () => {
+    const spy = vi.spyOn(subtle, 'importKey');
+    const first = await importPublicKey(pem('conformance-2048'));
+    const again = await Promise.all(Array.from({ length: 20 }, () => importPublicKey(pem('conformance-2048'))));
+    expect(spy).toHaveBeenCalledTimes(1);
+    for (const key of again) expect(key).toBe(first);
+    await importVerificationKeys([pem('conformance-2048'), pem('conformance-2048')], undefined);
+    expect(spy).toHaveBeenCalledTimes(1);
+  });
+
+  it('is bounded: a 17th distinct PEM evicts the least recently used one', async () => {
+    expect(PEM_CACHE_SIZE).toBe(16);
+    const spy = vi.spyOn(subtle, 'importKey');
+    const base = pem('conformance-2048');
+    for (let i = 0; i < PEM_CACHE_SIZE; i++) await importPublicKey(spelling(base, i));
+    expect(spy).toHaveBeenCalledTimes(16);
+    // Touch the oldest so that the second oldest is now the least recently used.
+    await importPublicKey(spelling(base, 0));
+    expect(spy).toHaveBeenCalledTimes(16);
+    await importPublicKey(spelling(base, 16));
+    expect(spy).toHaveBeenCalledTimes(17);
+    await importPublicKey(spelling(base, 0));
+    expect(spy).toHaveBeenCalledTimes(17); // kept: it was used recently
+    await importPublicKey(spelling(base, 1));
+    expect(spy).toHaveBeenCalledTimes(18); // evicted, imported again
+  });
+
+  it('does not cache a failed import: the next call tries again', async () => {
+    const spy = vi.spyOn(subtle, 'importKey');
+    expect(await codeOf(importPublicKey(pem('ec-p256')))).toBe('INVALID_KEY');
+    expect(await codeOf(importPublicKey(pem('ec-p256')))).toBe('INVALID_KEY');
+    expect(spy).toHaveBeenCalledTimes(2);
+  });
+
+  it('a failed import does not poison a later successful one for the same PEM', async () => {
+    const base = pem('conformance-2048');
+    const spy = vi.spyOn(subtle, 'importKey').mockRejectedValueOnce(new Error('transient'));
+    expect(await codeOf(importPublicKey(base))).toBe('INVALID_KEY');
+    const key = await importPublicKey(base);
+    expect(key.type).toBe('public');
+    await importPublicKey(base);
+    expect(spy).toHaveBeenCalledTimes(2);
+  });
+
+  it('clearKeyCache forgets imported PEMs and JWKs', async () => {
+    const jwk = createPublicKey(pem('conformance-2048')).export({ format: 'jwk' }) as RsaJsonWebKey;
+    const spy = vi.spyOn(subtle, 'importKey');
+    await importPublicKey(pem('conformance-2048'));
+    await importPublicKey(jwk);
+    await importPublicKey(jwk);
+    expect(spy).toHaveBeenCalledTimes(2);
+    clearKeyCache();
+    await importPublicKey(pem('conformance-2048'));
+    await importPublicKey(jwk);
+    expect(spy).toHaveBeenCalledTimes(4);
+  });
+});
+
+describe('importVerificationKeys', () => {
+  it('keeps the order of a key list', async () => {
+    const list = await importVerificationKeys([pem('conformance-2048'), pem('stranger-2048')], undefined);
+    expect(list).toHaveLength(2);
+    expect(list[0]).toBe(await importPublicKey(pem('conformance-2048')));
+    expect(list[1]).toBe(await importPublicKey(pem('stranger-2048')));
+  });
+
+  it('throws INVALID_ARGUMENT for an empty list or no keys at all', async () => {
+    expect(await codeOf(importVerificationKeys([], undefined))).toBe('INVALID_ARGUMENT');
+    expect(await codeOf(importVerificationKeys(undefined, undefined))).toBe('INVALID_ARGUMENT');
+    expect(await codeOf(importVerificationKeys(null, undefined))).toBe('INVALID_ARGUMENT');
+  });
+
+  it('fails the whole list when one key is unusable', async () => {
+    expect(await codeOf(importVerificationKeys([pem('conformance-2048'), pem('ec-p256')], undefined))).toBe('INVALID_KEY');
+    expect(await codeOf(importVerificationKeys([pem('conformance-2048'), pem('weak-1024')], undefined))).toBe('WEAK_KEY');
+  });
+});

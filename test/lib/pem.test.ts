@@ -1,0 +1,78 @@
+import { createPublicKey } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { isPayhookError } from '../../src/errors.js';
+import { derToPem, pemToSpki, pkcs1ToSpki } from '../../src/lib/pem.js';
+
+const keys = JSON.parse(readFileSync(new URL('../fixtures/keys.json', import.meta.url), 'utf8')) as Record<string, { publicKeyPem: string; privateKeyPem?: string }>;
+const spkiPem = keys['conformance-2048']!.publicKeyPem;
+const pkcs1Pem = keys['conformance-2048.pkcs1']!.publicKeyPem;
+const spkiDer = new Uint8Array(createPublicKey(spkiPem).export({ type: 'spki', format: 'der' }));
+
+function codeOf(run: () => unknown): string | undefined {
+  try {
+    run();
+  } catch (error) {
+    if (isPayhookError(error)) return error.code;
+    throw error;
+  }
+  return undefined;
+}
+
+describe('pemToSpki', () => {
+  it('returns the DER of an SPKI PEM unchanged', () => {
+    expect(pemToSpki(spkiPem)).toEqual(spkiDer);
+  });
+
+  it('wraps a PKCS#1 PEM into the very SPKI node:crypto writes for that key', () => {
+    expect(pkcs1Pem).toContain('BEGIN RSA PUBLIC KEY');
+    expect(pemToSpki(pkcs1Pem)).toEqual(spkiDer);
+  });
+
+  it('wraps PKCS#1 keys of other sizes (long-form DER lengths) correctly', () => {
+    for (const name of ['weak-1024', 'stranger-2048', 'ref-test']) {
+      const publicKey = createPublicKey(keys[name]!.publicKeyPem);
+      const pkcs1 = publicKey.export({ type: 'pkcs1', format: 'pem' });
+      const spki = new Uint8Array(publicKey.export({ type: 'spki', format: 'der' }));
+      expect(pemToSpki(pkcs1)).toEqual(spki);
+    }
+  });
+
+  it('accepts CRLF line ends, surrounding text and literal "\\n" escapes (a PEM pasted into an env var)', () => {
+    expect(pemToSpki(`prefix\r\n${spkiPem.replace(/\n/g, '\r\n')}suffix`)).toEqual(spkiDer);
+    expect(pemToSpki(spkiPem.replace(/\n/g, '\\n'))).toEqual(spkiDer);
+  });
+
+  it.each([
+    ['garbage text', 'not a key at all'],
+    ['the empty string', ''],
+    ['a private key PEM', keys['conformance-2048']!.privateKeyPem!],
+    ['a certificate label', spkiPem.replace(/PUBLIC KEY/g, 'CERTIFICATE')],
+    ['mismatched labels', spkiPem.replace('END PUBLIC KEY', 'END RSA PUBLIC KEY')],
+    ['a body that is not base64', '-----BEGIN PUBLIC KEY-----\nMIIB*IjAN\n-----END PUBLIC KEY-----'],
+    ['an empty body', '-----BEGIN PUBLIC KEY-----\n\n-----END PUBLIC KEY-----'],
+  ])('refuses %s with INVALID_KEY', (_label, pem) => {
+    expect(codeOf(() => pemToSpki(pem))).toBe('INVALID_KEY');
+  });
+});
+
+describe('pkcs1ToSpki and derToPem', () => {
+  it('derToPem writes 64-character lines that pemToSpki reads back', () => {
+    const pem = derToPem(spkiDer, 'PUBLIC KEY');
+    const lines = pem.trim().split('\n');
+    expect(lines[0]).toBe('-----BEGIN PUBLIC KEY-----');
+    expect(lines.at(-1)).toBe('-----END PUBLIC KEY-----');
+    for (const line of lines.slice(1, -2)) expect(line).toHaveLength(64);
+    expect(pemToSpki(pem)).toEqual(spkiDer);
+    expect(createPublicKey(pem).export({ type: 'spki', format: 'pem' })).toBe(createPublicKey(spkiPem).export({ type: 'spki', format: 'pem' }));
+  });
+
+  it('pkcs1ToSpki uses a short-form length for a tiny input', () => {
+    const wrapped = pkcs1ToSpki(new Uint8Array([0x30, 0x00]));
+    // SEQUENCE(len) { AlgorithmIdentifier(15 bytes), BIT STRING(3 bytes: 0x00 + input) }
+    expect(wrapped[0]).toBe(0x30);
+    expect(wrapped[1]).toBe(15 + 2 + 3);
+    expect(wrapped.length).toBe(2 + 15 + 2 + 3);
+    expect([...wrapped.slice(-5)]).toEqual([0x03, 0x03, 0x00, 0x30, 0x00]);
+  });
+});
