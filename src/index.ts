@@ -15,6 +15,14 @@ export type { BodyInput, HeadersInput, HeadersLike, QueryInput, SearchParamsLike
 export { BETA_PUBLIC_KEY, PRODUCTION_PUBLIC_KEY, SERVICE_PUBLIC_KEYS } from './service-keys.js';
 export type { ServiceEnvironment } from './service-keys.js';
 export { verifySignature } from './signature.js';
+export { DEFAULT_MAX_BODY_BYTES, verifyWebhook } from './verify-webhook.js';
+export type {
+  VerifyWebhookError,
+  VerifyWebhookErrorCode,
+  VerifyWebhookOptions,
+  VerifyWebhookResult,
+  WebhookRequest,
+} from './verify-webhook.js';
 export { retryDelay, retryOffset, retrySchedule } from './retry.js';
 export type { ScheduledRetry } from './retry.js';
 export { parseServiceError, SERVICE_STATUS_CODES, serviceStatus } from './service-status.js';
