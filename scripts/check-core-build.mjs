@@ -1,0 +1,92 @@
+#!/usr/bin/env node
+// The runtime-neutral build must not lean on Node: starting from each
+// runtime-neutral entry of dist/ (ESM and CJS) and following its relative
+// imports into the shared chunks, no file may import or require a `node:`
+// module (or a bare Node built-in), nor reference the `Buffer` or `process`
+// globals. Parsed with the TypeScript compiler, so words inside strings and
+// comments ("process", "Buffer") do not count; property names (`x.process`)
+// do not either.
+//
+// payhook/node and the CLI are Node-only by design and are not scanned.
+// Usage: node scripts/check-core-build.mjs [dist directory]
+import { existsSync, readFileSync } from 'node:fs';
+import { builtinModules } from 'node:module';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const dist = resolve(process.argv[2] ?? join(root, 'dist'));
+const ENTRIES = ['index', 'web', 'redis', 'testing'];
+const FORBIDDEN_GLOBALS = new Set(['Buffer', 'process']);
+const builtins = new Set(builtinModules);
+
+function isNodeModule(specifier) {
+  return specifier.startsWith('node:') || builtins.has(specifier) || builtins.has(specifier.split('/')[0]);
+}
+
+/** Identifiers that are property names or declarations, not references. */
+function isReference(node) {
+  const parent = node.parent;
+  if (!parent) return true;
+  if ((ts.isPropertyAccessExpression(parent) || ts.isQualifiedName(parent)) && parent.name === node) return false;
+  if ((ts.isPropertyAssignment(parent) || ts.isMethodDeclaration(parent) || ts.isPropertyDeclaration(parent)) && parent.name === node) return false;
+  if (ts.isBindingElement(parent) && parent.propertyName === node) return false;
+  return true;
+}
+
+function scan(file) {
+  const text = readFileSync(file, 'utf8');
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.ES2022, true, ts.ScriptKind.JS);
+  const problems = [];
+  const deps = [];
+  const where = (node) => {
+    const { line, character } = source.getLineAndCharacterOfPosition(node.getStart(source));
+    return `${relative(root, file)}:${line + 1}:${character + 1}`;
+  };
+  const specifier = (node, value) => {
+    if (isNodeModule(value)) problems.push(`${where(node)} loads the Node module "${value}"`);
+    else if (value.startsWith('.')) deps.push(resolve(dirname(file), value));
+  };
+  const visit = (node) => {
+    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
+      specifier(node, node.moduleSpecifier.text);
+    } else if (ts.isCallExpression(node) && node.arguments.length > 0 && ts.isStringLiteralLike(node.arguments[0])) {
+      const callee = node.expression;
+      if (callee.kind === ts.SyntaxKind.ImportKeyword || (ts.isIdentifier(callee) && callee.text === 'require')) {
+        specifier(node, node.arguments[0].text);
+      }
+    } else if (ts.isIdentifier(node) && FORBIDDEN_GLOBALS.has(node.text) && isReference(node)) {
+      problems.push(`${where(node)} references ${node.text}`);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return { problems, deps };
+}
+
+const seen = new Set();
+const problems = [];
+for (const entry of ENTRIES) {
+  for (const extension of ['js', 'cjs']) {
+    const start = join(dist, `${entry}.${extension}`);
+    if (!existsSync(start)) {
+      problems.push(`${relative(root, start)} is missing (run npm run build)`);
+      continue;
+    }
+    const stack = [start];
+    while (stack.length > 0) {
+      const file = stack.pop();
+      if (seen.has(file)) continue;
+      seen.add(file);
+      const result = scan(file);
+      problems.push(...result.problems);
+      stack.push(...result.deps);
+    }
+  }
+}
+const files = [...seen].map((file) => relative(dist, file)).sort();
+console.log(`check-core-build: scanned ${files.length} files (${files.join(', ')})`);
+for (const problem of problems) console.log(`FAIL ${problem}`);
+console.log(`check-core-build: ${problems.length === 0 ? 'no node: import, no Buffer, no process' : `${problems.length} problem(s)`}`);
+process.exit(problems.length === 0 ? 0 : 1);

@@ -1,0 +1,80 @@
+#!/usr/bin/env node
+// Type-checks the emitted declarations of every entry from a consumer project
+// (test/package), as users compile against them: the packed package unpacked
+// into test/package/node_modules/payhook, `skipLibCheck: false`, strict
+// flags, under each module resolution users pick.
+//
+// Entry groups and the ambient types each gets:
+//   core   payhook, payhook/node, payhook/redis: lib ES2022 only, no DOM, no
+//          @types/node — their public types must be structural.
+//   dom    payhook/web, payhook/testing with lib DOM: they name the global
+//          Request/Response (as every runtime they serve has them), so a
+//          consumer needs either the DOM lib ...
+//   node   ... or @types/node (Node's global fetch types), without DOM.
+// Each file has an ESM (.ts) and a CJS (.cts) consumer, so both the
+// `import` and the `require` declarations (.d.ts and .d.cts) are checked.
+import { spawn } from 'node:child_process';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { installPacked, root } from '../test/package/pack.mjs';
+
+const consumer = join(root, 'test', 'package');
+const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+
+const groups = {
+  core: { lib: ['ES2022'], types: [], files: ['core.ts', 'core-require.cts', 'node.ts', 'node-require.cts', 'redis.ts', 'redis-require.cts'] },
+  dom: { lib: ['ES2022', 'DOM'], types: [], files: ['web.ts', 'web-require.cts', 'testing.ts', 'testing-require.cts'] },
+  node: { lib: ['ES2022'], types: ['node'], files: ['web.ts', 'web-require.cts', 'testing.ts', 'testing-require.cts'] },
+};
+const resolutions = {
+  bundler: { module: 'ESNext', moduleResolution: 'Bundler' },
+  node16: { module: 'Node16', moduleResolution: 'Node16' },
+  nodenext: { module: 'NodeNext', moduleResolution: 'NodeNext' },
+  // Legacy `moduleResolution: node`, still common: subpaths reach their
+  // types through package.json `typesVersions`.
+  node10: { module: 'CommonJS', moduleResolution: 'Node10' },
+};
+
+function run(config) {
+  return new Promise((resolvePromise) => {
+    const child = spawn(process.execPath, [tsc, '-p', config, '--pretty', 'false'], { cwd: consumer });
+    let output = '';
+    child.stdout.on('data', (chunk) => (output += chunk));
+    child.stderr.on('data', (chunk) => (output += chunk));
+    child.on('close', (code) => resolvePromise({ code, output }));
+  });
+}
+
+installPacked(consumer);
+const configDir = join(consumer, '.tmp');
+rmSync(configDir, { recursive: true, force: true });
+mkdirSync(configDir, { recursive: true });
+
+const jobs = [];
+for (const [group, { lib, types, files }] of Object.entries(groups)) {
+  for (const [resolution, options] of Object.entries(resolutions)) {
+    const config = join(configDir, `tsconfig.${group}.${resolution}.json`);
+    writeFileSync(config, JSON.stringify({
+      extends: '../tsconfig.json',
+      compilerOptions: { ...options, lib, types, ...(resolution === 'node10' ? { ignoreDeprecations: '5.0' } : {}) },
+      files: files.map((file) => `../src/${file}`),
+    }, null, 2));
+    jobs.push({ name: `${group} × ${resolution}`, config });
+  }
+}
+
+// Two compilers at a time: the machine has two cores.
+let failed = 0;
+const queue = [...jobs];
+async function worker() {
+  for (let job = queue.shift(); job; job = queue.shift()) {
+    const { code, output } = await run(job.config);
+    const ok = code === 0;
+    if (!ok) failed++;
+    console.log(`${ok ? 'ok  ' : 'FAIL'} types ${job.name}`);
+    if (!ok) console.log(output.trim().split('\n').slice(0, 30).map((line) => `       ${line}`).join('\n'));
+  }
+}
+await Promise.all([worker(), worker()]);
+console.log(`check-types: ${jobs.length - failed} passed, ${failed} failed`);
+process.exit(failed === 0 ? 0 : 1);

@@ -1,0 +1,3 @@
+import { createNodeWebhookHandler } from 'payhook/node';
+
+export type NodeHandler = ReturnType<typeof createNodeWebhookHandler>;

@@ -1,0 +1,3 @@
+import { createWebhookHandler } from 'payhook/web';
+
+export type Handler = ReturnType<typeof createWebhookHandler>;
