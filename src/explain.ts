@@ -57,6 +57,11 @@ export interface ExplainOptions {
   alternativeKeys?: Readonly<Record<string, KeyInput>>;
   /** The callback URL registered with the service; its host, path and query are tried. */
   webhookUrl?: string;
+  /**
+   * The URL registered with the service, when the receiver does not pin it
+   * with `webhookUrl`: only tried as a candidate, never used as the baseline.
+   */
+  registeredUrl?: string;
   /** Whether the receiver takes the host from `X-Forwarded-Host`. */
   trustForwardedHeaders?: boolean;
   /** The receiver's clock, to report the timestamp's age. @defaultValue `Date.now()` */
@@ -249,18 +254,17 @@ function candidateQueries(received: string, headers: HeadersInput, registered: s
 
 function configuredKeys(options: ExplainOptions, environmentKeys: Readonly<Partial<Record<ServiceEnvironment, KeyInput>>>): NamedKey[] {
   const keys: NamedKey[] = [];
-  if (options.publicKeys !== undefined) {
+  if (options.publicKeys !== undefined && options.publicKeys !== null) {
     const list = Array.isArray(options.publicKeys) ? (options.publicKeys as readonly KeyInput[]) : [options.publicKeys as KeyInput];
-    list.forEach((key, index) => {
+    list.slice(0, MAX_KEYS).forEach((key, index) => {
       const env = (Object.keys(environmentKeys) as ServiceEnvironment[]).find((name) => environmentKeys[name] === key);
       keys.push({ name: env ?? (list.length === 1 ? 'your configured key' : `your configured key ${index + 1}`), key, configured: true });
     });
-    return keys;
   }
   const environments = options.environment === undefined ? [] : typeof options.environment === 'string' ? [options.environment] : options.environment;
   for (const env of environments) {
     const key = environmentKeys[env];
-    if (key !== undefined) keys.push({ name: env, key, configured: true });
+    if (key !== undefined && !keys.some((k) => k.key === key)) keys.push({ name: env, key, configured: true });
   }
   return keys;
 }
@@ -273,20 +277,24 @@ function code(value: unknown): string {
   return `\`${value === '' ? '(none)' : String(value)}\``;
 }
 
-function fixFor(changes: readonly DiagnosisChange[], context: { xfh: string | undefined }): string {
+function fixFor(changes: readonly DiagnosisChange[], context: { xfh: string | undefined; pinned: boolean }): string {
   const fixes: string[] = [];
   for (const change of changes) {
     switch (change.part) {
       case 'host':
         fixes.push(
-          change.expected === context.xfh
+          context.pinned
+            ? `your \`webhookUrl\` names the host ${code(change.received)}, but the service signed ${code(change.expected)}: set \`webhookUrl\` to the URL actually registered with the service`
+            : change.expected === context.xfh
             ? `your proxy forwards the original host in X-Forwarded-Host: set \`trustForwardedHeaders: true\` (only behind a proxy you control) or \`webhookUrl\` to the URL registered with the service`
             : `set \`webhookUrl\` to the URL registered with the service (https://${change.expected}/…), so the signed host is used whatever your proxy sends`,
         );
         break;
       case 'path':
         fixes.push(
-          change.expected.length > change.received.length && change.expected.endsWith(change.received)
+          context.pinned
+            ? `your \`webhookUrl\` has the path ${code(change.received)}, but the service signed ${code(change.expected)}: set \`webhookUrl\` to the URL actually registered with the service`
+            : change.expected.length > change.received.length && change.expected.endsWith(change.received)
             ? `your router strips the prefix ${code(change.expected.slice(0, change.expected.length - change.received.length))}: set \`webhookUrl\` to the registered URL, or verify the original URL (Express: \`req.originalUrl\`)`
             : `set \`webhookUrl\` to the URL registered with the service, or verify the path the service called`,
         );
@@ -403,9 +411,12 @@ async function explain(request: ExplainRequest, options: ExplainOptions): Promis
 
   // What the receiver uses: the registered URL's host and path when given,
   // else the forwarded host when trusted, else the request's.
-  const baseHost = registered?.host ?? (options.trustForwardedHeaders === true && xfh !== undefined ? xfh : receivedHost);
+  // An absolute URL's authority stands in for a missing Host (some HTTP/2 stacks).
+  const authority = /^[a-z][a-z0-9+.-]*:\/\/([^/?#]*)/i.exec(request.url)?.[1]?.replace(/^.*@/, '');
+  const baseHost =
+    registered?.host ?? (options.trustForwardedHeaders === true && xfh !== undefined ? xfh : receivedHost ?? (authority || undefined));
   const basePath = registered?.path ?? path;
-  const baseQuery = query;
+  const baseQuery = registered?.query ?? query;
 
   let body: JsonObject | null;
   try {
@@ -514,12 +525,13 @@ async function explain(request: ExplainRequest, options: ExplainOptions): Promis
   }
   const lengthMatches = usable.filter((key) => bytes.length === Math.ceil((key.imported.algorithm as RsaHashedKeyAlgorithm).modulusLength / 8));
 
-  const hint = registered ?? announced;
+  const hint = registered ?? parseWebhookUrl(options.registeredUrl) ?? announced;
   const hosts = candidateHosts(baseHost, headers, hint?.host);
   if (receivedHost !== undefined) pushUnique(hosts, receivedHost, MAX_HOSTS + 1);
   const paths = candidatePaths(basePath, headers, hint?.path);
   if (basePath !== path) pushUnique(paths, path, MAX_PATHS + 1);
   const queries = candidateQueries(baseQuery, headers, hint?.query);
+  if (baseQuery !== query) pushUnique(queries, query, MAX_QUERIES + 1);
   const headerSets: string[][] = [[], ...apiHeaders.slice(0, 3).map((name) => [name])];
 
   // Fewest changes first: each single change, then pairs of host/path/query.
@@ -550,7 +562,7 @@ async function explain(request: ExplainRequest, options: ExplainOptions): Promis
       if (changes.length === 0 && key.configured) continue;
       if (!(await verifies(text, key.imported))) continue;
       const all = key.configured ? changes : [...changes, change('key', configuredNames, key.name)];
-      const fix = fixFor(all, { xfh });
+      const fix = fixFor(all, { xfh, pinned: registered !== undefined });
       const freshness = timestamp.ok ? '' : ` (note: the timestamp is refused too: ${timestamp.message})`;
       return result({
         code: 'SIGNATURE_MISMATCH',

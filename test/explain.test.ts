@@ -81,16 +81,31 @@ describe('explainVerificationFailure', () => {
   });
 
   it('names a dropped or an added query string', async () => {
-    const signed = await delivery('https://shop.example.kg/hook?token=s3cr%20et&shop=7');
-    const dropped = await explainVerificationFailure(
-      received(signed, '/hook'),
-      { ...testKeys, webhookUrl: 'https://shop.example.kg/hook?token=s3cr%20et&shop=7' },
-    );
+    const registeredUrl = 'https://shop.example.kg/hook?token=s3cr%20et&shop=7';
+    const signed = await delivery(registeredUrl);
+    const dropped = await explainVerificationFailure(received(signed, '/hook'), { ...testKeys, registeredUrl });
     expect(dropped.changes).toEqual([{ part: 'query', received: '', expected: 'token=s3cr%20et&shop=7' }]);
     expect(dropped.fix).toContain('full URL with its query string');
+    // The signed-body variant names its callback URL in the body: no hint needed.
+    const body = createTestWebhook({ variant: 'signed-body', fields: { webhook_url: registeredUrl } });
+    const announced = await signWebhook(body, { url: registeredUrl, timestamp: NOW });
+    const fromBody = await explainVerificationFailure(received(announced, '/hook'), testKeys);
+    expect(fromBody.changes).toEqual([{ part: 'query', received: '', expected: 'token=s3cr%20et&shop=7' }]);
+    // A router that rewrites the URL but keeps the original in X-Original-URI.
+    const viaHeader = await explainVerificationFailure(received(signed, '/hook', { 'x-original-uri': '/hook?token=s3cr%20et&shop=7' }), testKeys);
+    expect(viaHeader.changes.map((c) => c.part)).toEqual(['query']);
     const plain = await delivery('https://shop.example.kg/hook');
     const added = await explainVerificationFailure(received(plain, '/hook?utm=1'), testKeys);
     expect(added.changes).toEqual([{ part: 'query', received: 'utm=1', expected: '' }]);
+  });
+
+  it('with webhookUrl set, names the part of it that differs from what was signed', async () => {
+    const signed = await delivery('https://shop.example.kg/api/hook');
+    const diagnosis = await explainVerificationFailure(received(signed, '/api/hook'), { ...testKeys, webhookUrl: 'https://shop.example.kg/hook' });
+    expect(diagnosis.changes).toEqual([{ part: 'path', received: '/hook', expected: '/api/hook' }]);
+    expect(diagnosis.fix).toContain('your `webhookUrl` has the path `/hook`');
+    const wrongHost = await explainVerificationFailure(received(signed, '/api/hook'), { ...testKeys, webhookUrl: 'https://old.example.kg/api/hook' });
+    expect(wrongHost.changes).toEqual([{ part: 'host', received: 'old.example.kg', expected: 'shop.example.kg' }]);
   });
 
   it('names the other environment key, using injected environment keys', async () => {

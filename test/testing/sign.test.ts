@@ -98,7 +98,7 @@ describe('signWebhook', () => {
       'jwk',
       await crypto.subtle.importKey(
         'pkcs8',
-        pemBytes(TEST_KEY_PAIR.privateKey),
+        pemBytes(TEST_KEY_PAIR.privateKey) as BufferSource,
         { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' },
         true,
         ['sign'],
