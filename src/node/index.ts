@@ -1,1 +1,251 @@
-export {};
+/**
+ * Entry `payhook/node`: the receiving handler for Node's
+ * `IncomingMessage`/`ServerResponse` — a `node:http` listener, an Express
+ * route handler, or a Fastify route handler. Its types are structural
+ * slices, so using it needs no `@types/node`.
+ *
+ * @module
+ */
+import { createPipeline, type Answer } from '../handler/pipeline.js';
+import type { WebhookHandlerOptions } from '../handler/options.js';
+import type { BodyInput } from '../request.js';
+
+export type {
+  AbortSignalLike,
+  DuplicateDelivery,
+  HandlerAbortSignal,
+  PaymentContext,
+  WebhookHandlerError,
+  WebhookHandlerOptions,
+  WebhookLogRecord,
+} from '../handler/options.js';
+
+/**
+ * The slice of Node's `IncomingMessage` the handler uses (Express's `req`
+ * fits too). `body` is what a body parser left, if any: a `Buffer`
+ * (`express.raw()`), a string (`express.text()`) or a parsed object
+ * (`express.json()`) — all verify, as the canonical string is built from
+ * the parsed value.
+ *
+ * @example
+ * ```ts
+ * import type { NodeRequestLike } from 'payhook/node';
+ *
+ * const describe = (req: NodeRequestLike) => `${req.method} ${req.url}`;
+ * ```
+ */
+export interface NodeRequestLike {
+  method?: string | undefined;
+  url?: string | undefined;
+  headers: Readonly<Record<string, string | readonly string[] | undefined>>;
+  body?: unknown;
+  readonly readableEnded?: boolean;
+  on(event: string, listener: (...args: any[]) => void): unknown;
+  removeListener(event: string, listener: (...args: any[]) => void): unknown;
+}
+
+/**
+ * The slice of Node's `ServerResponse` the handler uses (Express's `res`
+ * fits too).
+ *
+ * @example
+ * ```ts
+ * import type { NodeResponseLike } from 'payhook/node';
+ *
+ * const answered = (res: NodeResponseLike) => res.headersSent === true;
+ * ```
+ */
+export interface NodeResponseLike {
+  statusCode: number;
+  readonly headersSent?: boolean;
+  setHeader(name: string, value: string): unknown;
+  end(chunk: string): unknown;
+}
+
+/**
+ * The slice of a Fastify request the handler uses: Fastify's parsed `body`
+ * and the raw `IncomingMessage`.
+ *
+ * @example
+ * ```ts
+ * import type { FastifyRequestLike } from 'payhook/node';
+ *
+ * const rawUrl = (request: FastifyRequestLike) => request.raw.url;
+ * ```
+ */
+export interface FastifyRequestLike {
+  raw: NodeRequestLike;
+  body?: unknown;
+}
+
+/**
+ * The slice of a Fastify reply the handler uses: it calls `hijack()` and
+ * answers on the raw `ServerResponse`, so Fastify sends nothing itself.
+ *
+ * @example
+ * ```ts
+ * import type { FastifyReplyLike } from 'payhook/node';
+ *
+ * const take = (reply: FastifyReplyLike) => { reply.hijack(); return reply.raw; };
+ * ```
+ */
+export interface FastifyReplyLike {
+  raw: NodeResponseLike;
+  hijack(): unknown;
+}
+
+/**
+ * A handler from {@link createNodeWebhookHandler}: `(req, res)` for
+ * `node:http` and Express, `(request, reply)` for Fastify. It never
+ * rejects and never calls `next`: every delivery gets its answer.
+ *
+ * @example
+ * ```ts
+ * import { createServer } from 'node:http';
+ * import type { NodeWebhookHandler } from 'payhook/node';
+ *
+ * declare const handler: NodeWebhookHandler;
+ * createServer(handler).listen(3000);
+ * ```
+ */
+export type NodeWebhookHandler = (
+  req: NodeRequestLike | FastifyRequestLike,
+  res: NodeResponseLike | FastifyReplyLike,
+  next?: (error?: unknown) => void,
+) => Promise<void>;
+
+type BodyOutcome = { body: BodyInput } | { tooLarge: true } | { error: unknown };
+
+function readBody(req: NodeRequestLike, limit: number): Promise<BodyOutcome> {
+  return new Promise((resolve) => {
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    let encoder: TextEncoder | undefined;
+    const cleanup = () => {
+      req.removeListener('data', onData);
+      req.removeListener('end', onEnd);
+      req.removeListener('error', onError);
+      req.removeListener('aborted', onAborted);
+    };
+    const onData = (chunk: Uint8Array | string) => {
+      const bytes = typeof chunk === 'string' ? (encoder ??= new TextEncoder()).encode(chunk) : chunk;
+      size += bytes.byteLength;
+      if (size > limit) {
+        // Stop buffering at once; Node discards the rest of the body.
+        cleanup();
+        resolve({ tooLarge: true });
+        return;
+      }
+      chunks.push(bytes);
+    };
+    const onEnd = () => {
+      cleanup();
+      if (chunks.length === 1) return resolve({ body: chunks[0] as Uint8Array });
+      const body = new Uint8Array(size);
+      let offset = 0;
+      for (const chunk of chunks) {
+        body.set(chunk, offset);
+        offset += chunk.byteLength;
+      }
+      resolve({ body });
+    };
+    const onError = (error: unknown) => {
+      cleanup();
+      resolve({ error });
+    };
+    const onAborted = () => onError(new Error('The client aborted the request.'));
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+    req.on('aborted', onAborted);
+  });
+}
+
+function isFastify(req: unknown, res: unknown): boolean {
+  return (
+    typeof res === 'object' && res !== null && typeof (res as FastifyReplyLike).hijack === 'function' &&
+    typeof (res as FastifyReplyLike).raw === 'object' &&
+    typeof req === 'object' && req !== null && typeof (req as FastifyRequestLike).raw === 'object'
+  );
+}
+
+function send(res: NodeResponseLike, answer: Answer): void {
+  if (res.headersSent === true) return;
+  res.statusCode = answer.status;
+  for (const [name, value] of Object.entries(answer.headers)) res.setHeader(name, value);
+  res.end(JSON.stringify(answer.body));
+}
+
+/**
+ * Creates the receiving handler for Node: it takes the body a body parser
+ * left on `req.body` (Buffer, string, or parsed object), or reads the raw
+ * body itself (stopping past `maxBodyBytes` with 413), then runs the same
+ * pipeline and answers as `createWebhookHandler` from `payhook/web`:
+ * 200 handled or duplicate, 400 not a webhook, 401 signature or timestamp,
+ * 405 not POST, 409 in progress elsewhere, 413 too large, 500 `onPayment`
+ * failed (claim released), 503 store unreachable.
+ *
+ * - `node:http`: `createServer(handler)`.
+ * - Express: `app.post('/webhooks/payments', handler)`, with or without
+ *   `express.json()` / `express.raw()` before it.
+ * - Fastify: `app.post('/webhooks/payments', handler)`; it calls
+ *   `reply.hijack()` and answers on `reply.raw`, using the body Fastify
+ *   parsed.
+ *
+ * Behind a proxy, set `webhookUrl` (see the README's "Behind a proxy").
+ *
+ * @throws {@link PayhookError} `INVALID_ARGUMENT` at creation for missing
+ * keys, a missing `onPayment` or out-of-range durations.
+ *
+ * @example
+ * ```ts
+ * import express from 'express';
+ * import { createNodeWebhookHandler } from 'payhook/node';
+ *
+ * const app = express();
+ * app.post('/webhooks/payments', createNodeWebhookHandler({
+ *   environment: 'production',
+ *   webhookUrl: 'https://shop.example.kg/webhooks/payments',
+ *   onPayment: async (webhook) => { await queue.publish('payments', webhook.raw); },
+ * }));
+ * app.listen(3000);
+ * ```
+ */
+export function createNodeWebhookHandler(options: WebhookHandlerOptions): NodeWebhookHandler {
+  const pipeline = createPipeline(options);
+  return async function handleWebhook(reqOrRequest, resOrReply): Promise<void> {
+    let req: NodeRequestLike;
+    let res: NodeResponseLike;
+    let body: BodyInput | undefined;
+    if (isFastify(reqOrRequest, resOrReply)) {
+      const reply = resOrReply as FastifyReplyLike;
+      reply.hijack();
+      req = (reqOrRequest as FastifyRequestLike).raw;
+      res = reply.raw;
+      body = (reqOrRequest as FastifyRequestLike).body as BodyInput | undefined;
+    } else {
+      req = reqOrRequest as NodeRequestLike;
+      res = resOrReply as NodeResponseLike;
+      body = req.body as BodyInput | undefined;
+    }
+    try {
+      const contentLength = req.headers['content-length'];
+      const early = pipeline.precheck(req.method, typeof contentLength === 'string' ? contentLength : undefined);
+      if (early !== undefined) return send(res, early);
+      if (body === undefined) {
+        if (req.readableEnded === true) {
+          return send(res, pipeline.unreadable('The request body was already read, and no body parser left it on req.body.', undefined));
+        }
+        const outcome = await readBody(req, pipeline.maxBodyBytes);
+        if ('tooLarge' in outcome) return send(res, pipeline.tooLarge());
+        if ('error' in outcome) return send(res, pipeline.unreadable('The request body could not be read.', outcome.error));
+        body = outcome.body;
+      }
+      const answer = await pipeline.handle({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
+      send(res, answer);
+    } catch (error) {
+      // Defensive: the pipeline answers every outcome itself.
+      send(res, pipeline.unreadable(`Unexpected failure: ${error instanceof Error ? error.message : String(error)}`, error));
+    }
+  };
+}

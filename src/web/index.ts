@@ -1,1 +1,142 @@
-export {};
+/**
+ * Entry `payhook/web`: the receiving handler for the Web standard
+ * `Request` → `Response` (Hono, Next.js route handlers, Remix, SvelteKit,
+ * Astro, Deno, Bun, Cloudflare Workers, Vercel functions).
+ *
+ * @module
+ */
+import { createPipeline, type Answer } from '../handler/pipeline.js';
+import type { WebhookHandlerOptions } from '../handler/options.js';
+
+export type {
+  AbortSignalLike,
+  DuplicateDelivery,
+  HandlerAbortSignal,
+  PaymentContext,
+  WebhookHandlerError,
+  WebhookHandlerOptions,
+  WebhookLogRecord,
+} from '../handler/options.js';
+
+/**
+ * What a platform may pass beside the request: `waitUntil` keeps the
+ * function alive for bookkeeping after the answer (Cloudflare Workers'
+ * `ctx`, Vercel's and Netlify's context). payhook only uses it to settle a
+ * claim whose handler missed its deadline — never to run your handler after
+ * answering 200.
+ *
+ * @example
+ * ```ts
+ * import type { WebhookHandlerContext } from 'payhook/web';
+ *
+ * const context: WebhookHandlerContext = { waitUntil: (promise) => void promise };
+ * ```
+ */
+export interface WebhookHandlerContext {
+  waitUntil?(promise: Promise<unknown>): void;
+}
+
+/**
+ * A handler from {@link createWebhookHandler}.
+ *
+ * @example
+ * ```ts
+ * import type { WebhookHandler } from 'payhook/web';
+ *
+ * declare const handler: WebhookHandler;
+ * const response = await handler(new Request('https://shop.example.kg/hook', { method: 'POST' }));
+ * ```
+ */
+export type WebhookHandler = (request: Request, context?: WebhookHandlerContext) => Promise<Response>;
+
+async function readBody(request: Request, limit: number): Promise<Uint8Array | undefined> {
+  if (request.body === null) return new Uint8Array(0);
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      // Stop reading: the rest of an oversized body is never buffered.
+      reader.cancel().catch(() => {});
+      return undefined;
+    }
+    chunks.push(value);
+  }
+  if (chunks.length === 1) return chunks[0];
+  const body = new Uint8Array(size);
+  let offset = 0;
+  for (const chunk of chunks) {
+    body.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return body;
+}
+
+function toResponse(answer: Answer): Response {
+  return new Response(JSON.stringify(answer.body), { status: answer.status, headers: answer.headers });
+}
+
+/**
+ * Creates the receiving handler for Web standard `Request`s: it reads the
+ * raw body (stopping past `maxBodyBytes`), verifies the delivery, claims it
+ * in the deduplication store, awaits your `onPayment`, records it, and
+ * answers:
+ *
+ * | status | when |
+ * |---|---|
+ * | 200 | handled now, or a known duplicate (`{ ok: true, duplicate: true }`) |
+ * | 400 | not a webhook (`INVALID_BODY`, `INVALID_PAYLOAD`, malformed path or query) |
+ * | 401 | signature or timestamp failure |
+ * | 405 | not a `POST` |
+ * | 409 | another worker is handling the same delivery (`DELIVERY_IN_PROGRESS`) |
+ * | 413 | body larger than `maxBodyBytes` |
+ * | 500 | `onPayment` threw or missed `handlerTimeoutMs` (claim released: the retry is processed) |
+ * | 503 | the store is unreachable (`STORE_UNAVAILABLE`) — never 200 without a record |
+ *
+ * Every answer is JSON `{ ok, code?, message? }`. Give it the request before
+ * anything reads its body (in Hono, `c.req.raw`). Pass the platform's
+ * context as the second argument where it has `waitUntil`.
+ *
+ * @throws {@link PayhookError} `INVALID_ARGUMENT` at creation for missing
+ * keys, a missing `onPayment` or out-of-range durations.
+ *
+ * @example
+ * ```ts
+ * // app/webhooks/payments/route.ts (Next.js app router)
+ * import { createWebhookHandler } from 'payhook/web';
+ *
+ * export const POST = createWebhookHandler({
+ *   environment: 'production',
+ *   webhookUrl: 'https://shop.example.kg/webhooks/payments',
+ *   onPayment: async (webhook) => {
+ *     await db.outbox.insert({ id: webhook.id, status: webhook.status, body: webhook.raw });
+ *   },
+ * });
+ * ```
+ */
+export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHandler {
+  const pipeline = createPipeline(options);
+  return async function handleWebhook(request: Request, context?: WebhookHandlerContext): Promise<Response> {
+    const early = pipeline.precheck(request.method, request.headers.get('content-length'));
+    if (early !== undefined) return toResponse(early);
+    let body: Uint8Array | undefined;
+    try {
+      body = await readBody(request, pipeline.maxBodyBytes);
+    } catch (error) {
+      return toResponse(pipeline.unreadable(`The request body cannot be read (was it read before the handler?): ${error instanceof Error ? error.message : String(error)}`, error));
+    }
+    if (body === undefined) return toResponse(pipeline.tooLarge());
+    const answer = await pipeline.handle({ method: request.method, url: request.url, headers: request.headers, body });
+    if (answer.after !== undefined && typeof context?.waitUntil === 'function') {
+      try {
+        context.waitUntil(answer.after);
+      } catch {
+        // Some platforms throw outside a request scope; the promise still runs.
+      }
+    }
+    return toResponse(answer);
+  };
+}

@@ -1,0 +1,218 @@
+/**
+ * The options every receiving handler takes (`payhook/web`, `payhook/node`),
+ * and the hooks it calls.
+ *
+ * @module
+ */
+import type { DedupStore } from '../dedup/store.js';
+import type { PayhookErrorCode } from '../errors.js';
+import type { VerifyWebhookOptions, WebhookRequest } from '../verify-webhook.js';
+import type { PaymentWebhook } from '../webhook/types.js';
+
+/**
+ * The slice of an `AbortSignal` payhook promises. Where your runtime's types
+ * declare a global `AbortSignal` (DOM lib, `@types/node`, Deno, Bun,
+ * workers-types) {@link PaymentContext.signal} is typed as that, so it can be
+ * handed to `fetch` or a database driver as it is.
+ *
+ * @example
+ * ```ts
+ * import type { AbortSignalLike } from 'payhook/web';
+ *
+ * const stopped = (signal: AbortSignalLike): boolean => signal.aborted;
+ * ```
+ */
+export interface AbortSignalLike {
+  readonly aborted: boolean;
+  readonly reason: unknown;
+  addEventListener(type: 'abort', listener: () => void): void;
+  removeEventListener(type: 'abort', listener: () => void): void;
+}
+
+/**
+ * The runtime's own `AbortSignal` type when one is declared, else
+ * {@link AbortSignalLike}.
+ *
+ * @example
+ * ```ts
+ * import type { HandlerAbortSignal } from 'payhook/web';
+ *
+ * declare const signal: HandlerAbortSignal;
+ * await fetch('https://erp.example.kg/orders', { method: 'POST', signal });
+ * ```
+ */
+export type HandlerAbortSignal = typeof globalThis extends { AbortSignal: { prototype: infer S } } ? S : AbortSignalLike;
+
+/**
+ * What `onPayment` receives beside the webhook.
+ *
+ * @example
+ * ```ts
+ * import type { PaymentContext } from 'payhook/web';
+ *
+ * const onPayment = async (webhook: unknown, context: PaymentContext) => {
+ *   console.log(`delivery ${context.key}, signed at ${new Date(context.timestamp).toISOString()}`);
+ * };
+ * ```
+ */
+export interface PaymentContext {
+  /** The deduplication key of this delivery (by default the webhook's `id`). */
+  readonly key: string;
+  /** `x-api-timestamp`: when the service signed this attempt, in ms. */
+  readonly timestamp: number;
+  /**
+   * Aborted when `handlerTimeoutMs` passes: stop, the service was answered
+   * 500 and will retry. Pass it to `fetch` or your driver.
+   */
+  readonly signal: HandlerAbortSignal;
+}
+
+/**
+ * A refused or failed delivery, as {@link WebhookHandlerOptions.onError}
+ * receives it: the stable code, the HTTP status answered, and where known
+ * the delivery key and the underlying error.
+ *
+ * @example
+ * ```ts
+ * import type { WebhookHandlerError } from 'payhook/web';
+ *
+ * const onError = (error: WebhookHandlerError) => metrics.increment(`webhook.${error.code}`);
+ * ```
+ */
+export interface WebhookHandlerError {
+  readonly code: PayhookErrorCode;
+  readonly message: string;
+  /** The HTTP status the service was answered (or 200 for after-answer failures). */
+  readonly status: number;
+  /** The deduplication key, once the delivery is verified. */
+  readonly key?: string;
+  /** The error thrown by your handler or the store, when there is one. */
+  readonly cause?: unknown;
+}
+
+/**
+ * A delivery that was not processed because it is a duplicate.
+ *
+ * @example
+ * ```ts
+ * import type { DuplicateDelivery } from 'payhook/web';
+ *
+ * const onDuplicate = (duplicate: DuplicateDelivery) => console.info('duplicate', duplicate.key, duplicate.state);
+ * ```
+ */
+export interface DuplicateDelivery {
+  readonly key: string;
+  /** `completed`: handled before (answered 200). `in-progress`: another worker holds it (answered 409). */
+  readonly state: 'completed' | 'in-progress';
+  readonly webhook: PaymentWebhook;
+}
+
+/**
+ * One structured log record. Map it to your logger:
+ * `logger: (record) => pino[record.level](record, record.message)`.
+ *
+ * @example
+ * ```ts
+ * import type { WebhookLogRecord } from 'payhook/web';
+ *
+ * const logger = (record: WebhookLogRecord) => console[record.level](JSON.stringify(record));
+ * ```
+ */
+export interface WebhookLogRecord {
+  readonly level: 'debug' | 'info' | 'warn' | 'error';
+  /** What happened, stable: `handled`, `duplicate`, `in-progress`, `rejected`, `handler-failed`, `handler-timeout`, `store-unavailable`, `bookkeeping-failed`, `late-handler-settled`, `misconfigured`. */
+  readonly event: string;
+  readonly message: string;
+  readonly status?: number;
+  readonly code?: PayhookErrorCode;
+  readonly key?: string;
+  readonly transactionId?: string;
+  readonly durationMs?: number;
+  readonly error?: unknown;
+}
+
+/**
+ * Options of the receiving handlers: everything {@link VerifyWebhookOptions}
+ * takes, plus the merchant's `onPayment` and the deduplication settings.
+ *
+ * The pipeline per delivery: non-POST → 405; too large → 413; verify
+ * (401 signature/timestamp, 400 not a webhook); claim in the `store` (503
+ * when unreachable; 200 when already handled; 409 while another worker holds
+ * it); `onPayment` within `handlerTimeoutMs` (500 and the claim released when
+ * it throws); complete; 200.
+ *
+ * @example
+ * ```ts
+ * import type { WebhookHandlerOptions } from 'payhook/web';
+ *
+ * const options: WebhookHandlerOptions = {
+ *   environment: 'production',
+ *   webhookUrl: 'https://shop.example.kg/webhooks/payments',
+ *   onPayment: async (webhook) => { await db.outbox.insert({ id: webhook.id, body: webhook.raw }); },
+ * };
+ * ```
+ */
+export interface WebhookHandlerOptions extends VerifyWebhookOptions {
+  /**
+   * Your hand-off, called once per delivery that verified and was claimed.
+   * Make it fast and durable — insert an outbox row, publish a queue message
+   * — and do the heavy work (emails, fulfilment, ERP calls) after, from that
+   * row or message: the service expects its 200 at once (spec §4.1). When it
+   * resolves, the delivery is recorded and answered 200; when it throws or
+   * misses `handlerTimeoutMs`, the service is answered 500 and retries.
+   * Keep it idempotent on `webhook.id` anyway (see the README's
+   * "Deduplication and retries").
+   */
+  onPayment(webhook: PaymentWebhook, context: PaymentContext): Promise<void> | void;
+  /**
+   * Where claims and completed deliveries are recorded.
+   * @defaultValue `createMemoryStore()` — one process only; use
+   * `createRedisStore` from `payhook/redis` with several.
+   */
+  store?: DedupStore;
+  /**
+   * The deduplication key of a delivery.
+   * @defaultValue `webhook.id` (the transaction id with its `_DEBIT` /
+   * `_CREDIT` suffix, so a refund of a payment is not a duplicate of it)
+   */
+  dedupKey?: (webhook: PaymentWebhook) => string;
+  /**
+   * How long a claim holds when its worker dies. Redeliveries meanwhile get
+   * 409; the first one after it is processed. Must exceed `handlerTimeoutMs`.
+   * @defaultValue 60 000 (the service retries every 30 s at first)
+   */
+  leaseMs?: number;
+  /**
+   * How long a handled delivery is remembered (answered 200 without calling
+   * `onPayment`). At least twice `toleranceMs`, so a captured delivery can
+   * never be replayed: within the window it is remembered, after it it is
+   * stale.
+   * @defaultValue 604 800 000 (7 days)
+   */
+  retentionMs?: number;
+  /**
+   * The deadline for `onPayment`. When it passes, the service is answered
+   * 500, `context.signal` is aborted, and the claim is settled when the late
+   * handler does (completed if it resolves, released if it throws, or left
+   * to its lease), so a retry never runs beside it.
+   * @defaultValue 10 000
+   */
+  handlerTimeoutMs?: number;
+  /**
+   * The deadline for each store call; a slower store counts as unreachable
+   * (503).
+   * @defaultValue 5 000
+   */
+  storeTimeoutMs?: number;
+  /** Called for every delivery not answered 200, and for failures after a 200 (store errors on completion). */
+  onError?: (error: WebhookHandlerError) => void | Promise<void>;
+  /** Called for every duplicate (already handled, or in progress elsewhere). */
+  onDuplicate?: (duplicate: DuplicateDelivery) => void | Promise<void>;
+  /**
+   * Called on `SIGNATURE_MISMATCH` with the request as received, e.g. to run
+   * `explainVerificationFailure` and log why.
+   */
+  onSignatureMismatch?: (request: WebhookRequest) => void | Promise<void>;
+  /** Structured log records; payhook logs nothing without it. */
+  logger?: (record: WebhookLogRecord) => void;
+}
