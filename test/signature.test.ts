@@ -50,6 +50,17 @@ describe('verifySignature', () => {
     expect(await verifySignature(canonical, ` \t${base64}\r\n`, publicPem)).toBe(true);
   });
 
+  it('accepts a spelling whose unused trailing bits are set: it decodes to the same bytes', async () => {
+    // 256 bytes = 341 full characters + one carrying 2 data bits and 4 unused ones.
+    const last = base64.indexOf('=') - 1;
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+    const sibling = alphabet[alphabet.indexOf(base64[last]!) | 0b1111]!;
+    expect(sibling).not.toBe(base64[last]);
+    const respelled = base64.slice(0, last) + sibling + base64.slice(last + 1);
+    expect(Buffer.from(respelled, 'base64').equals(signature)).toBe(true);
+    expect(await verifySignature(canonical, respelled, publicPem)).toBe(true);
+  });
+
   it.each([
     ['an empty signature', ''],
     ['whitespace only', '   '],

@@ -69,7 +69,13 @@ function queryEntries(query: QueryInput): Map<string, string> {
     throw new PayhookError('MALFORMED_QUERY', `The query must be a string, a map or a URLSearchParams, not a ${typeof query}.`);
   }
   if (isSearchParamsLike(query)) {
-    query.forEach((value, name) => entries.set(name, value));
+    // A URLSearchParams gives strings; a Map or hand-made object may not.
+    query.forEach((value: unknown, name: unknown) => {
+      if (typeof name !== 'string' || (typeof value !== 'string' && value !== undefined && value !== null)) {
+        throw new PayhookError('MALFORMED_QUERY', 'The query holds a parameter name or value that is not a string.');
+      }
+      entries.set(name, typeof value === 'string' ? value : '');
+    });
     return entries;
   }
   for (const name of Object.keys(query)) {

@@ -40,9 +40,13 @@ export function forEachHeader(
   callback: (lowerName: string, value: string) => void,
 ): void {
   if (isHeadersLike(headers)) {
-    headers.forEach((value, name) => {
-      const text = headerValue(value, String(name));
-      if (text !== undefined) callback(String(name).toLowerCase(), text);
+    headers.forEach((value: unknown, name: unknown) => {
+      // A WHATWG Headers gives strings; a Map or hand-made object may not.
+      if (typeof name !== 'string') {
+        throw new PayhookError('INVALID_ARGUMENT', `A header name must be a string, not ${name === null ? 'null' : typeof name}.`);
+      }
+      const text = headerValue(value, name);
+      if (text !== undefined) callback(name.toLowerCase(), text);
     });
     return;
   }

@@ -32,7 +32,7 @@ describe('pemToSpki', () => {
   it('wraps PKCS#1 keys of other sizes (long-form DER lengths) correctly', () => {
     for (const name of ['weak-1024', 'stranger-2048', 'ref-test']) {
       const publicKey = createPublicKey(keys[name]!.publicKeyPem);
-      const pkcs1 = publicKey.export({ type: 'pkcs1', format: 'pem' });
+      const pkcs1 = publicKey.export({ type: 'pkcs1', format: 'pem' }) as string;
       const spki = new Uint8Array(publicKey.export({ type: 'spki', format: 'der' }));
       expect(pemToSpki(pkcs1)).toEqual(spki);
     }
