@@ -12,6 +12,8 @@ const MIN_MODULUS_BITS = 2048;
 /** How many distinct PEM strings stay imported at once (least recently used goes first). */
 export const PEM_CACHE_SIZE = 16;
 const pemCache = new Map<string, Promise<CryptoKey>>();
+/** The PEM keys of `pemCache` whose import has finished, for the synchronous fast path. */
+const pemKeys = new Map<string, CryptoKey>();
 let jwkCache = new WeakMap<object, Promise<CryptoKey>>();
 
 function subtle(): SubtleCrypto {
@@ -75,8 +77,15 @@ function checkCryptoKey(key: CryptoKey): CryptoKey {
 }
 
 function rememberPem(pem: string, value: Promise<CryptoKey>): Promise<CryptoKey> {
-  if (pemCache.size >= PEM_CACHE_SIZE) pemCache.delete(pemCache.keys().next().value as string);
+  if (pemCache.size >= PEM_CACHE_SIZE) {
+    const oldest = pemCache.keys().next().value as string;
+    pemCache.delete(oldest);
+    pemKeys.delete(oldest);
+  }
   pemCache.set(pem, value);
+  value.then((key) => {
+    if (pemCache.get(pem) === value) pemKeys.set(pem, key);
+  }, () => undefined);
   // A key that fails to import is not remembered: the next call tries again.
   // Only this very promise is dropped, never a newer entry for the same PEM.
   value.catch(() => {
@@ -138,6 +147,25 @@ function checkStrength(key: CryptoKey, options: KeyOptions | undefined): CryptoK
   return key;
 }
 
+/**
+ * The checked key for one input without waiting, when it needs no import: a
+ * PEM already imported, or a CryptoKey. `undefined` means "import it first"
+ * (a miss, a JWK, a key list); a key that fails the checks throws.
+ */
+export function cachedVerificationKey(input: KeyInput, options: KeyOptions | undefined): CryptoKey | undefined {
+  if (typeof input === 'string') {
+    const key = pemKeys.get(input);
+    if (key === undefined) return undefined;
+    // Keep the least-recently-used order that importCached keeps.
+    const entry = pemCache.get(input) as Promise<CryptoKey>;
+    pemCache.delete(input);
+    pemCache.set(input, entry);
+    return checkStrength(key, options);
+  }
+  if (typeof input === 'object' && input !== null && isCryptoKey(input)) return checkStrength(checkCryptoKey(input), options);
+  return undefined;
+}
+
 /** One key, imported (or taken from the cache) and checked for strength. */
 export async function importVerificationKey(input: KeyInput, options: KeyOptions | undefined): Promise<CryptoKey> {
   return checkStrength(await importCached(input), options);
@@ -163,5 +191,6 @@ export async function importVerificationKeys(
 /** Forgets every imported PEM and JSON Web Key. */
 export function clearImportedKeys(): void {
   pemCache.clear();
+  pemKeys.clear();
   jwkCache = new WeakMap();
 }
