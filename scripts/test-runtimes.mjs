@@ -13,9 +13,9 @@
 // Needs `npm run build` first and the pinned runtimes of
 // test/runtimes/package-lock.json (installed here when missing).
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, mkdirSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { installPacked } from '../test/package/pack.mjs';
 import { createServer } from 'node:http';
-import { tmpdir } from 'node:os';
 import { dirname, extname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -44,25 +44,6 @@ function ensureRuntimesInstalled() {
   console.log('test-runtimes: installing the pinned runtimes (npm ci --prefix test/runtimes)');
   const result = spawnSync('npm', ['ci', '--prefix', runtimesDir, '--no-audit', '--no-fund', '--loglevel=error'], { stdio: 'inherit' });
   if (result.status !== 0) die('npm ci --prefix test/runtimes failed');
-}
-
-/** `npm pack`, then unpack the tarball as test/runtimes/node_modules/payhook. */
-function installPackedPackage() {
-  for (const file of ['index.js', 'index.cjs', 'web.js', 'web.cjs']) {
-    if (!existsSync(join(root, 'dist', file))) die(`dist/${file} is missing: run \`npm run build\` first`);
-  }
-  const packDir = mkdtempSync(join(tmpdir(), 'payhook-pack-'));
-  try {
-    const pack = spawnSync('npm', ['pack', '--json', '--pack-destination', packDir], { cwd: root, encoding: 'utf8' });
-    if (pack.status !== 0) die(`npm pack failed:\n${pack.stderr}`);
-    const [{ filename }] = JSON.parse(pack.stdout);
-    rmSync(installed, { recursive: true, force: true });
-    mkdirSync(installed, { recursive: true });
-    const untar = spawnSync('tar', ['-xzf', join(packDir, filename), '-C', installed, '--strip-components=1'], { encoding: 'utf8' });
-    if (untar.status !== 0) die(`tar failed:\n${untar.stderr}`);
-  } finally {
-    rmSync(packDir, { recursive: true, force: true });
-  }
 }
 
 /** The first candidate binary that exists and answers `--version`. */
@@ -295,7 +276,7 @@ function versionOf(name) {
 async function main() {
   const only = process.argv.slice(2);
   ensureRuntimesInstalled();
-  installPackedPackage();
+  installPacked(runtimesDir);
   const started = Date.now();
   const results = [];
   for (const [name, run] of matrix()) {

@@ -6,7 +6,7 @@
 //   GET  /handled           how many times onPayment ran, and for which ids
 import * as api from 'payhook';
 import * as web from 'payhook/web';
-import { fixtures, runAll } from './shared.mjs';
+import { fixtures, runAll, WEBHOOK_URL } from './shared.mjs';
 
 const handled = [];
 let handler;
@@ -14,6 +14,10 @@ let handler;
 function webhookHandler() {
   handler ??= web.createWebhookHandler({
     publicKeys: fixtures.keys['conformance-2048'].publicKeyPem,
+    // Miniflare hands the Worker `Host: 127.0.0.1:<port>`; Cloudflare would
+    // pass the public host. Pinning the registered URL is the documented
+    // set-up behind anything that rewrites Host.
+    webhookUrl: WEBHOOK_URL,
     onPayment: (webhook) => void handled.push(webhook.id),
   });
   return handler;
