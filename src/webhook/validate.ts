@@ -47,10 +47,8 @@ function childPath(parent: string, key: string): string {
 function describe(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'array';
-  if (typeof value === 'number') {
-    if (!Number.isFinite(value)) return String(value);
-    return Number.isInteger(value) ? 'number' : `number ${value}`;
-  }
+  // A number is shown (it is short and says what is wrong); text is not echoed.
+  if (typeof value === 'number') return Number.isFinite(value) ? `number ${value}` : String(value);
   if (typeof value === 'string' && value === '') return 'empty string';
   return typeof value;
 }

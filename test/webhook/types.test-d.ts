@@ -125,3 +125,12 @@ describe('parse functions', () => {
     if (result.issues === undefined) expectTypeOf(result.value).toEqualTypeOf<PaymentWebhook>();
   });
 });
+
+// How validator-aware libraries infer a Standard Schema's output type.
+type InferOutput<S extends StandardSchemaV1> = NonNullable<S['~standard']['types']>['output'];
+
+describe('Standard Schema inference', () => {
+  it('infers PaymentWebhook as the output of webhookSchema', () => {
+    expectTypeOf<InferOutput<typeof webhookSchema>>().toEqualTypeOf<PaymentWebhook>();
+  });
+});
