@@ -8,7 +8,7 @@
  * | `MALFORMED_PATH` | the path holds a `%` escape that `decodeURI` rejects |
  * | `MALFORMED_QUERY` | a query name or value holds a `%` escape that `decodeURI` rejects |
  * | `INVALID_BODY` | the body is not JSON, or is JSON but not an object |
- * | `INVALID_PAYLOAD` | the body is a JSON object but not a webhook of the spec |
+ * | `INVALID_PAYLOAD` | the body is a JSON object but not a webhook of the spec (`error.issues` lists every problem with its path) |
  * | `INVALID_KEY` | a public key cannot be read, or is not an RSA key |
  * | `WEAK_KEY` | an RSA key shorter than 2048 bits, without `allowWeakKeys` |
  * | `MISSING_SIGNATURE` | the `signature` header is absent or empty |

@@ -179,15 +179,11 @@ export function serviceStatus(statusCode: number): ServiceStatusInfo | undefined
   if (typeof statusCode !== 'number' || !Number.isInteger(statusCode)) return undefined;
   const row = TABLE[statusCode];
   if (row === undefined || !Object.hasOwn(TABLE, statusCode)) return undefined;
-  const info: { -readonly [K in keyof ServiceStatusInfo]: ServiceStatusInfo[K] } = {
-    statusCode,
-    meaning: row.meaning,
-    retriable: row.retriable,
-    advice: row.advice,
-    exampleMessages: [...row.exampleMessages],
-  };
-  if (row.condition !== undefined) info.condition = row.condition;
-  return info;
+  const exampleMessages = [...row.exampleMessages];
+  const { meaning, retriable, advice, condition } = row;
+  return condition === undefined
+    ? { statusCode, meaning, retriable, advice, exampleMessages }
+    : { statusCode, meaning, retriable, advice, condition, exampleMessages };
 }
 
 /**
