@@ -19,7 +19,13 @@ export type ServiceEnvironment = 'production' | 'beta';
  * ```ts
  * import { PRODUCTION_PUBLIC_KEY, verifyWebhook } from 'payhook';
  *
- * const result = await verifyWebhook(request, { publicKeys: PRODUCTION_PUBLIC_KEY });
+ * export async function handle(request: Request): Promise<Response> {
+ *   const result = await verifyWebhook(
+ *     { method: request.method, url: request.url, headers: request.headers, body: await request.text() },
+ *     { publicKeys: PRODUCTION_PUBLIC_KEY },
+ *   );
+ *   return new Response(null, { status: result.ok ? 200 : 401 });
+ * }
  * ```
  */
 export const PRODUCTION_PUBLIC_KEY: string = `-----BEGIN PUBLIC KEY-----
@@ -41,7 +47,8 @@ tQIDAQAB
  * ```ts
  * import { BETA_PUBLIC_KEY, verifySignature } from 'payhook';
  *
- * const ok = await verifySignature(canonical, signatureHeader, BETA_PUBLIC_KEY);
+ * const canonical = 'post\n/webhooks/payments\nhost:sandbox.shop.example.kg\n{}';
+ * const ok = await verifySignature(canonical, 'c2lnbmF0dXJl', BETA_PUBLIC_KEY); // false: not the service's signature
  * ```
  */
 export const BETA_PUBLIC_KEY: string = `-----BEGIN PUBLIC KEY-----

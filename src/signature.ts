@@ -30,9 +30,20 @@ let utf8Encoder: TextEncoder | undefined;
  * ```ts
  * import { buildCanonicalString, PRODUCTION_PUBLIC_KEY, verifySignature } from 'payhook';
  *
- * const canonical = buildCanonicalString({ method, path, headers, query, body });
- * if (!(await verifySignature(canonical, headers['signature'] ?? '', PRODUCTION_PUBLIC_KEY))) {
- *   return new Response('invalid signature', { status: 401 });
+ * export async function handle(request: Request): Promise<Response> {
+ *   const url = new URL(request.url);
+ *   const canonical = buildCanonicalString({
+ *     method: request.method,
+ *     path: url.pathname,
+ *     headers: request.headers,
+ *     query: url.search,
+ *     body: await request.text(),
+ *   });
+ *   const signature = request.headers.get('signature') ?? '';
+ *   if (!(await verifySignature(canonical, signature, PRODUCTION_PUBLIC_KEY))) {
+ *     return new Response('invalid signature', { status: 401 });
+ *   }
+ *   return new Response('ok'); // verifyWebhook also checks x-api-timestamp
  * }
  * ```
  */
