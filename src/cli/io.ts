@@ -1,0 +1,93 @@
+import { readFile } from 'node:fs/promises';
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+
+/** Exit codes every command shares; documented in `payhook --help`. */
+export const EXIT = { OK: 0, FAILED: 1, USAGE: 2 } as const;
+
+/** A mistake in how the command was called: printed with the usage line, exit 2. */
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+/** Where a command writes; tests and the demo can capture it. */
+export interface Io {
+  out(line: string): void;
+  err(line: string): void;
+}
+
+export const processIo: Io = {
+  out: (line) => process.stdout.write(`${line}\n`),
+  err: (line) => process.stderr.write(`${line}\n`),
+};
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+
+/** `parseArgs` in strict mode, its errors turned into {@link UsageError}s. */
+export function parse<O extends Options>(args: readonly string[], options: O, positionals = 0) {
+  try {
+    const parsed = parseArgs({ args: [...args], options, strict: true, allowPositionals: positionals > 0 });
+    if (parsed.positionals.length > positionals) {
+      throw new UsageError(`unexpected argument ${JSON.stringify(parsed.positionals[positionals])}`);
+    }
+    return parsed;
+  } catch (error) {
+    if (error instanceof UsageError) throw error;
+    const message = error instanceof Error ? error.message : String(error);
+    throw new UsageError(message.replace(/\. To specify a positional argument.*$/s, ''));
+  }
+}
+
+/** A positive integer flag (or its default). */
+export function integerFlag(value: string | undefined, name: string, fallback: number, min = 1): number {
+  if (value === undefined) return fallback;
+  if (!/^\d+$/.test(value) || Number(value) < min || !Number.isSafeInteger(Number(value))) {
+    throw new UsageError(`--${name} must be a whole number, at least ${min} (got ${JSON.stringify(value)})`);
+  }
+  return Number(value);
+}
+
+/** A positive number flag (or its default). */
+export function numberFlag(value: string | undefined, name: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  const number = Number(value);
+  if (value.trim() === '' || !Number.isFinite(number) || number <= 0) {
+    throw new UsageError(`--${name} must be a number greater than 0 (got ${JSON.stringify(value)})`);
+  }
+  return number;
+}
+
+/** `name=value` pairs from a repeatable flag. */
+export function pairs(values: readonly string[] | undefined, name: string): Array<[string, string]> {
+  return (values ?? []).map((entry) => {
+    const at = entry.indexOf('=');
+    if (at <= 0) throw new UsageError(`--${name} takes name=value (got ${JSON.stringify(entry)})`);
+    return [entry.slice(0, at), entry.slice(at + 1)];
+  });
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** Reads a file (or stdin for `-`); an unreadable file is a usage error. */
+export async function readInput(path: string, what: string): Promise<string> {
+  try {
+    return path === '-' ? await readStdin() : await readFile(path, 'utf8');
+  } catch (error) {
+    throw new UsageError(`cannot read the ${what} ${JSON.stringify(path)}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+  }
+}
+
+/** Milliseconds as a short human figure: `30 s`, `2 min`, `1 h`, `250 ms`. */
+export function duration(ms: number): string {
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60_000) return `${Math.round(ms / 100) / 10} s`;
+  if (ms < 3_600_000) return `${Math.round(ms / 6000) / 10} min`;
+  return `${Math.round(ms / 360_000) / 10} h`;
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

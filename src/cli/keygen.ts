@@ -1,0 +1,70 @@
+import { access, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { generateTestKeyPair } from '../testing/test-keys.js';
+import { EXIT, integerFlag, parse, UsageError, type Io } from './io.js';
+
+export const KEYGEN_HELP = `Usage: payhook keygen [options]
+
+Writes a fresh RSA test key pair for your tests: <name>.public.pem (SPKI;
+give it to your receiver as publicKeys) and <name>.private.pem (PKCS#8;
+sign test deliveries with it: payhook send --key, or signWebhook). It is a
+test key: the payment service signs with its own key, which you never have.
+
+Options:
+  --out-dir <dir>   where to write the files (default: the current directory)
+  --name <name>     file name prefix (default: payhook-test)
+  --bits <n>        modulus length (default: 2048)
+  --force           overwrite existing files
+  --stdout          print both keys instead of writing files
+  -h, --help        show this help
+
+Exit codes: 0 written; 1 a file exists (without --force) or cannot be
+written; 2 usage error.`;
+
+export async function keygenCommand(args: readonly string[], io: Io): Promise<number> {
+  const { values } = parse(args, {
+    'out-dir': { type: 'string' },
+    name: { type: 'string' },
+    bits: { type: 'string' },
+    force: { type: 'boolean' },
+    stdout: { type: 'boolean' },
+    help: { type: 'boolean', short: 'h' },
+  });
+  if (values.help) {
+    io.out(KEYGEN_HELP);
+    return EXIT.OK;
+  }
+  const bits = integerFlag(values.bits, 'bits', 2048, 2048);
+  if (bits % 8 !== 0 || bits > 8192) throw new UsageError('--bits must be a multiple of 8 from 2048 to 8192');
+  const name = values.name ?? 'payhook-test';
+  if (!/^[\w.-]+$/.test(name)) throw new UsageError('--name may hold letters, digits, ".", "-" and "_" only');
+  const pair = await generateTestKeyPair({ modulusLength: bits });
+  if (values.stdout) {
+    io.out(pair.publicKey + pair.privateKey);
+    return EXIT.OK;
+  }
+  const dir = values['out-dir'] ?? '.';
+  const publicPath = join(dir, `${name}.public.pem`);
+  const privatePath = join(dir, `${name}.private.pem`);
+  const flag = values.force ? 'w' : 'wx';
+  if (!values.force) {
+    for (const path of [publicPath, privatePath]) {
+      const exists = await access(path).then(() => true, () => false);
+      if (exists) {
+        io.err(`payhook keygen: ${path} exists; pass --force to overwrite`);
+        return EXIT.FAILED;
+      }
+    }
+  }
+  try {
+    await writeFile(privatePath, pair.privateKey, { flag, mode: 0o600 });
+    await writeFile(publicPath, pair.publicKey, { flag });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    io.err(code === 'EEXIST' ? `payhook keygen: ${(error as NodeJS.ErrnoException).path ?? 'a key file'} exists; pass --force to overwrite` : `payhook keygen: cannot write the keys: ${String(error)}`);
+    return EXIT.FAILED;
+  }
+  io.out(`wrote ${publicPath} (give it to your receiver: publicKeys)`);
+  io.out(`wrote ${privatePath} (sign test deliveries: payhook send <url> --key ${privatePath})`);
+  return EXIT.OK;
+}

@@ -1,0 +1,72 @@
+import { UsageError } from './io.js';
+
+/** A captured delivery, as `verifyWebhook` takes it. */
+export interface CapturedRequest {
+  method: string;
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+function fromJson(value: unknown): CapturedRequest {
+  // A whole conformance entry ({ name, request, … }) is accepted too.
+  const candidate = typeof value === 'object' && value !== null && 'request' in value && !('method' in value)
+    ? (value as { request: unknown }).request
+    : value;
+  if (typeof candidate !== 'object' || candidate === null) throw new UsageError('the request file must hold a JSON object { method, url, headers, body }');
+  const { method, url, path, headers, body } = candidate as Record<string, unknown>;
+  const target = typeof url === 'string' ? url : typeof path === 'string' ? path : undefined;
+  if (target === undefined) throw new UsageError('the request file has no "url" (absolute, or path and query)');
+  if (typeof headers !== 'object' || headers === null || Array.isArray(headers)) {
+    throw new UsageError('the request file has no "headers" object');
+  }
+  const flat: Record<string, string> = {};
+  for (const [name, raw] of Object.entries(headers)) {
+    if (typeof raw === 'string') flat[name] = raw;
+    else if (Array.isArray(raw)) flat[name] = raw.map(String).join(', ');
+    else if (typeof raw === 'number') flat[name] = String(raw);
+  }
+  return {
+    method: typeof method === 'string' ? method : 'POST',
+    url: target,
+    headers: flat,
+    // A body captured as parsed JSON is written back; the canonical string is the same.
+    body: typeof body === 'string' ? body : body === undefined || body === null ? '' : JSON.stringify(body),
+  };
+}
+
+/** Raw HTTP/1.1 text: request line, headers, blank line, body. */
+function fromHttp(text: string): CapturedRequest {
+  const normalised = text.replace(/^\uFEFF/, '');
+  const split = /\r?\n\r?\n/.exec(normalised);
+  const head = split ? normalised.slice(0, split.index) : normalised;
+  const body = split ? normalised.slice(split.index + split[0].length) : '';
+  const [requestLine = '', ...lines] = head.split(/\r?\n/);
+  const match = /^([A-Za-z]+)\s+(\S+)(?:\s+HTTP\/[\d.]+)?\s*$/.exec(requestLine);
+  if (!match) throw new UsageError(`the request file is neither JSON nor HTTP text (first line: ${JSON.stringify(requestLine.slice(0, 80))})`);
+  const headers: Record<string, string> = {};
+  for (const line of lines) {
+    const colon = line.indexOf(':');
+    if (colon <= 0) throw new UsageError(`malformed header line in the request file: ${JSON.stringify(line.slice(0, 80))}`);
+    const name = line.slice(0, colon).trim().toLowerCase();
+    // HTTP allows optional whitespace around a value; it is not part of it.
+    const value = line.slice(colon + 1).trim();
+    headers[name] = name in headers ? `${headers[name]}, ${value}` : value;
+  }
+  return { method: match[1]!, url: match[2]!, headers, body: body.replace(/\r?\n$/, '') };
+}
+
+/** Reads a captured delivery: JSON like a conformance entry's `request`, or raw HTTP text. */
+export function parseCapturedRequest(text: string): CapturedRequest {
+  const trimmed = text.trimStart();
+  if (trimmed.startsWith('{')) {
+    let value: unknown;
+    try {
+      value = JSON.parse(trimmed);
+    } catch (error) {
+      throw new UsageError(`the request file is not valid JSON: ${(error as Error).message}`);
+    }
+    return fromJson(value);
+  }
+  return fromHttp(text);
+}

@@ -1,0 +1,125 @@
+import { explainVerificationFailure, type VerificationDiagnosis } from '../explain.js';
+import { isPayhookError } from '../errors.js';
+import type { KeyInput } from '../keys.js';
+import type { ServiceEnvironment } from '../service-keys.js';
+import { verifyWebhook, type VerifyWebhookOptions, type VerifyWebhookResult } from '../verify-webhook.js';
+import { EXIT, parse, pairs, readInput, UsageError, type Io } from './io.js';
+import { parseCapturedRequest } from './request-file.js';
+
+export const VERIFY_HELP = `Usage: payhook verify --request <file> (--env production|beta | --key <pem file>) [options]
+
+Checks a captured delivery as your receiver would, and when it does not
+verify, finds out why: it prints the canonical string, then tries the likely
+causes (a rewritten Host, a stripped path prefix, a dropped or added query
+string, an x-api-* header added by a proxy, the other environment's key)
+and names the one that makes the signature verify, with the fix.
+
+The request file is JSON { "method", "url", "headers", "body" } (like an
+entry's "request" in the conformance vectors; a whole entry works too), or
+raw HTTP text (request line, headers, blank line, body). "-" reads stdin.
+
+Options:
+  --request <file>          the captured delivery (required)
+  --env <name>              accept the service's production or beta key (repeatable)
+  --key <pem file>          accept this public key (repeatable)
+  --also-try <name>=<pem>   try this key too as a likely cause, reported by name (repeatable)
+  --webhook-url <url>       your receiver's webhookUrl option (host, path and query come from it)
+  --registered-url <url>    the URL registered with the service, tried as a likely cause only
+  --trust-forwarded         your receiver sets trustForwardedHeaders (host from X-Forwarded-Host)
+  --now <ms>                judge the timestamp at this time (UNIX ms; default: the current time)
+  --ignore-timestamp        judge the timestamp at its own time (for old captures)
+  --json                    print the result and diagnosis as JSON
+  -h, --help                show this help
+
+Exit codes: 0 the delivery verifies; 1 it does not (the diagnosis says why);
+2 usage error (missing or unreadable file, bad key, unknown option).`;
+
+function indent(text: string): string {
+  return text
+    .split('\n')
+    .map((line) => `    │ ${line}`)
+    .join('\n');
+}
+
+export async function verifyCommand(args: readonly string[], io: Io): Promise<number> {
+  const { values } = parse(args, {
+    request: { type: 'string' },
+    env: { type: 'string', multiple: true },
+    key: { type: 'string', multiple: true },
+    'also-try': { type: 'string', multiple: true },
+    'webhook-url': { type: 'string' },
+    'registered-url': { type: 'string' },
+    'trust-forwarded': { type: 'boolean' },
+    now: { type: 'string' },
+    'ignore-timestamp': { type: 'boolean' },
+    json: { type: 'boolean' },
+    help: { type: 'boolean', short: 'h' },
+  });
+  if (values.help) {
+    io.out(VERIFY_HELP);
+    return EXIT.OK;
+  }
+  if (values.request === undefined) throw new UsageError('--request <file> is required');
+  const environments = values.env ?? [];
+  for (const env of environments) {
+    if (env !== 'production' && env !== 'beta') throw new UsageError(`--env must be production or beta (got ${JSON.stringify(env)})`);
+  }
+  if (environments.length === 0 && (values.key ?? []).length === 0) {
+    throw new UsageError('say which key to verify with: --env production, --env beta or --key <pem file>');
+  }
+  if (values.now !== undefined && values['ignore-timestamp']) throw new UsageError('--now and --ignore-timestamp exclude each other');
+  if (values.now !== undefined && !/^\d+$/.test(values.now)) throw new UsageError('--now must be UNIX time in milliseconds');
+
+  const request = parseCapturedRequest(await readInput(values.request, 'request file'));
+  const publicKeys: KeyInput[] = [];
+  for (const file of values.key ?? []) publicKeys.push(await readInput(file, 'key file'));
+  const alternativeKeys: Record<string, KeyInput> = {};
+  for (const [name, file] of pairs(values['also-try'], 'also-try')) alternativeKeys[name] = await readInput(file, 'key file');
+
+  const timestampHeader = Object.entries(request.headers).find(([name]) => name.toLowerCase() === 'x-api-timestamp')?.[1];
+  const now = values['ignore-timestamp'] && timestampHeader !== undefined && /^\d+$/.test(timestampHeader)
+    ? Number(timestampHeader)
+    : values.now !== undefined ? Number(values.now) : Date.now();
+  const options: VerifyWebhookOptions = { now };
+  if (publicKeys.length > 0) options.publicKeys = publicKeys;
+  if (environments.length > 0) options.environment = environments as ServiceEnvironment[];
+  if (values['webhook-url'] !== undefined) options.webhookUrl = values['webhook-url'];
+  if (values['trust-forwarded']) options.trustForwardedHeaders = true;
+
+  let result: VerifyWebhookResult;
+  try {
+    result = await verifyWebhook(request, options);
+  } catch (error) {
+    if (isPayhookError(error)) throw new UsageError(`${error.code}: ${error.message}`);
+    throw error;
+  }
+  let diagnosis: VerificationDiagnosis | undefined;
+  if (!result.ok) {
+    diagnosis = await explainVerificationFailure(request, {
+      ...options,
+      alternativeKeys,
+      ...(values['registered-url'] !== undefined ? { registeredUrl: values['registered-url'] } : {}),
+    });
+  }
+
+  if (values.json) {
+    io.out(JSON.stringify({ ok: result.ok, ...(result.ok ? { canonical: result.canonical, webhook: { ...result.webhook, raw: undefined } } : { error: result.error, diagnosis }) }, null, 2));
+    return result.ok ? EXIT.OK : EXIT.FAILED;
+  }
+  if (result.ok) {
+    const { webhook } = result;
+    io.out(`✓ verifies: ${webhook.status} ${webhook.operation} of ${webhook.amount}, transaction ${webhook.transactionId}`);
+    io.out(`  canonical string:\n${indent(result.canonical)}`);
+    return EXIT.OK;
+  }
+  io.out(`✗ does not verify: ${result.error.code}: ${result.error.message}`);
+  for (const issue of result.error.issues ?? []) io.out(`    - ${issue.path || '(body)'}: ${issue.message}`);
+  if (diagnosis?.canonical) io.out(`  canonical string as received:\n${indent(diagnosis.canonical)}`);
+  if (result.error.code !== 'INVALID_PAYLOAD' && diagnosis) {
+    io.out(`  diagnosis: ${diagnosis.message}`);
+    if (diagnosis.verifiedCanonical !== null && diagnosis.verifiedCanonical !== diagnosis.canonical) {
+      io.out(`  canonical string that verifies:\n${indent(diagnosis.verifiedCanonical)}`);
+    }
+  }
+  return EXIT.FAILED;
+}
