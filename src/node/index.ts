@@ -37,6 +37,8 @@ export type {
 export interface NodeRequestLike {
   method?: string | undefined;
   url?: string | undefined;
+  /** Express keeps the full request target here when a router rewrote `url`. */
+  originalUrl?: string | undefined;
   headers: Readonly<Record<string, string | readonly string[] | undefined>>;
   body?: unknown;
   readonly readableEnded?: boolean;
@@ -241,7 +243,7 @@ export function createNodeWebhookHandler(options: WebhookHandlerOptions): NodeWe
         if ('error' in outcome) return send(res, pipeline.unreadable('The request body could not be read.', outcome.error));
         body = outcome.body;
       }
-      const answer = await pipeline.handle({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
+      const answer = await pipeline.handle({ method: req.method ?? '', url: req.originalUrl ?? req.url ?? '', headers: req.headers, body });
       send(res, answer);
     } catch (error) {
       // Defensive: the pipeline answers every outcome itself.

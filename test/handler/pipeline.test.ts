@@ -1,0 +1,145 @@
+// The pipeline's options, hooks and edge answers, through the Web handler
+// called with Request objects.
+import { describe, expect, it } from 'vitest';
+import { createMemoryStore } from '../../src/dedup/memory.js';
+import type { DedupStore } from '../../src/dedup/store.js';
+import type { WebhookHandlerOptions, WebhookLogRecord } from '../../src/handler/options.js';
+import { createWebhookHandler } from '../../src/web/index.js';
+import { PUBLIC_KEY, signDelivery, webhookBody, type SignedDelivery } from '../helpers/sign.js';
+
+function toRequest(delivery: SignedDelivery): Request {
+  return new Request(`https://shop.example.kg${delivery.target}`, { method: delivery.method, headers: delivery.headers, body: delivery.body });
+}
+
+const base = { publicKeys: PUBLIC_KEY, onPayment: () => {} } satisfies WebhookHandlerOptions;
+
+describe('createWebhookHandler options', () => {
+  it('refuses misuse at creation', () => {
+    const bad: Array<Partial<WebhookHandlerOptions>> = [
+      { onPayment: undefined as never },
+      { publicKeys: undefined },
+      { leaseMs: 5_000, handlerTimeoutMs: 5_000 },
+      { handlerTimeoutMs: 0 },
+      { storeTimeoutMs: Number.NaN },
+      { retentionMs: 599_999 },
+      { store: {} as DedupStore },
+      { maxBodyBytes: -1 },
+    ];
+    for (const options of bad) {
+      expect(() => createWebhookHandler({ ...base, ...options } as WebhookHandlerOptions), JSON.stringify(options)).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
+    }
+    expect(() => createWebhookHandler({ ...base, retentionMs: 20_000, toleranceMs: 10_000 })).not.toThrow();
+  });
+
+  it('answers 500 with the code when the configured key is unusable', async () => {
+    const logs: WebhookLogRecord[] = [];
+    const handler = createWebhookHandler({ ...base, publicKeys: 'not a pem', logger: (record) => logs.push(record) });
+    const response = await handler(toRequest(signDelivery(webhookBody())));
+    expect(response.status).toBe(500);
+    expect(await response.json()).toMatchObject({ ok: false, code: 'INVALID_KEY' });
+    expect(logs.some((record) => record.event === 'misconfigured' && record.level === 'error')).toBe(true);
+  });
+});
+
+describe('hooks and logger', () => {
+  it('reports refusals to onError, onSignatureMismatch and the logger', async () => {
+    const errors: Array<[string, number]> = [];
+    const mismatches: string[] = [];
+    const logs: WebhookLogRecord[] = [];
+    const handler = createWebhookHandler({
+      ...base,
+      onError: (error) => { errors.push([error.code, error.status]); },
+      onSignatureMismatch: (request) => { mismatches.push(request.url); },
+      logger: (record) => logs.push(record),
+    });
+    const delivery = signDelivery(webhookBody());
+    const tampered = { ...delivery, body: delivery.body.replace('SUCCEEDED', 'FAILED') };
+    expect((await handler(toRequest(tampered))).status).toBe(401);
+    expect((await handler(toRequest(signDelivery(webhookBody(), { timestamp: 5 })))).status).toBe(401);
+    expect(errors).toEqual([['SIGNATURE_MISMATCH', 401], ['TIMESTAMP_OUT_OF_WINDOW', 401]]);
+    expect(mismatches).toEqual(['https://shop.example.kg/webhooks/payments']);
+    expect(logs.map((record) => [record.event, record.code])).toEqual([['rejected', 'SIGNATURE_MISMATCH'], ['rejected', 'TIMESTAMP_OUT_OF_WINDOW']]);
+  });
+
+  it('reports duplicates and logs handled deliveries with their key', async () => {
+    const duplicates: string[] = [];
+    const logs: WebhookLogRecord[] = [];
+    const handler = createWebhookHandler({ ...base, onDuplicate: (duplicate) => { duplicates.push(`${duplicate.state}:${duplicate.key}`); }, logger: (record) => logs.push(record) });
+    const body = webhookBody();
+    await handler(toRequest(signDelivery(body)));
+    await handler(toRequest(signDelivery(body)));
+    expect(duplicates).toEqual([`completed:${body['id']}`]);
+    expect(logs.map((record) => record.event)).toEqual(['handled', 'duplicate']);
+    expect(logs[0]).toMatchObject({ level: 'info', status: 200, key: body['id'], transactionId: body['transactionId'] });
+  });
+
+  it('keeps answering when hooks and the logger throw or reject', async () => {
+    const handler = createWebhookHandler({
+      ...base,
+      onError: () => { throw new Error('hook'); },
+      onSignatureMismatch: () => Promise.reject(new Error('async hook')),
+      logger: () => { throw new Error('logger'); },
+    });
+    const delivery = signDelivery(webhookBody());
+    expect((await handler(toRequest({ ...delivery, headers: { ...delivery.headers, signature: 'AAAA' } }))).status).toBe(401);
+    expect((await handler(toRequest(delivery))).status).toBe(200);
+  });
+});
+
+describe('deduplication key and handler context', () => {
+  it('keys by webhook.id by default, so a CREDIT of a payment is not a duplicate of its DEBIT', async () => {
+    const calls: string[] = [];
+    const handler = createWebhookHandler({ ...base, onPayment: (webhook) => { calls.push(webhook.id); } });
+    const debit = webhookBody();
+    const credit = { ...debit, id: `${String(debit['transactionId'])}_CREDIT` };
+    await handler(toRequest(signDelivery(debit)));
+    await handler(toRequest(signDelivery(credit)));
+    expect(calls).toEqual([debit['id'], credit['id']]);
+
+    const byTransaction: string[] = [];
+    const other = createWebhookHandler({ ...base, dedupKey: (webhook) => webhook.transactionId, onPayment: (webhook) => { byTransaction.push(webhook.id); } });
+    await other(toRequest(signDelivery(debit)));
+    expect(await (await other(toRequest(signDelivery(credit)))).json()).toEqual({ ok: true, duplicate: true });
+    expect(byTransaction).toEqual([debit['id']]);
+  });
+
+  it('gives onPayment the key, the signed timestamp and a signal aborted at the deadline', async () => {
+    let seen: { key: string; timestamp: number; aborted: () => boolean } | undefined;
+    const pending: Promise<unknown>[] = [];
+    const handler = createWebhookHandler({
+      ...base,
+      handlerTimeoutMs: 100,
+      onPayment: async (_webhook, context) => {
+        seen = { key: context.key, timestamp: context.timestamp, aborted: () => context.signal.aborted };
+        await new Promise((resolve) => context.signal.addEventListener('abort', () => resolve(undefined)));
+      },
+    });
+    const body = webhookBody();
+    const timestamp = Date.now() - 50;
+    const response = await handler(toRequest(signDelivery(body, { timestamp })), { waitUntil: (promise) => { pending.push(promise); } });
+    expect(response.status).toBe(500);
+    expect(seen).toMatchObject({ key: body['id'], timestamp });
+    expect(seen?.aborted()).toBe(true);
+    expect(pending).toHaveLength(1);
+    await pending[0];
+  });
+
+  it('answers 200 when onPayment succeeded but the store cannot record it, and reports it', async () => {
+    const memory = createMemoryStore();
+    const store: DedupStore = { claim: (key, options) => memory.claim(key, options), complete: () => Promise.reject(new Error('READONLY')), release: (key, token) => memory.release(key, token) };
+    const errors: Array<[string, number]> = [];
+    const handler = createWebhookHandler({ ...base, store, onError: (error) => { errors.push([error.code, error.status]); } });
+    const response = await handler(toRequest(signDelivery(webhookBody())));
+    expect(response.status).toBe(200);
+    expect(errors).toEqual([['STORE_UNAVAILABLE', 200]]);
+  });
+
+  it('answers 500 when the body was already read before the handler', async () => {
+    const handler = createWebhookHandler(base);
+    const request = toRequest(signDelivery(webhookBody()));
+    await request.text();
+    const response = await handler(request);
+    expect(response.status).toBe(500);
+    expect(((await response.json()) as { code: string }).code).toBe('INVALID_ARGUMENT');
+  });
+});
