@@ -98,7 +98,7 @@ describe.each(kinds)('%s handler with the %s store', (serverKind, storeKind) => 
   });
 
   it('runs onPayment exactly once for 100 concurrent copies; every answer is 200 or 409 and none is lost', async () => {
-    const r = await receiver(serverKind, makeStore(storeKind), () => sleep(150));
+    const r = await receiver(serverKind, makeStore(storeKind), async () => { await sleep(150); });
     const body = webhookBody();
     const copies = Array.from({ length: 100 }, () => signDelivery(body));
     const answers = await Promise.all(copies.map((copy) => send(r.port, copy)));

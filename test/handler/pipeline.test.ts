@@ -17,7 +17,7 @@ describe('createWebhookHandler options', () => {
   it('refuses misuse at creation', () => {
     const bad: Array<Partial<WebhookHandlerOptions>> = [
       { onPayment: undefined as never },
-      { publicKeys: undefined },
+      { publicKeys: undefined as never },
       { leaseMs: 5_000, handlerTimeoutMs: 5_000 },
       { handlerTimeoutMs: 0 },
       { storeTimeoutMs: Number.NaN },
