@@ -1,7 +1,7 @@
 import { PayhookError } from './errors.js';
 import type { KeyInput, KeyOptions } from './keys.js';
 import { decodeBase64Lenient } from './lib/base64.js';
-import { cachedVerificationKey, importVerificationKeys } from './lib/key-import.js';
+import { cachedVerificationKeys, importVerificationKeys } from './lib/key-import.js';
 
 let utf8Encoder: TextEncoder | undefined;
 
@@ -56,9 +56,8 @@ export async function verifySignature(
   if (typeof canonical !== 'string') {
     throw new PayhookError('INVALID_ARGUMENT', `The canonical string must be a string, not ${typeof canonical}.`);
   }
-  // Fast path: one key already imported costs no await before the verify.
-  const cached = Array.isArray(publicKeys) ? undefined : cachedVerificationKey(publicKeys as KeyInput, options);
-  const keys = cached === undefined ? await importVerificationKeys(publicKeys, options) : [cached];
+  // Fast path: keys already imported cost no await before the verify.
+  const keys = cachedVerificationKeys(publicKeys, options) ?? (await importVerificationKeys(publicKeys, options));
   const bytes = typeof signature === 'string' ? decodeBase64Lenient(signature) : null;
   if (bytes === null) return false;
   utf8Encoder ??= new TextEncoder();

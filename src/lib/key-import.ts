@@ -147,23 +147,50 @@ function checkStrength(key: CryptoKey, options: KeyOptions | undefined): CryptoK
   return key;
 }
 
-/**
- * The checked key for one input without waiting, when it needs no import: a
- * PEM already imported, or a CryptoKey. `undefined` means "import it first"
- * (a miss, a JWK, a key list); a key that fails the checks throws.
- */
-export function cachedVerificationKey(input: KeyInput, options: KeyOptions | undefined): CryptoKey | undefined {
+function cachedKey(input: KeyInput): CryptoKey | undefined {
   if (typeof input === 'string') {
     const key = pemKeys.get(input);
-    if (key === undefined) return undefined;
-    // Keep the least-recently-used order that importCached keeps.
-    const entry = pemCache.get(input) as Promise<CryptoKey>;
-    pemCache.delete(input);
-    pemCache.set(input, entry);
-    return checkStrength(key, options);
+    if (key !== undefined) {
+      // Keep the least-recently-used order that importCached keeps.
+      const entry = pemCache.get(input) as Promise<CryptoKey>;
+      pemCache.delete(input);
+      pemCache.set(input, entry);
+    }
+    return key;
   }
-  if (typeof input === 'object' && input !== null && isCryptoKey(input)) return checkStrength(checkCryptoKey(input), options);
+  if (typeof input === 'object' && input !== null && isCryptoKey(input)) {
+    try {
+      return checkCryptoKey(input);
+    } catch {
+      return undefined; // the awaited path reports it, in its order
+    }
+  }
   return undefined;
+}
+
+/**
+ * The checked keys without waiting, when none needs an import (PEMs already
+ * imported, CryptoKeys): the per-delivery fast path. `undefined` means "use
+ * importVerificationKeys" (a miss, a JWK, an unusable key, an empty list); a
+ * key too weak throws as importVerificationKeys does.
+ */
+export function cachedVerificationKeys(
+  inputs: KeyInput | readonly KeyInput[] | null | undefined,
+  options: KeyOptions | undefined,
+): CryptoKey[] | undefined {
+  if (!Array.isArray(inputs)) {
+    const key = inputs === undefined || inputs === null ? undefined : cachedKey(inputs as KeyInput);
+    return key === undefined ? undefined : [checkStrength(key, options)];
+  }
+  const list = inputs as readonly KeyInput[];
+  if (list.length === 0) return undefined;
+  const keys: CryptoKey[] = [];
+  for (const input of list) {
+    const key = cachedKey(input);
+    if (key === undefined) return undefined;
+    keys.push(key);
+  }
+  return keys.map((key) => checkStrength(key, options));
 }
 
 /** One key, imported (or taken from the cache) and checked for strength. */
