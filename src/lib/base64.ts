@@ -16,6 +16,14 @@ function decodeTable(): Int8Array {
  * URL-safe alphabet, padding optional, surrounding whitespace ignored.
  * Returns `null` for anything else (inner whitespace, stray characters,
  * misplaced padding, an impossible length, an empty input).
+ *
+ * @example
+ * ```ts
+ * import { decodeBase64Lenient } from './base64.js';
+ *
+ * decodeBase64Lenient(' aGk '); // Uint8Array [104, 105]
+ * decodeBase64Lenient('a Gk'); // null
+ * ```
  */
 export function decodeBase64Lenient(input: string): Uint8Array | null {
   // trim() is linear; a /\s+$/ regex would be quadratic on a long run of
@@ -62,7 +70,16 @@ export function decodeBase64Lenient(input: string): Uint8Array | null {
   return out;
 }
 
-/** Standard, padded base64 of `bytes`. */
+/**
+ * Standard, padded base64 of `bytes`.
+ *
+ * @example
+ * ```ts
+ * import { encodeBase64 } from './base64.js';
+ *
+ * encodeBase64(new Uint8Array([104, 105])); // 'aGk='
+ * ```
+ */
 export function encodeBase64(bytes: Uint8Array): string {
   let out = '';
   let i = 0;

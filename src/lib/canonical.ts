@@ -22,7 +22,16 @@ function reencode(text: string, what: string): string {
   }
 }
 
-/** Line 2: the path as `decodeURI` decodes it. */
+/**
+ * Line 2: the path as `decodeURI` decodes it (`MALFORMED_PATH` when it cannot).
+ *
+ * @example
+ * ```ts
+ * import { canonicalPath } from './canonical.js';
+ *
+ * canonicalPath('/%D0%BA%2F'); // '/к%2F'
+ * ```
+ */
 export function canonicalPath(path: string | null | undefined): string {
   if (path === undefined || path === null || path === '') return '';
   if (typeof path !== 'string') {
@@ -31,7 +40,17 @@ export function canonicalPath(path: string | null | undefined): string {
   return path.includes('%') ? decode(path, 'MALFORMED_PATH', 'path') : path;
 }
 
-/** Line 3: `host:<Host>` then every `x-api-*` header, sorted by lower-cased name. */
+/**
+ * Line 3: `host:<Host>` then every `x-api-*` header, sorted by lower-cased
+ * name (`MISSING_HOST` without a Host header).
+ *
+ * @example
+ * ```ts
+ * import { canonicalHeaders } from './canonical.js';
+ *
+ * canonicalHeaders({ Host: 'h', 'X-Api-B': '2', 'x-api-a': '1' }); // 'host:h&x-api-a:1&x-api-b:2'
+ * ```
+ */
 export function canonicalHeaders(headers: HeadersInput): string {
   if (typeof headers !== 'object' || headers === null) {
     throw new PayhookError('MISSING_HOST', 'The request has no headers, so no Host header.');
@@ -92,7 +111,17 @@ function queryEntries(query: QueryInput): Map<string, string> {
   return entries;
 }
 
-/** Line 4 (may be empty, then it is left out): the sorted, re-encoded query. */
+/**
+ * Line 4 (may be empty, then it is left out): the sorted, re-encoded query
+ * (`MALFORMED_QUERY` for an escape `decodeURI` rejects or a lone surrogate).
+ *
+ * @example
+ * ```ts
+ * import { canonicalQuery } from './canonical.js';
+ *
+ * canonicalQuery('?b=2&a=%D0%BA'); // 'a=%D0%BA&b=2'
+ * ```
+ */
 export function canonicalQuery(query: QueryInput): string {
   const entries = queryEntries(query);
   if (entries.size === 0) return '';
@@ -110,6 +139,15 @@ export function canonicalQuery(query: QueryInput): string {
 /**
  * Assembles the canonical string from already built parts; the body is the
  * parsed JSON object (or `null`), so callers that need it again parse once.
+ *
+ * @example
+ * ```ts
+ * import { assembleCanonical } from './canonical.js';
+ * import { parseJsonBody } from './json-body.js';
+ *
+ * const body = parseJsonBody('{"amount":100}');
+ * assembleCanonical({ method: 'POST', path: '/hook', headers: { host: 'h' } }, body); // 'post\n/hook\nhost:h\n{"amount":100}'
+ * ```
  */
 export function assembleCanonical(
   request: Omit<CanonicalRequest, 'body'>,

@@ -1,7 +1,16 @@
 import { PayhookError } from '../errors.js';
 import type { FreshnessOptions } from '../freshness.js';
 
-/** The service's window, 5 minutes; public as `DEFAULT_TOLERANCE_MS` (freshness.ts). */
+/**
+ * The service's window, 5 minutes; public as `DEFAULT_TOLERANCE_MS` (freshness.ts).
+ *
+ * @example
+ * ```ts
+ * import { SERVICE_WINDOW_MS } from './clock.js';
+ *
+ * SERVICE_WINDOW_MS / 60_000; // 5
+ * ```
+ */
 export const SERVICE_WINDOW_MS = 300_000;
 
 function isDate(value: unknown): value is Date {
@@ -13,6 +22,13 @@ function isDate(value: unknown): value is Date {
  * `now` and `toleranceMs` resolved and validated: `now` defaults to
  * `Date.now()` at the time of the call, the tolerance to the service's window.
  * Throws `INVALID_ARGUMENT` for anything that is not a usable number.
+ *
+ * @example
+ * ```ts
+ * import { resolveClock } from './clock.js';
+ *
+ * resolveClock({ now: new Date(1763712000000) }); // { now: 1763712000000, toleranceMs: 300000 }
+ * ```
  */
 export function resolveClock(options: FreshnessOptions | undefined): { now: number; toleranceMs: number } {
   const rawNow: unknown = options?.now;

@@ -1,7 +1,17 @@
 import { PayhookError } from '../errors.js';
 import type { HeadersInput, HeadersLike } from '../request.js';
 
-/** Whether headers are a `Headers`-like object rather than a plain record. */
+/**
+ * Whether headers are a `Headers`-like object rather than a plain record.
+ *
+ * @example
+ * ```ts
+ * import { isHeadersLike } from './headers.js';
+ *
+ * isHeadersLike(new Headers()); // true
+ * isHeadersLike({ host: 'shop.example.kg' }); // false
+ * ```
+ */
 export function isHeadersLike(headers: HeadersInput): headers is HeadersLike {
   return (
     typeof (headers as HeadersLike).get === 'function' &&
@@ -33,7 +43,15 @@ function headerValue(value: unknown, name: string): string | undefined {
 
 /**
  * Calls `callback` once per header with its lower-cased name and its value
- * (arrays joined by `", "`, as HTTP combines repeated headers).
+ * (arrays joined by `", "`, as HTTP combines repeated headers). Throws
+ * `INVALID_ARGUMENT` for a value that is an object, a function or a symbol.
+ *
+ * @example
+ * ```ts
+ * import { forEachHeader } from './headers.js';
+ *
+ * forEachHeader({ 'X-Api-Key-Id': ['a', 'b'] }, (name, value) => console.log(name, value)); // x-api-key-id a, b
+ * ```
  */
 export function forEachHeader(
   headers: HeadersInput,
@@ -56,7 +74,16 @@ export function forEachHeader(
   }
 }
 
-/** Reads one header case-insensitively; `undefined` when absent. */
+/**
+ * Reads one header case-insensitively; `undefined` when absent.
+ *
+ * @example
+ * ```ts
+ * import { getHeader } from './headers.js';
+ *
+ * getHeader({ HOST: 'shop.example.kg' }, 'host'); // 'shop.example.kg'
+ * ```
+ */
 export function getHeader(headers: HeadersInput, name: string): string | undefined {
   const lower = name.toLowerCase();
   if (isHeadersLike(headers)) {

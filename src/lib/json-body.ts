@@ -1,12 +1,30 @@
 import { PayhookError } from '../errors.js';
 import type { BodyInput } from '../request.js';
 
-/** A JSON object as `JSON.parse` produces it. */
+/**
+ * A JSON object as `JSON.parse` produces it.
+ *
+ * @example
+ * ```ts
+ * import type { JsonObject } from './json-body.js';
+ *
+ * const body: JsonObject = { amount: 100 };
+ * ```
+ */
 export type JsonObject = Record<string, unknown>;
 
 let utf8Decoder: TextDecoder | undefined;
 
-/** Decodes UTF-8 bytes strictly; invalid UTF-8 is an `INVALID_BODY`. */
+/**
+ * Decodes UTF-8 bytes strictly; invalid UTF-8 is an `INVALID_BODY`.
+ *
+ * @example
+ * ```ts
+ * import { decodeUtf8 } from './json-body.js';
+ *
+ * decodeUtf8(new Uint8Array([123, 125])); // '{}'
+ * ```
+ */
 export function decodeUtf8(bytes: Uint8Array | ArrayBuffer): string {
   utf8Decoder ??= new TextDecoder('utf-8', { fatal: true });
   try {
@@ -34,6 +52,14 @@ function describe(value: unknown): string {
  * Parses a body once into the JSON object it carries, or `null` when there is
  * no body (absent, empty text, or JSON `null`). Throws `INVALID_BODY` for text
  * that is not JSON and for JSON that is not an object.
+ *
+ * @example
+ * ```ts
+ * import { parseJsonBody } from './json-body.js';
+ *
+ * parseJsonBody('{"amount":100}'); // { amount: 100 }
+ * parseJsonBody(''); // null
+ * ```
  */
 export function parseJsonBody(body: BodyInput): JsonObject | null {
   if (body === undefined || body === null) return null;
@@ -72,6 +98,13 @@ let collator: Intl.Collator | undefined;
  * so the signature would not cover it and anyone could add one to a signed
  * body. Real deliveries never carry such a member (spec §2), so the only
  * effect is that such a body must be signed with the member included.
+ *
+ * @example
+ * ```ts
+ * import { canonicalBody } from './json-body.js';
+ *
+ * canonicalBody({ b: 1, a: 2, 10: 0 }); // '{"10":0,"a":2,"b":1}'
+ * ```
  */
 export function canonicalBody(body: JsonObject | null): string {
   if (body === null) return '';

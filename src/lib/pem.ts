@@ -16,6 +16,14 @@ function derLength(length: number): number[] {
 /**
  * Wraps a PKCS#1 `RSAPublicKey` in a `SubjectPublicKeyInfo`, the only RSA
  * public key format Web Crypto imports.
+ *
+ * @example
+ * ```ts
+ * import { pkcs1ToSpki } from './pem.js';
+ *
+ * declare const pkcs1Der: Uint8Array;
+ * const spki = pkcs1ToSpki(pkcs1Der);
+ * ```
  */
 export function pkcs1ToSpki(pkcs1: Uint8Array): Uint8Array {
   const bitString = [0x03, ...derLength(pkcs1.length + 1), 0x00];
@@ -27,7 +35,18 @@ export function pkcs1ToSpki(pkcs1: Uint8Array): Uint8Array {
   return spki;
 }
 
-/** The DER of a PEM public key, always as SPKI. */
+/**
+ * The DER of a PEM public key (SPKI or PKCS#1), always as SPKI. Throws
+ * `INVALID_KEY` when the text holds no such PEM block or its body is not base64.
+ *
+ * @example
+ * ```ts
+ * import { pemToSpki } from './pem.js';
+ *
+ * declare const pem: string; // '-----BEGIN RSA PUBLIC KEY-----\n…'
+ * const spki: Uint8Array = pemToSpki(pem);
+ * ```
+ */
 export function pemToSpki(pem: string): Uint8Array {
   const match = /-----BEGIN (RSA )?PUBLIC KEY-----([\s\S]*?)-----END \1PUBLIC KEY-----/.exec(pem);
   if (!match) {
@@ -45,7 +64,16 @@ export function pemToSpki(pem: string): Uint8Array {
   return match[1] ? pkcs1ToSpki(der) : der;
 }
 
-/** Writes DER as a PEM block with the given label, 64 characters a line. */
+/**
+ * Writes DER as a PEM block with the given label, 64 characters a line.
+ *
+ * @example
+ * ```ts
+ * import { derToPem } from './pem.js';
+ *
+ * derToPem(new Uint8Array([48, 0]), 'PUBLIC KEY'); // '-----BEGIN PUBLIC KEY-----\nMAA=\n-----END PUBLIC KEY-----\n'
+ * ```
+ */
 export function derToPem(der: Uint8Array, label: string): string {
   const base64 = encodeBase64(der);
   const lines: string[] = [];
