@@ -71,7 +71,17 @@ export interface PayhookIssue {
   readonly message: string;
 }
 
-/** Options accepted by {@link PayhookError}'s constructor. */
+/**
+ * Options accepted by {@link PayhookError}'s constructor.
+ *
+ * @example
+ * ```ts
+ * import { PayhookError, type PayhookErrorOptions } from 'payhook';
+ *
+ * const options: PayhookErrorOptions = { cause: new Error('connection refused') };
+ * throw new PayhookError('STORE_UNAVAILABLE', 'The dedup store is down.', options);
+ * ```
+ */
 export interface PayhookErrorOptions {
   /** The underlying error, kept for debugging (`error.cause`). */
   cause?: unknown;
