@@ -15,6 +15,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { installPacked } from '../test/package/pack.mjs';
+import { runtimeBinary } from '../test/runtimes/binaries.mjs';
 import { createServer } from 'node:http';
 import { dirname, extname, join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -44,22 +45,6 @@ function ensureRuntimesInstalled() {
   console.log('test-runtimes: installing the pinned runtimes (npm ci --prefix test/runtimes)');
   const result = spawnSync('npm', ['ci', '--prefix', runtimesDir, '--no-audit', '--no-fund', '--loglevel=error'], { stdio: 'inherit' });
   if (result.status !== 0) die('npm ci --prefix test/runtimes failed');
-}
-
-/** The first candidate binary that exists and answers `--version`. */
-function findBinary(name, candidates) {
-  const tried = [];
-  for (const candidate of candidates) {
-    const path = join(modulesDir, candidate);
-    if (!existsSync(path)) {
-      tried.push(`${candidate} (absent)`);
-      continue;
-    }
-    const probe = spawnSync(path, ['--version'], { encoding: 'utf8', timeout: 30_000 });
-    if (probe.status === 0) return { path, version: probe.stdout.trim().split('\n')[0] };
-    tried.push(`${candidate} (exit ${probe.status}: ${(probe.stderr || probe.error?.message || '').trim().slice(0, 200)})`);
-  }
-  throw new Error(`no working ${name} binary in test/runtimes/node_modules; tried ${tried.join(', ')}`);
 }
 
 // ---------------------------------------------------------------- runners
@@ -239,38 +224,25 @@ function matrix() {
     [`${label} ESM`, () => processRuntime(binary(), ['esm.mjs'])],
     [`${label} CJS`, () => processRuntime(binary(), ['cjs.cjs'])],
   ];
-  const lazy = (name, candidates) => {
-    let found;
-    return () => (found ??= findBinary(name, candidates)).path;
-  };
-  const node22 = lazy('node 22', ['node22/bin/node']);
-  const node24 = lazy('node 24', ['node24/bin/node']);
-  // The platform package's binary first: it works even where npm did not run
-  // the wrapper package's postinstall (which only copies that binary).
-  const deno = lazy('deno', ['@deno/linux-x64-glibc/deno', 'deno/deno']);
-  const bun = lazy('bun', ['@oven/bun-linux-x64/bin/bun', 'bun/bin/bun.exe']);
+  const path = (name) => () => runtimeBinary(name).path;
   return [
     ...node(`node ${process.versions.node}`, () => process.execPath),
-    ...node('node 22', node22),
-    ...node('node 24', node24),
-    ['deno', () => processRuntime(deno(), ['run', '--no-lock', '--no-prompt', `--allow-read=${join(root, 'test')}`, 'esm.mjs'], { DENO_NO_UPDATE_CHECK: '1' })],
-    ['bun', () => processRuntime(bun(), ['esm.mjs'])],
+    ...node(`node ${tryVersion('node22')}`, path('node22')),
+    ...node(`node ${tryVersion('node24')}`, path('node24')),
+    [`deno ${tryVersion('deno')}`, () => processRuntime(runtimeBinary('deno').path, ['run', '--no-lock', '--no-prompt', `--allow-read=${join(root, 'test')}`, 'esm.mjs'], { DENO_NO_UPDATE_CHECK: '1' })],
+    [`bun ${tryVersion('bun')}`, () => processRuntime(runtimeBinary('bun').path, ['esm.mjs'])],
     ['workerd (Miniflare) suite', workerdSuite],
     ['workerd (Miniflare) Web handler via fetch', workerdFetch],
     ['chromium', chromium],
   ];
 }
 
-function versionOf(name) {
+function tryVersion(name) {
   try {
-    if (name.startsWith('node 22')) return findBinary('node 22', ['node22/bin/node']).version;
-    if (name.startsWith('node 24')) return findBinary('node 24', ['node24/bin/node']).version;
-    if (name === 'deno') return findBinary('deno', ['@deno/linux-x64-glibc/deno', 'deno/deno']).version.split(' ').slice(0, 2).join(' ');
-    if (name === 'bun') return `bun ${findBinary('bun', ['@oven/bun-linux-x64/bin/bun', 'bun/bin/bun.exe']).version}`;
+    return runtimeBinary(name).version;
   } catch {
-    return '';
+    return `(${name} missing)`;
   }
-  return '';
 }
 
 async function main() {
@@ -289,9 +261,8 @@ async function main() {
       result = { passed: 0, failed: 1, output: `could not start: ${error && error.stack || error}` };
     }
     const seconds = ((Date.now() - t0) / 1000).toFixed(1);
-    const version = versionOf(name);
     const ok = result.failed === 0 && result.passed > 0;
-    console.log(`${ok ? 'ok  ' : 'FAIL'} ${name}${version ? ` (${version})` : ''}: ${result.passed} passed, ${result.failed} failed (${seconds} s)`);
+    console.log(`${ok ? 'ok  ' : 'FAIL'} ${name}: ${result.passed} passed, ${result.failed} failed (${seconds} s)`);
     if (!ok) {
       const failures = result.output.split('\n').filter((line) => line.trim() !== '').slice(0, 40);
       for (const line of failures) console.log(`       ${line}`);
