@@ -9,7 +9,16 @@ import { pemToSpki } from './pem.js';
 const ALGORITHM = { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' } as const;
 const MIN_MODULUS_BITS = 2048;
 
-/** How many distinct PEM strings stay imported at once (least recently used goes first). */
+/**
+ * How many distinct PEM strings stay imported at once (least recently used goes first).
+ *
+ * @example
+ * ```ts
+ * import { PEM_CACHE_SIZE } from './key-import.js';
+ *
+ * console.log(PEM_CACHE_SIZE); // 16
+ * ```
+ */
 export const PEM_CACHE_SIZE = 16;
 const pemCache = new Map<string, Promise<CryptoKey>>();
 /** The PEM keys of `pemCache` whose import has finished, for the synchronous fast path. */
@@ -173,6 +182,14 @@ function cachedKey(input: KeyInput): CryptoKey | undefined {
  * imported, CryptoKeys): the per-delivery fast path. `undefined` means "use
  * importVerificationKeys" (a miss, a JWK, an unusable key, an empty list); a
  * key too weak throws as importVerificationKeys does.
+ *
+ * @example
+ * ```ts
+ * import { cachedVerificationKeys, importVerificationKeys } from './key-import.js';
+ *
+ * declare const pem: string;
+ * const keys = cachedVerificationKeys(pem, undefined) ?? (await importVerificationKeys(pem, undefined));
+ * ```
  */
 export function cachedVerificationKeys(
   inputs: KeyInput | readonly KeyInput[] | null | undefined,
@@ -193,12 +210,34 @@ export function cachedVerificationKeys(
   return keys.map((key) => checkStrength(key, options));
 }
 
-/** One key, imported (or taken from the cache) and checked for strength. */
+/**
+ * One key, imported (or taken from the cache) and checked for strength.
+ *
+ * @example
+ * ```ts
+ * import { importVerificationKey } from './key-import.js';
+ *
+ * declare const pem: string;
+ * const key: CryptoKey = await importVerificationKey(pem, { allowWeakKeys: false });
+ * ```
+ */
 export async function importVerificationKey(input: KeyInput, options: KeyOptions | undefined): Promise<CryptoKey> {
   return checkStrength(await importCached(input), options);
 }
 
-/** The imported `CryptoKey` objects for a key list, in order. */
+/**
+ * The imported `CryptoKey` objects for a key list, in order. Throws
+ * `INVALID_ARGUMENT` for no key or an empty list, `INVALID_KEY`/`WEAK_KEY` when
+ * any key is unusable.
+ *
+ * @example
+ * ```ts
+ * import { importVerificationKeys } from './key-import.js';
+ *
+ * declare const production: string, beta: string;
+ * const keys: CryptoKey[] = await importVerificationKeys([production, beta], undefined);
+ * ```
+ */
 export async function importVerificationKeys(
   inputs: KeyInput | readonly KeyInput[] | null | undefined,
   options: KeyOptions | undefined,
@@ -215,7 +254,16 @@ export async function importVerificationKeys(
   return keys.map((key) => checkStrength(key, options));
 }
 
-/** Forgets every imported PEM and JSON Web Key. */
+/**
+ * Forgets every imported PEM and JSON Web Key.
+ *
+ * @example
+ * ```ts
+ * import { clearImportedKeys } from './key-import.js';
+ *
+ * clearImportedKeys();
+ * ```
+ */
 export function clearImportedKeys(): void {
   pemCache.clear();
   pemKeys.clear();
