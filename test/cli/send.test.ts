@@ -1,0 +1,158 @@
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { retryDelay } from '../../src/retry.js';
+import { TEST_KEY_PAIR } from '../../src/testing/index.js';
+import { verifyWebhook } from '../../src/verify-webhook.js';
+import { run } from './run.js';
+
+interface Received {
+  at: number;
+  url: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+let server: Server | undefined;
+
+afterEach(() => {
+  server?.close();
+  server = undefined;
+});
+
+/** A real endpoint on 127.0.0.1 that answers each request with `answer(n)` (n from 1). */
+async function endpoint(answer: (n: number) => number, delayMs = 0): Promise<{ url: string; received: Received[] }> {
+  const received: Received[] = [];
+  server = createServer((req, res) => {
+    const at = Date.now();
+    let body = '';
+    req.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
+    req.on('end', () => {
+      received.push({ at, url: req.url ?? '', headers: req.headers, body });
+      const status = answer(received.length);
+      setTimeout(() => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ ok: status === 200 })), delayMs);
+    });
+  });
+  await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}/webhooks/payments`, received };
+}
+
+async function verifies(delivery: Received): Promise<boolean> {
+  const result = await verifyWebhook(
+    { method: 'POST', url: delivery.url, headers: delivery.headers, body: delivery.body },
+    { publicKeys: TEST_KEY_PAIR.publicKey },
+  );
+  return result.ok;
+}
+
+describe('payhook send', () => {
+  it('signs with the test key and delivers; exit 0 on 200', async () => {
+    const { url, received } = await endpoint(() => 200);
+    const result = await run(['send', url]);
+    expect(result.code).toBe(0);
+    expect(received).toHaveLength(1);
+    expect(await verifies(received[0]!)).toBe(true);
+    expect(result.stdout).toContain("payhook's TEST key");
+    expect(result.stdout).toContain('attempt 1: 200 OK');
+    expect(result.stdout).toContain('1 of 1 delivery answered 200 OK');
+  });
+
+  it('builds the body from flags and a JSON file (flags win)', async () => {
+    const { url, received } = await endpoint(() => 200);
+    const dir = await mkdtemp(join(tmpdir(), 'payhook-send-'));
+    const file = join(dir, 'body.json');
+    await writeFile(file, JSON.stringify({ variant: 'extended', status: 'SUCCEEDED', amount: 5, receiptNumber: 'R-1', fields: { orderId: 'A-17' } }));
+    const result = await run(['send', url, '--body', file, '--status', 'failed', '--amount', '99.99', '--field', 'phone=+996 555', '--transaction-id', 'tx-42']);
+    expect(result.code).toBe(0);
+    const body = JSON.parse(received[0]!.body) as Record<string, unknown>;
+    expect(body).toMatchObject({ status: 'failed', amount: 99.99, transactionId: 'tx-42', id: 'tx-42_DEBIT', receiptNumber: 'R-1', transactionType: 'DEBIT' });
+    expect(body['fields']).toMatchObject({ amount: 99.99, orderId: 'A-17', phone: '+996 555' });
+    expect(await verifies(received[0]!)).toBe(true);
+    const card = await run(['send', url, '--variant', 'card']);
+    expect(card.code).toBe(0);
+    expect(JSON.parse(received[1]!.body)).toMatchObject({ service: { id: 'VISA' } });
+  });
+
+  it('--repeat with --concurrency sends the same signed delivery at once', async () => {
+    const { url, received } = await endpoint(() => 200, 150);
+    const result = await run(['send', url, '--repeat', '3', '--concurrency', '3']);
+    expect(result.code).toBe(0);
+    expect(received).toHaveLength(3);
+    expect(new Set(received.map((r) => r.headers['signature'])).size).toBe(1);
+    expect(new Set(received.map((r) => r.body)).size).toBe(1);
+    // All three arrived before the first answer (150 ms later).
+    expect(received[2]!.at - received[0]!.at).toBeLessThan(150);
+    expect(result.stdout).toContain('3 of 3 deliveries answered 200 OK');
+  });
+
+  it('--retry follows retryDelay (compressed by --speed) and stops at the first 200', async () => {
+    const failures = 6;
+    const speed = 400;
+    const { url, received } = await endpoint((n) => (n <= failures ? 500 : 200));
+    const result = await run(['send', url, '--retry', '--speed', String(speed)]);
+    expect(result.code).toBe(0);
+    expect(received).toHaveLength(failures + 1);
+    for (let retry = 1; retry <= failures; retry++) {
+      const gap = received[retry]!.at - received[retry - 1]!.at;
+      const expected = retryDelay(retry) / speed; // 75 ms five times, then 150 ms
+      expect(gap).toBeGreaterThanOrEqual(expected - 2);
+      expect(gap).toBeLessThan(expected + 400);
+      expect(result.stdout).toContain(`retry ${retry} in ${retry <= 5 ? '30 s' : '1 min'} (×${speed}: ${expected} ms)`);
+    }
+    // Each attempt is signed afresh and verifies on its own.
+    for (const delivery of received) expect(await verifies(delivery)).toBe(true);
+    expect(result.stdout).toContain('attempt 7: 200 OK');
+    expect(result.stdout).not.toContain('attempt 8');
+  });
+
+  it('gives up after --max-attempts with exit 1', async () => {
+    const { url, received } = await endpoint(() => 503);
+    const result = await run(['send', url, '--retry', '--speed', '1000', '--max-attempts', '3']);
+    expect(result.code).toBe(1);
+    expect(received).toHaveLength(3);
+    expect(result.stdout).toContain('0 of 1 delivery answered 200 OK');
+  });
+
+  it('exits 1 when the endpoint refuses or cannot be reached', async () => {
+    const { url } = await endpoint(() => 401);
+    const refused = await run(['send', url]);
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toContain('attempt 1: 401');
+    server!.close();
+    const unreachable = await run(['send', url]);
+    expect(unreachable.code).toBe(1);
+    expect(unreachable.stdout).toContain('no answer (ECONNREFUSED)');
+  });
+
+  it('signs stale deliveries with --age and a fixed --timestamp', async () => {
+    const { url, received } = await endpoint(() => 200);
+    const before = Date.now();
+    await run(['send', url, '--age', '600000']);
+    expect(Number(received[0]!.headers['x-api-timestamp'])).toBeLessThanOrEqual(before - 600_000 + 5_000);
+    await run(['send', url, '--timestamp', '1763712000000']);
+    expect(received[1]!.headers['x-api-timestamp']).toBe('1763712000000');
+  });
+
+  it('refuses bad usage with exit 2', async () => {
+    for (const args of [
+      ['send'],
+      ['send', 'not-a-url'],
+      ['send', 'ftp://127.0.0.1/x'],
+      ['send', 'http://127.0.0.1:9/x', '--variant', 'nope'],
+      ['send', 'http://127.0.0.1:9/x', '--amount', 'lots'],
+      ['send', 'http://127.0.0.1:9/x', '--repeat', '0'],
+      ['send', 'http://127.0.0.1:9/x', '--field', 'novalue'],
+      ['send', 'http://127.0.0.1:9/x', '--body', '/nonexistent.json'],
+      ['send', 'http://127.0.0.1:9/x', '--key', '/nonexistent.pem'],
+      ['send', 'http://127.0.0.1:9/x', '--timestamp', 'soon'],
+      ['send', 'http://127.0.0.1:9/x', 'extra'],
+    ]) {
+      const result = await run(args);
+      expect(result.code, args.join(' ')).toBe(2);
+    }
+  });
+});
