@@ -108,13 +108,17 @@ function toResponse(answer: Answer): Response {
  * // app/webhooks/payments/route.ts (Next.js app router)
  * import { createWebhookHandler } from 'payhook/web';
  *
- * export const POST = createWebhookHandler({
+ * const webhook = createWebhookHandler({
  *   environment: 'production',
  *   webhookUrl: 'https://shop.example.kg/webhooks/payments',
  *   onPayment: async (webhook) => {
  *     await db.outbox.insert({ id: webhook.id, status: webhook.status, body: webhook.raw });
  *   },
  * });
+ *
+ * export function POST(request: Request): Promise<Response> {
+ *   return webhook(request);
+ * }
  * ```
  */
 export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHandler {
