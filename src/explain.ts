@@ -116,7 +116,7 @@ export interface VerificationDiagnosis {
   readonly changes: readonly DiagnosisChange[];
   /** The canonical string that verified with those changes; `null` when none did. */
   readonly verifiedCanonical: string | null;
-  /** The name of the key that verified (`production`, `beta`, `configured key 1`, an alternative's name). */
+  /** The name of the key that verified (`production`, `beta`, `the configured key`, `configured key 2`, an alternative's name). */
   readonly keyName: string | null;
   /** What to do, in one sentence or two; `null` when there is nothing to fix. */
   readonly fix: string | null;
@@ -258,7 +258,7 @@ function configuredKeys(options: ExplainOptions, environmentKeys: Readonly<Parti
     const list = Array.isArray(options.publicKeys) ? (options.publicKeys as readonly KeyInput[]) : [options.publicKeys as KeyInput];
     list.slice(0, MAX_KEYS).forEach((key, index) => {
       const env = (Object.keys(environmentKeys) as ServiceEnvironment[]).find((name) => environmentKeys[name] === key);
-      keys.push({ name: env ?? (list.length === 1 ? 'your configured key' : `your configured key ${index + 1}`), key, configured: true });
+      keys.push({ name: env ?? (list.length === 1 ? 'the configured key' : `configured key ${index + 1}`), key, configured: true });
     });
   }
   const environments = options.environment === undefined ? [] : typeof options.environment === 'string' ? [options.environment] : options.environment;
@@ -336,7 +336,7 @@ function describeChange(change: DiagnosisChange): string {
     case 'header':
       return `header ${code(change.received)} removed`;
     case 'key':
-      return `the ${change.expected} key (you configured ${change.received})`;
+      return `the ${change.expected} key instead of ${change.received}`;
   }
 }
 
@@ -596,4 +596,78 @@ async function explain(request: ExplainRequest, options: ExplainOptions): Promis
       (notes.length > 0 ? `Also: ${notes.join('; ')}. ` : '') +
       'Remaining causes: the body was changed after signing (a middleware that rewrote it), or the delivery was signed by a key you do not have.',
   });
+}
+
+/**
+ * Options for {@link explainSignatureMismatch}.
+ *
+ * @example
+ * ```ts
+ * import type { ExplainHookOptions } from 'payhook';
+ *
+ * const options: ExplainHookOptions = { report: (diagnosis) => console.warn(diagnosis.message), maxPerMinute: 5 };
+ * ```
+ */
+export interface ExplainHookOptions {
+  /**
+   * Receives each diagnosis.
+   * @defaultValue `console.warn` of `payhook: <message>`
+   */
+  report?: (diagnosis: VerificationDiagnosis) => void;
+  /**
+   * At most this many diagnoses a minute, and one at a time: each costs up
+   * to a few hundred signature checks, and anyone can send a request with a
+   * bad signature. The rest are skipped.
+   * @defaultValue 10
+   */
+  maxPerMinute?: number;
+}
+
+/**
+ * An opt-in debug hook for a handler's `onSignatureMismatch` option: on
+ * every delivery refused with `SIGNATURE_MISMATCH` it runs
+ * {@link explainVerificationFailure} with the handler's own options (after
+ * the 401 is answered) and reports the diagnosis, so your logs say
+ * "signature would verify with Host `shop.example.kg` (your request has
+ * `internal:8080`): set `webhookUrl` …". It is rate-limited (10 a minute,
+ * one at a time) because anyone can send a bad signature; turn it on while
+ * setting up or debugging.
+ *
+ * @example
+ * ```ts
+ * import { createNodeWebhookHandler } from 'payhook/node';
+ * import { explainSignatureMismatch } from 'payhook';
+ *
+ * const options = { environment: 'production' as const, onPayment: async () => {} };
+ * const handler = createNodeWebhookHandler({ ...options, onSignatureMismatch: explainSignatureMismatch(options) });
+ * ```
+ */
+export function explainSignatureMismatch(
+  options: ExplainOptions,
+  hookOptions?: ExplainHookOptions,
+): (request: ExplainRequest) => Promise<void> {
+  const report =
+    hookOptions?.report ??
+    ((diagnosis: VerificationDiagnosis) => {
+      (globalThis as { console?: { warn(message: string): void } }).console?.warn(`payhook: ${diagnosis.message}`);
+    });
+  const limit = hookOptions?.maxPerMinute ?? 10;
+  let windowStart = 0;
+  let used = 0;
+  let running = false;
+  return async (request) => {
+    const now = Date.now();
+    if (now - windowStart >= 60_000) {
+      windowStart = now;
+      used = 0;
+    }
+    if (running || used >= limit) return;
+    used++;
+    running = true;
+    try {
+      report(await explainVerificationFailure(request, options));
+    } finally {
+      running = false;
+    }
+  };
 }

@@ -1,6 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { explainVerificationFailure, type ExplainRequest } from '../src/explain.js';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { explainSignatureMismatch, explainVerificationFailure, type ExplainRequest, type VerificationDiagnosis } from '../src/explain.js';
+import { createNodeWebhookHandler } from '../src/node/index.js';
 import { createTestWebhook, signWebhook, TEST_KEY_PAIR } from '../src/testing/index.js';
 import { fixtures } from './conformance/fixtures.js';
 
@@ -120,7 +123,7 @@ describe('explainVerificationFailure', () => {
     expect(diagnosis.fix).toContain("environment: 'beta'");
     const named = await explainVerificationFailure(signed, { ...testKeys, alternativeKeys: { 'old key': stranger.publicKeyPem } });
     expect(named.keyName).toBe('old key');
-    expect(named.changes).toEqual([{ part: 'key', received: 'your configured key', expected: 'old key' }]);
+    expect(named.changes).toEqual([{ part: 'key', received: 'the configured key', expected: 'old key' }]);
   });
 
   it('combines two causes: rewritten host and stripped prefix', async () => {
@@ -154,7 +157,7 @@ describe('explainVerificationFailure', () => {
     expect(diagnosis.message).toContain('body was changed');
     expect(diagnosis.tried.hosts).toContain('shop.example.kg');
     expect(diagnosis.tried.paths).toContain('/api/hook');
-    expect(diagnosis.tried.keys).toEqual(expect.arrayContaining(['your configured key', 'production', 'beta']));
+    expect(diagnosis.tried.keys).toEqual(expect.arrayContaining(['the configured key', 'production', 'beta']));
     expect(diagnosis.checks).toBeGreaterThan(10);
     expect(diagnosis.checks).toBeLessThanOrEqual(600);
   });
@@ -188,5 +191,49 @@ describe('explainVerificationFailure', () => {
       ),
       { numRuns: 60 },
     );
+  });
+});
+
+describe('explainSignatureMismatch (the handler debug hook)', () => {
+  it('explains a refused delivery in a real Node handler, after answering 401', async () => {
+    const reports: VerificationDiagnosis[] = [];
+    let reported!: () => void;
+    const done = new Promise<void>((resolve) => (reported = resolve));
+    const options = { publicKeys: TEST_KEY_PAIR.publicKey, onPayment: () => {} };
+    const handler = createNodeWebhookHandler({
+      ...options,
+      onSignatureMismatch: explainSignatureMismatch(options, { report: (d) => { reports.push(d); reported(); } }),
+    });
+    const server = createServer((req, res) => void handler(req, res));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    try {
+      // Signed for the public URL; it reaches the app through a "proxy" on 127.0.0.1.
+      const signed = await signWebhook(createTestWebhook(), { url: 'https://shop.example.kg/webhooks/payments' });
+      const { host: _host, ...headers } = signed.headers;
+      const response = await fetch(`http://127.0.0.1:${port}/webhooks/payments`, {
+        method: 'POST',
+        headers: { ...headers, 'x-forwarded-host': 'shop.example.kg' },
+        body: signed.body,
+      });
+      expect(response.status).toBe(401);
+      await done;
+      expect(reports).toHaveLength(1);
+      expect(reports[0]!.changes).toEqual([{ part: 'host', received: `127.0.0.1:${port}`, expected: 'shop.example.kg' }]);
+      expect(reports[0]!.message).toContain('signature would verify with Host `shop.example.kg`');
+    } finally {
+      server.close();
+    }
+  });
+
+  it('is rate-limited and runs one diagnosis at a time', async () => {
+    const reports: VerificationDiagnosis[] = [];
+    const hook = explainSignatureMismatch(testKeys, { report: (d) => reports.push(d), maxPerMinute: 2 });
+    const signed = await delivery('https://shop.example.kg/hook');
+    const bad = received(signed, '/other');
+    await Promise.all([hook(bad), hook(bad)]); // the second overlaps the first: skipped
+    await hook(bad);
+    await hook(bad); // over the limit of 2 a minute
+    expect(reports).toHaveLength(2);
   });
 });

@@ -1,0 +1,168 @@
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createTestWebhook, signWebhook, TEST_KEY_PAIR, type SignedWebhook } from '../../src/testing/index.js';
+import { fixtures } from '../conformance/fixtures.js';
+import { run } from './run.js';
+
+// Captured deliveries, signed with test keys (the service's private keys are
+// not ours), then changed the way proxies and routers change them.
+const stranger = fixtures.keys['stranger-2048']!;
+let dir: string;
+let testKey: string;
+let strangerKey: string;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'payhook-verify-'));
+  testKey = join(dir, 'test.public.pem');
+  strangerKey = join(dir, 'beta-stand-in.public.pem');
+  await writeFile(testKey, TEST_KEY_PAIR.publicKey);
+  await writeFile(strangerKey, stranger.publicKeyPem);
+});
+
+let counter = 0;
+async function capture(request: { method?: string; url: string; headers: Record<string, string>; body: string }): Promise<string> {
+  const file = join(dir, `capture-${++counter}.json`);
+  await writeFile(file, JSON.stringify({ method: 'POST', ...request }, null, 2));
+  return file;
+}
+
+function asCaptured(signed: SignedWebhook, url: string, headers: Record<string, string> = {}) {
+  return { url, headers: { ...signed.headers, ...headers }, body: signed.body };
+}
+
+const sign = (url: string, privateKey?: string) =>
+  signWebhook(createTestWebhook(), { url, ...(privateKey === undefined ? {} : { privateKey }) });
+
+describe('payhook verify', () => {
+  it('exits 0 for a delivery that verifies, from JSON', async () => {
+    const signed = await sign('https://shop.example.kg/webhooks/payments');
+    const result = await run(['verify', '--request', await capture(asCaptured(signed, '/webhooks/payments')), '--key', testKey]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('✓ verifies: SUCCEEDED DEBIT of 100');
+    expect(result.stdout).toContain('│ post');
+  });
+
+  it('reads raw HTTP text, from a file or stdin', async () => {
+    const signed = await sign('https://shop.example.kg/webhooks/payments?shop=7');
+    const http = [
+      'POST /webhooks/payments?shop=7 HTTP/1.1',
+      ...Object.entries(signed.headers).map(([name, value]) => `${name.replace(/^./, (c) => c.toUpperCase())}: ${value}`),
+      '',
+      signed.body,
+      '',
+    ].join('\r\n');
+    const file = join(dir, 'capture.http');
+    await writeFile(file, http);
+    expect((await run(['verify', '--request', file, '--key', testKey])).code).toBe(0);
+    expect((await run(['verify', '--request', '-', '--key', testKey], { input: http })).code).toBe(0);
+  });
+
+  it('reads a conformance entry and judges an old capture at its own time with --ignore-timestamp', async () => {
+    const entry = fixtures.requests.find((e) => e.name === 'valid-with-query')!;
+    const file = join(dir, 'entry.json');
+    await writeFile(file, JSON.stringify(entry));
+    await writeFile(join(dir, 'conformance.pem'), fixtures.keys['conformance-2048']!.publicKeyPem);
+    const stale = await run(['verify', '--request', file, '--key', join(dir, 'conformance.pem')]);
+    expect(stale.code).toBe(1);
+    expect(stale.stdout).toContain('TIMESTAMP_OUT_OF_WINDOW');
+    expect(stale.stdout).toContain('The signature verifies with the configured key, but the timestamp is refused');
+    const ignored = await run(['verify', '--request', file, '--key', join(dir, 'conformance.pem'), '--ignore-timestamp']);
+    expect(ignored.code).toBe(0);
+    const atTime = await run(['verify', '--request', file, '--key', join(dir, 'conformance.pem'), '--now', String(entry.now)]);
+    expect(atTime.code).toBe(0);
+  });
+
+  it('names a rewritten Host', async () => {
+    const signed = await sign('https://shop.example.kg/webhooks/payments');
+    const file = await capture(asCaptured(signed, '/webhooks/payments', { host: 'internal:8080', 'x-forwarded-host': 'shop.example.kg' }));
+    const result = await run(['verify', '--request', file, '--key', testKey]);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain('SIGNATURE_MISMATCH');
+    expect(result.stdout).toContain('│ host:internal:8080&x-api-timestamp:');
+    expect(result.stdout).toContain('signature would verify with Host `shop.example.kg` (your request has `internal:8080`)');
+    expect(result.stdout).toContain('trustForwardedHeaders');
+    expect(result.stdout).toContain('│ host:shop.example.kg&x-api-timestamp:');
+  });
+
+  it('names a stripped path prefix', async () => {
+    const signed = await sign('https://shop.example.kg/api/webhooks/payments');
+    const file = await capture(asCaptured(signed, '/webhooks/payments'));
+    const result = await run(['verify', '--request', file, '--key', testKey]);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain('signature would verify with path `/api/webhooks/payments` (your request has `/webhooks/payments`)');
+    expect(result.stdout).toContain('your router strips the prefix `/api`');
+  });
+
+  it('names a dropped query string', async () => {
+    const registered = 'https://shop.example.kg/webhooks/payments?token=s3cr%20et&shop=7';
+    const signed = await sign(registered);
+    const file = await capture(asCaptured(signed, '/webhooks/payments'));
+    const result = await run(['verify', '--request', file, '--key', testKey, '--registered-url', registered]);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain('signature would verify with query `?token=s3cr%20et&shop=7` (your request has none)');
+    expect(result.stdout).toContain('pass the full URL with its query string');
+    // Without the hint there is no trace of the query: it says what it tried.
+    const blind = await run(['verify', '--request', file, '--key', testKey]);
+    expect(blind.code).toBe(1);
+    expect(blind.stdout).toContain('No likely cause makes the signature verify. Tried hosts `shop.example.kg`');
+  });
+
+  it('names the other environment key (a test key stands in for beta)', async () => {
+    // We cannot sign with the service's beta key; --also-try beta=<pem> names a
+    // test key "beta", and the diagnosis reports the environment by that name.
+    const signed = await sign('https://shop.example.kg/webhooks/payments', stranger.privateKeyPem!);
+    const file = await capture(asCaptured(signed, '/webhooks/payments'));
+    const result = await run(['verify', '--request', file, '--key', testKey, '--also-try', `beta=${strangerKey}`]);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain('signature would verify with the beta key instead of the configured key');
+    expect(result.stdout).toContain("set `environment: 'beta'`");
+    // With the real environment keys, a test-signed delivery matches neither; both were tried.
+    const real = await run(['verify', '--request', file, '--env', 'production']);
+    expect(real.code).toBe(1);
+    expect(real.stdout).toMatch(/keys production, beta/);
+  });
+
+  it('prints JSON with --json', async () => {
+    const signed = await sign('https://shop.example.kg/api/webhooks/payments');
+    const file = await capture(asCaptured(signed, '/webhooks/payments'));
+    const result = await run(['verify', '--request', file, '--key', testKey, '--json']);
+    expect(result.code).toBe(1);
+    const output = JSON.parse(result.stdout) as { ok: boolean; error: { code: string }; diagnosis: { changes: unknown[] } };
+    expect(output.ok).toBe(false);
+    expect(output.error.code).toBe('SIGNATURE_MISMATCH');
+    expect(output.diagnosis.changes).toEqual([{ part: 'path', received: '/webhooks/payments', expected: '/api/webhooks/payments' }]);
+  });
+
+  it('reports a signed body that is not a webhook with its issues, exit 1', async () => {
+    const signed = await signWebhook({ hello: 'world' }, { url: 'https://shop.example.kg/hook' });
+    const result = await run(['verify', '--request', await capture(asCaptured(signed, '/hook')), '--key', testKey]);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain('INVALID_PAYLOAD');
+  });
+
+  it('refuses bad usage with exit 2', async () => {
+    const signed = await sign('https://shop.example.kg/hook');
+    const file = await capture(asCaptured(signed, '/hook'));
+    const garbage = join(dir, 'garbage.pem');
+    await writeFile(garbage, '-----BEGIN PUBLIC KEY-----\nnot a key\n-----END PUBLIC KEY-----\n');
+    const notJson = join(dir, 'not-a-request.txt');
+    await writeFile(notJson, 'hello there\n');
+    for (const args of [
+      ['verify', '--key', testKey],
+      ['verify', '--request', file],
+      ['verify', '--request', file, '--env', 'staging'],
+      ['verify', '--request', '/nonexistent.json', '--key', testKey],
+      ['verify', '--request', file, '--key', '/nonexistent.pem'],
+      ['verify', '--request', file, '--key', garbage],
+      ['verify', '--request', notJson, '--key', testKey],
+      ['verify', '--request', file, '--key', testKey, '--also-try', 'beta'],
+      ['verify', '--request', file, '--key', testKey, '--now', 'yesterday'],
+    ]) {
+      const result = await run(args);
+      expect(result.code, args.join(' ')).toBe(2);
+      expect(result.stderr).toContain('payhook verify:');
+    }
+  });
+});
