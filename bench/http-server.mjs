@@ -3,7 +3,9 @@
 //   node bench/http-server.mjs bare     node:http + raw node:crypto verify only
 //   node bench/http-server.mjs payhook  node:http + createNodeWebhookHandler + memory store
 // The parent sends { pem, canonicalByBody? } over IPC; the server answers
-// { port } once listening, { handled, answered } to 'stats', and exits on 'exit'.
+// { port } once listening; 'start' marks the start of the load; 'stats' is
+// answered with { handled, answered, cpuPerRequest } (CPU µs of this process,
+// all threads, per request answered since 'start'); 'exit' closes and exits.
 import { createPublicKey, verify } from 'node:crypto';
 import { createServer } from 'node:http';
 
@@ -17,7 +19,6 @@ async function makeListener(setup) {
   if (mode === 'bare') {
     const key = createPublicKey(setup.pem);
     const canonicalByBody = setup.canonicalByBody;
-    let answered = 0;
     const listener = (req, res) => {
       const chunks = [];
       req.on('data', (chunk) => chunks.push(chunk));
@@ -29,12 +30,11 @@ async function makeListener(setup) {
           canonical !== undefined &&
           typeof signature === 'string' &&
           verify('sha256', canonical, key, Buffer.from(signature, 'base64'));
-        answered++;
         res.writeHead(ok ? 200 : 401, { 'content-type': 'application/json' });
         res.end(ok ? '{"ok":true}' : '{"ok":false}');
       });
     };
-    return { listener, stats: () => ({ handled: answered, answered }) };
+    return { listener, stats: () => ({ handled: null }) };
   }
   if (mode === 'payhook') {
     const { createNodeWebhookHandler } = await import('payhook/node');
@@ -57,9 +57,19 @@ process.once('message', async (setup) => {
     const { listener, stats } = await makeListener(setup);
     const server = createServer(listener);
     server.keepAliveTimeout = 30_000;
+    let answered = 0;
+    let cpu = process.cpuUsage();
+    server.on('request', (_req, res) => res.once('finish', () => answered++));
     server.listen(0, '127.0.0.1', () => reply({ port: server.address().port }));
     process.on('message', (message) => {
-      if (message === 'stats') reply({ stats: stats() });
+      if (message === 'start') {
+        answered = 0;
+        cpu = process.cpuUsage();
+      }
+      if (message === 'stats') {
+        const used = process.cpuUsage(cpu);
+        reply({ stats: { ...stats(), answered, cpuPerRequest: (used.user + used.system) / answered } });
+      }
       if (message === 'exit') {
         server.closeAllConnections();
         server.close(() => process.exit(0));

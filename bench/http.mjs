@@ -35,6 +35,9 @@ function startServer(mode, setup) {
       if (message.error) throw new Error(`${mode} server failed to start:\n${message.error}`);
       return message.port;
     },
+    start() {
+      child.send('start');
+    },
     async stats() {
       child.send('stats');
       return (await next()).stats;
@@ -62,6 +65,7 @@ export async function runHttp(mode, { pool, pem, connections, durationS, storeOp
   try {
     const port = await server.port();
     let next = 0;
+    server.start();
     const result = await autocannon({
       url: `http://127.0.0.1:${port}`,
       connections,
@@ -92,6 +96,8 @@ export async function runHttp(mode, { pool, pem, connections, durationS, storeOp
       timeouts: result.timeouts,
       statusCodes,
       handled: stats.handled,
+      answered: stats.answered,
+      cpuPerRequest: stats.cpuPerRequest,
       sent: Math.max(0, next - 1),
     };
   } finally {

@@ -99,10 +99,15 @@ function verifyWebhookRequest(d) {
  * synchronous function cannot overlap with itself, so for the baselines the
  * "64 in flight" column wraps each call in an async function to show that.
  */
-function figures() {
+function figures(importedKey) {
   const list = [
     { id: 'raw', name: 'raw node:crypto verify (sync, cached KeyObject, bytes ready)', sync: rawVerify, inFlight: true },
     { id: 'rawAsync', name: 'node:crypto verify, callback form (libuv pool)', async: rawVerifyAsync },
+    {
+      id: 'webCrypto',
+      name: 'Web Crypto subtle.verify (imported CryptoKey, bytes ready)',
+      async: (d) => globalThis.crypto.subtle.verify('RSASSA-PKCS1-v1_5', importedKey, d.signatureBytes, d.canonicalBytes),
+    },
     { id: 'naive', name: 'naive receiver (PEM re-read, body re-sorted, createVerify)', sync: naiveReceiver, inFlight: true },
     {
       id: 'canonical',
@@ -128,25 +133,29 @@ function figures() {
 }
 
 async function measureFigure(figure, deliveries, ms) {
-  const out = { seq: Number.NaN, par: Number.NaN };
+  const out = { seq: Number.NaN, par: Number.NaN, seqCpu: Number.NaN, parCpu: Number.NaN };
+  const record = (column, { opsPerSecond, cpuPerOp }) => {
+    out[column] = opsPerSecond;
+    out[`${column}Cpu`] = cpuPerOp;
+  };
   if (figure.sync) {
-    out.seq = measureSync(figure.sync, deliveries, ms);
+    record('seq', measureSync(figure.sync, deliveries, ms));
     if (figure.inFlight) {
       await settle();
       const fn = figure.sync;
-      out.par = await measureAsync(async (d) => fn(d), deliveries, ms, IN_FLIGHT);
+      record('par', await measureAsync(async (d) => fn(d), deliveries, ms, IN_FLIGHT));
     }
   } else {
-    out.seq = await measureAsync(figure.async, deliveries, ms, 1);
+    record('seq', await measureAsync(figure.async, deliveries, ms, 1));
     await settle();
-    out.par = await measureAsync(figure.async, deliveries, ms, IN_FLIGHT);
+    record('par', await measureAsync(figure.async, deliveries, ms, IN_FLIGHT));
   }
   await settle();
   return out;
 }
 
 async function microBenchmarks(deliveries) {
-  const list = figures();
+  const list = figures(await payhook.importPublicKey(PUBLIC_KEY_PEM));
   // Warm-up: JIT, key caches, the thread pool's threads.
   for (const figure of list) await measureFigure(figure, deliveries, Math.min(200, MS));
   const rounds = [];
@@ -159,7 +168,9 @@ async function microBenchmarks(deliveries) {
       results[figure.id] = await measureFigure(figure, deliveries, MS);
     }
     rounds.push(results);
-    process.stdout.write(`  round ${round + 1}/${ROUNDS}: raw ${formatOps(results.raw.seq)} ops/s, verifySignature@${IN_FLIGHT} ${formatOps(results.verifySignature.par)} ops/s\n`);
+    const line = [`raw ${formatOps(results.raw.seq)}`, `verifySignature@${IN_FLIGHT} ${formatOps(results.verifySignature.par)}`];
+    if (results.verifyWebhook) line.push(`verifyWebhook@${IN_FLIGHT} ${formatOps(results.verifyWebhook.par)}`);
+    console.log(`  round ${round + 1}/${ROUNDS}: ${line.join(', ')} ops/s; load average ${loadavg()[0].toFixed(2)}`);
   }
   const summary = {};
   for (const figure of list) {
@@ -169,6 +180,8 @@ async function microBenchmarks(deliveries) {
       name: figure.name,
       seq: median(seq),
       par: median(par),
+      seqCpu: median(rounds.map((r) => r[figure.id].seqCpu)),
+      parCpu: median(rounds.map((r) => r[figure.id].parCpu)),
       // Ratios are taken within each round (same load), then the median.
       seqRatio: median(rounds.map((r) => r[figure.id].seq / r.raw.seq)),
       parRatio: median(rounds.map((r) => r[figure.id].par / r.raw.seq)),
@@ -181,21 +194,25 @@ async function microBenchmarks(deliveries) {
 }
 
 function printMicro({ summary, ids }) {
+  const cpu = (value) => (Number.isFinite(value) ? value.toFixed(1) : '');
   const rows = ids.map((id) => {
     const s = summary[id];
-    return [s.name, formatOps(s.seq), formatRatio(s.seqRatio), formatOps(s.par), formatRatio(s.parRatio)];
+    const par = Number.isFinite(s.par) ? [formatOps(s.par), formatRatio(s.parRatio), cpu(s.parCpu)] : ['n/a (sync)', '', ''];
+    return [s.name, formatOps(s.seq), formatRatio(s.seqRatio), cpu(s.seqCpu), ...par];
   });
-  if (!has.parseWebhook) rows.push(['payhook parseWebhook', 'not built yet', '', '', '']);
-  if (!has.verifyWebhook) rows.push(['payhook verifyWebhook', 'not built yet', '', '', '']);
+  if (!has.parseWebhook) rows.push(['payhook parseWebhook', 'not built yet', '', '', '', '', '']);
+  if (!has.verifyWebhook) rows.push(['payhook verifyWebhook', 'not built yet', '', '', '', '', '']);
   console.log('');
   console.log(
     table(
-      ['figure (per delivery)', 'sequential ops/s', '× raw', `${IN_FLIGHT} in flight ops/s`, '× raw'],
-      rows.map((row) => row.map((cell) => (cell === '—' ? 'n/a (sync)' : cell))),
-      ['l', 'r', 'r', 'r', 'r'],
+      ['figure (per delivery)', 'sequential ops/s', '× raw', 'CPU µs/op', `${IN_FLIGHT} in flight ops/s`, '× raw', 'CPU µs/op'],
+      rows,
+      ['l', 'r', 'r', 'r', 'r', 'r', 'r'],
     ),
   );
-  console.log(`  × raw: divided by the raw sequential figure of the same round; "n/a (sync)": a synchronous helper, timed on one thread only.`);
+  console.log('  × raw: divided by the raw sequential figure of the same round (median over rounds).');
+  console.log('  CPU µs/op: CPU time of the whole process (main thread, libuv pool, GC) per operation; on 2 idle cores');
+  console.log(`  a figure with ${IN_FLIGHT} in flight can reach at most 2,000,000 / (CPU µs/op) ops/s. "n/a (sync)": a synchronous helper.`);
 }
 
 async function httpBenchmarks() {
@@ -216,8 +233,9 @@ async function httpBenchmarks() {
       if (run.errors > 0 || run.timeouts > 0) throw new Error(`${mode} server: ${run.errors} errors, ${run.timeouts} timeouts`);
       if (run.non2xx > 0) throw new Error(`${mode} server answered non-2xx: ${JSON.stringify(run.statusCodes)}`);
       runs[mode].push(run);
+      const handled = run.handled === null ? '' : `, ${run.handled} handled as new payments`;
       console.log(
-        `  ${mode.padEnd(7)} run ${round + 1}: ${formatOps(run.requestsPerSecond)} req/s, p99 ${run.p99Ms} ms, ${run.total} answered, ${run.handled} handled as new`,
+        `  ${mode.padEnd(7)} run ${round + 1}: ${formatOps(run.requestsPerSecond)} req/s, p99 ${run.p99Ms} ms, ${run.answered} answered${handled}, server CPU ${run.cpuPerRequest.toFixed(0)} µs/request; load average ${loadavg()[0].toFixed(2)}`,
       );
       await settle(500);
     }
@@ -227,7 +245,9 @@ async function httpBenchmarks() {
     p99Ms: median(list.map((r) => r.p99Ms)),
     p50Ms: median(list.map((r) => r.p50Ms)),
     total: median(list.map((r) => r.total)),
-    handled: median(list.map((r) => r.handled)),
+    handled: median(list.map((r) => r.handled ?? Number.NaN)),
+    answered: median(list.map((r) => r.answered)),
+    cpuPerRequest: median(list.map((r) => r.cpuPerRequest)),
   });
   const ratio = median(runs.payhook.map((r, i) => r.requestsPerSecond / runs.bare[i].requestsPerSecond));
   return { bare: summarise(runs.bare), payhook: summarise(runs.payhook), ratio, runs };
@@ -239,15 +259,15 @@ function printHttp(http) {
   console.log('');
   console.log(
     table(
-      ['HTTP server (node:http, loopback, autocannon)', 'req/s', '× bare', 'p50 ms', 'p99 ms'],
+      ['HTTP server (node:http, loopback, autocannon)', 'req/s', '× bare', 'p50 ms', 'p99 ms', 'server CPU µs/req'],
       [
-        ['bare: raw node:crypto verify only', formatOps(bare.requestsPerSecond), formatRatio(1), bare.p50Ms, bare.p99Ms],
-        ['payhook/node handler + memory store', formatOps(ph.requestsPerSecond), formatRatio(http.ratio), ph.p50Ms, ph.p99Ms],
+        ['bare: raw node:crypto verify only', formatOps(bare.requestsPerSecond), formatRatio(1), bare.p50Ms, bare.p99Ms, bare.cpuPerRequest.toFixed(0)],
+        ['payhook/node handler + memory store', formatOps(ph.requestsPerSecond), formatRatio(http.ratio), ph.p50Ms, ph.p99Ms, ph.cpuPerRequest.toFixed(0)],
       ],
-      ['l', 'r', 'r', 'r', 'r'],
+      ['l', 'r', 'r', 'r', 'r', 'r'],
     ),
   );
-  const fresh = ph.total > 0 ? (100 * Math.min(ph.handled, ph.total)) / ph.total : 0;
+  const fresh = ph.answered > 0 ? (100 * Math.min(ph.handled, ph.answered)) / ph.answered : 0;
   console.log(
     `  ${IN_FLIGHT} connections, ${HTTP_S} s per run, medians of ${HTTP_ROUNDS}; every request is one of ${HTTP_POOL} pre-signed distinct deliveries taken in turn;` +
       ` ${fresh.toFixed(0)}% were first deliveries (handled), the rest redeliveries after the pool wrapped (verified in full, then answered 200 from the store).`,
