@@ -60,13 +60,15 @@ describe('verifySignature (property)', () => {
     const text = fixedSignature.toString('base64');
     const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
     await fc.assert(
-      fc.asyncProperty(fc.nat({ max: text.length - 1 }), fc.constantFrom(...alphabet.split(''), '-', '_', '=', ' ', '.'), async (index, char) => {
+      // Often the last three characters: the spare bits and the padding.
+      fc.asyncProperty(fc.oneof(fc.nat({ max: text.length - 1 }), fc.integer({ min: text.length - 3, max: text.length - 1 })), fc.constantFrom(...alphabet.split(''), '-', '_', '=', ' ', '.'), async (index, char) => {
         fc.pre(text[index] !== char);
         const altered = text.slice(0, index) + char + text.slice(index + 1);
-        const decoded = Buffer.from(altered, 'base64');
         // The last data character carries 4 unused bits: changing only those
-        // spells the same signature, which must (and does) still verify.
-        const same = /^[A-Za-z0-9+/]+={0,2}$/.test(altered) && altered.length === text.length && decoded.equals(fixedSignature);
+        // spells the same signature, which must (and does) still verify. The
+        // two alphabets may be mixed ('_' reads as '/'), as node's decoder does.
+        const standard = altered.replace(/-/g, '+').replace(/_/g, '/');
+        const same = /^[A-Za-z0-9+/]+={0,2}$/.test(standard) && Buffer.from(standard, 'base64').equals(fixedSignature);
         expect(await verifySignature(fixedText, altered, publicPem)).toBe(same);
       }),
       { numRuns: 400 },
