@@ -98,6 +98,21 @@ describe('the body line (property)', () => {
     );
   });
 
+  it('with a top-level "__proto__" key: the rule with the entries defined, not assigned (payhook keeps the member)', () => {
+    fc.assert(
+      fc.property(jsonObject, jsonValue, (object, protoValue) => {
+        const text = objectText([...Object.entries(object), ['__proto__', protoValue]]);
+        const parsed = JSON.parse(text) as Record<string, unknown>;
+        const sorted = Object.keys(parsed).sort((a, b) => a.localeCompare(b, 'en-US'));
+        // Object.fromEntries defines own properties, so "__proto__" stays an entry.
+        const expected = JSON.stringify(Object.fromEntries(sorted.map((name) => [name, parsed[name]])));
+        expect(bodyLine(text)).toBe(expected);
+        expect(bodyLine(text)).toContain('"__proto__":');
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   it('lets the last duplicate key win, as JSON.parse does', () => {
     fc.assert(
       fc.property(fc.array(fc.tuple(fc.constantFrom('a', 'b', 'c', '1'), jsonValue), { minLength: 1, maxLength: 8 }), (entries) => {

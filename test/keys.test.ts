@@ -118,6 +118,8 @@ describe('weak keys', () => {
     const key = await importPublicKey(pem('weak-1024'), { allowWeakKeys: true });
     expect(key.algorithm).toMatchObject({ modulusLength: 1024 });
     expect(await codeOf(importPublicKey(pem('weak-1024'), { allowWeakKeys: false }))).toBe('WEAK_KEY');
+    // Only the boolean true opts in; a truthy string does not.
+    expect(await codeOf(importPublicKey(pem('weak-1024'), { allowWeakKeys: 'yes' as unknown as boolean }))).toBe('WEAK_KEY');
     // The cached import does not carry the opt-in over to a later call.
     expect(await codeOf(importPublicKey(pem('weak-1024')))).toBe('WEAK_KEY');
   });
