@@ -277,47 +277,46 @@ function code(value: unknown): string {
   return `\`${value === '' ? '(none)' : String(value)}\``;
 }
 
-function fixFor(changes: readonly DiagnosisChange[], context: { xfh: string | undefined; pinned: boolean }): string {
+function fixFor(changes: readonly DiagnosisChange[], context: { xfh: string | undefined; pinned: boolean; signedUrl: string }): string {
   const fixes: string[] = [];
-  for (const change of changes) {
-    switch (change.part) {
-      case 'host':
-        fixes.push(
-          context.pinned
-            ? `your \`webhookUrl\` names the host ${code(change.received)}, but the service signed ${code(change.expected)}: set \`webhookUrl\` to the URL actually registered with the service`
-            : change.expected === context.xfh
-            ? `your proxy forwards the original host in X-Forwarded-Host: set \`trustForwardedHeaders: true\` (only behind a proxy you control) or \`webhookUrl\` to the URL registered with the service`
-            : `set \`webhookUrl\` to the URL registered with the service (https://${change.expected}/…), so the signed host is used whatever your proxy sends`,
+  const urlParts = changes.filter((change) => change.part === 'host' || change.part === 'path' || change.part === 'query');
+  const setUrl = `set \`webhookUrl: '${context.signedUrl}'\``;
+  if (urlParts.length > 0) {
+    // One setting fixes every URL part at once: the URL the service signed.
+    const why: string[] = [];
+    for (const change of urlParts) {
+      if (context.pinned) why.push(`your \`webhookUrl\` has the ${change.part} ${code(change.received)}, but the service signed ${code(change.expected)}`);
+      else if (change.part === 'host') why.push(change.expected === context.xfh ? 'your proxy rewrites Host and forwards the original in X-Forwarded-Host' : 'something in front of your app rewrites Host');
+      else if (change.part === 'path') {
+        why.push(
+          change.expected.length > change.received.length && change.expected.endsWith(change.received)
+            ? `your router strips the prefix ${code(change.expected.slice(0, change.expected.length - change.received.length))} (verifying the original URL, \`req.originalUrl\` in Express, works too)`
+            : 'the path your app sees is not the one the service called',
         );
-        break;
-      case 'path':
-        fixes.push(
-          context.pinned
-            ? `your \`webhookUrl\` has the path ${code(change.received)}, but the service signed ${code(change.expected)}: set \`webhookUrl\` to the URL actually registered with the service`
-            : change.expected.length > change.received.length && change.expected.endsWith(change.received)
-            ? `your router strips the prefix ${code(change.expected.slice(0, change.expected.length - change.received.length))}: set \`webhookUrl\` to the registered URL, or verify the original URL (Express: \`req.originalUrl\`)`
-            : `set \`webhookUrl\` to the URL registered with the service, or verify the path the service called`,
-        );
-        break;
-      case 'query':
-        fixes.push(
+      } else {
+        why.push(
           change.expected === ''
-            ? 'the service signed no query string: something appends one after it (a proxy or a redirect); remove it there, or register the URL with it'
-            : 'pass the full URL with its query string to payhook (Express: `req.originalUrl`; Web: `request.url`), or set `webhookUrl` to the registered URL including its query',
+            ? 'the service signed no query string, so something appends one on the way'
+            : 'the query string does not reach payhook (passing the full URL, `req.originalUrl` in Express, works too)',
         );
-        break;
-      case 'header':
-        fixes.push(`the header ${code(change.received)} was added after signing, and every \`x-api-*\` header is signed: stop your proxy or gateway from adding it, or remove it before payhook sees the request`);
-        break;
-      case 'key': {
-        const environment = change.expected === 'production' || change.expected === 'beta' ? change.expected : undefined;
-        fixes.push(
-          environment !== undefined
-            ? `the delivery comes from the service's ${environment} environment: set \`environment: '${environment}'\` (or \`publicKeys: ${environment === 'production' ? 'PRODUCTION_PUBLIC_KEY' : 'BETA_PUBLIC_KEY'}\`)`
-            : `configure the key ${code(change.expected)} as well (\`publicKeys\`), if you trust it`,
-        );
-        break;
       }
+    }
+    const onlyForwardedHost = !context.pinned && urlParts.length === 1 && urlParts[0]?.part === 'host' && urlParts[0].expected === context.xfh;
+    fixes.push(
+      `${setUrl}, the URL the service signed: ${why.join('; ')}` +
+        (onlyForwardedHost ? ', or `trustForwardedHeaders: true` if every request comes through that proxy' : ''),
+    );
+  }
+  for (const change of changes) {
+    if (change.part === 'header') {
+      fixes.push(`stop your proxy or gateway from adding ${code(change.received)}, or remove it before payhook sees the request: every \`x-api-*\` header is signed`);
+    } else if (change.part === 'key') {
+      const environment = change.expected === 'production' || change.expected === 'beta' ? change.expected : undefined;
+      fixes.push(
+        environment !== undefined
+          ? `the delivery comes from the service's ${environment} environment: set \`environment: '${environment}'\` (or \`publicKeys: ${environment === 'production' ? 'PRODUCTION_PUBLIC_KEY' : 'BETA_PUBLIC_KEY'}\`)`
+          : `configure the key ${code(change.expected)} as well (\`publicKeys\`), if you trust it`,
+      );
     }
   }
   return fixes.join('; ');
@@ -562,7 +561,8 @@ async function explain(request: ExplainRequest, options: ExplainOptions): Promis
       if (changes.length === 0 && key.configured) continue;
       if (!(await verifies(text, key.imported))) continue;
       const all = key.configured ? changes : [...changes, change('key', configuredNames, key.name)];
-      const fix = fixFor(all, { xfh, pinned: registered !== undefined });
+      const signedUrl = `https://${variant.host}${variant.path}${variant.query === '' ? '' : `?${variant.query}`}`;
+      const fix = fixFor(all, { xfh, pinned: registered !== undefined, signedUrl });
       const freshness = timestamp.ok ? '' : ` (note: the timestamp is refused too: ${timestamp.message})`;
       return result({
         code: 'SIGNATURE_MISMATCH',

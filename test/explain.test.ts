@@ -55,7 +55,7 @@ describe('explainVerificationFailure', () => {
     const signed = await signWebhook(body, { url: 'https://shop.example.kg/webhooks/payments', timestamp: NOW });
     const diagnosis = await explainVerificationFailure(received(signed, '/webhooks/payments', { host: 'internal:8080' }), testKeys);
     expect(diagnosis.changes).toEqual([{ part: 'host', received: 'internal:8080', expected: 'shop.example.kg' }]);
-    expect(diagnosis.fix).toContain('set `webhookUrl`');
+    expect(diagnosis.fix).toContain("set `webhookUrl: 'https://shop.example.kg/webhooks/payments'`, the URL the service signed: something in front of your app rewrites Host");
   });
 
   it('says nothing verifies when a rewritten Host left no trace', async () => {
@@ -77,6 +77,7 @@ describe('explainVerificationFailure', () => {
     const signed = await delivery('https://shop.example.kg/api/webhooks/payments');
     const diagnosis = await explainVerificationFailure(received(signed, '/webhooks/payments'), testKeys);
     expect(diagnosis.changes).toEqual([{ part: 'path', received: '/webhooks/payments', expected: '/api/webhooks/payments' }]);
+    expect(diagnosis.fix).toContain("set `webhookUrl: 'https://shop.example.kg/api/webhooks/payments'`");
     expect(diagnosis.fix).toContain('strips the prefix `/api`');
     const custom = await delivery('https://shop.example.kg/shop-7/payhook-in');
     const viaHeader = await explainVerificationFailure(received(custom, '/payhook-in', { 'x-forwarded-prefix': '/shop-7' }), testKeys);
@@ -88,7 +89,8 @@ describe('explainVerificationFailure', () => {
     const signed = await delivery(registeredUrl);
     const dropped = await explainVerificationFailure(received(signed, '/hook'), { ...testKeys, registeredUrl });
     expect(dropped.changes).toEqual([{ part: 'query', received: '', expected: 'token=s3cr%20et&shop=7' }]);
-    expect(dropped.fix).toContain('full URL with its query string');
+    expect(dropped.fix).toContain("set `webhookUrl: 'https://shop.example.kg/hook?token=s3cr%20et&shop=7'`");
+    expect(dropped.fix).toContain('the query string does not reach payhook');
     // The signed-body variant names its callback URL in the body: no hint needed.
     const body = createTestWebhook({ variant: 'signed-body', fields: { webhook_url: registeredUrl } });
     const announced = await signWebhook(body, { url: registeredUrl, timestamp: NOW });
@@ -133,6 +135,7 @@ describe('explainVerificationFailure', () => {
       testKeys,
     );
     expect(diagnosis.changes.map((c) => c.part)).toEqual(['host', 'path']);
+    expect(diagnosis.fix).toContain("set `webhookUrl: 'https://shop.example.kg/api/hook'`");
   });
 
   it('names an x-api header added after signing', async () => {

@@ -92,7 +92,7 @@ describe('payhook verify', () => {
     const result = await run(['verify', '--request', file, '--key', testKey]);
     expect(result.code).toBe(1);
     expect(result.stdout).toContain('signature would verify with path `/api/webhooks/payments` (your request has `/webhooks/payments`)');
-    expect(result.stdout).toContain('your router strips the prefix `/api`');
+    expect(result.stdout).toContain("set `webhookUrl: 'https://shop.example.kg/api/webhooks/payments'`, the URL the service signed: your router strips the prefix `/api`");
   });
 
   it('names a dropped query string', async () => {
@@ -102,7 +102,7 @@ describe('payhook verify', () => {
     const result = await run(['verify', '--request', file, '--key', testKey, '--registered-url', registered]);
     expect(result.code).toBe(1);
     expect(result.stdout).toContain('signature would verify with query `?token=s3cr%20et&shop=7` (your request has none)');
-    expect(result.stdout).toContain('pass the full URL with its query string');
+    expect(result.stdout).toContain("set `webhookUrl: 'https://shop.example.kg/webhooks/payments?token=s3cr%20et&shop=7'`");
     // Without the hint there is no trace of the query: it says what it tried.
     const blind = await run(['verify', '--request', file, '--key', testKey]);
     expect(blind.code).toBe(1);
