@@ -11,7 +11,7 @@
 //          Request/Response (as every runtime they serve has them), so a
 //          consumer needs either the DOM lib ...
 //   node   ... or @types/node (Node's global fetch types), without DOM.
-// Each file has an ESM (.ts) and a CJS (.cts) consumer, so both the
+// Each file has an ESM (.mts) and a CJS (.cts) consumer, so both the
 // `import` and the `require` declarations (.d.ts and .d.cts) are checked.
 import { spawn } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -22,9 +22,9 @@ const consumer = join(root, 'test', 'package');
 const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
 
 const groups = {
-  core: { lib: ['ES2022'], types: [], files: ['core.ts', 'core-require.cts', 'node.ts', 'node-require.cts', 'redis.ts', 'redis-require.cts'] },
-  dom: { lib: ['ES2022', 'DOM'], types: [], files: ['web.ts', 'web-require.cts', 'testing.ts', 'testing-require.cts'] },
-  node: { lib: ['ES2022'], types: ['node'], files: ['web.ts', 'web-require.cts', 'testing.ts', 'testing-require.cts'] },
+  core: { lib: ['ES2022'], types: [], files: ['core.mts', 'core-require.cts', 'node.mts', 'node-require.cts', 'redis.mts', 'redis-require.cts'] },
+  dom: { lib: ['ES2022', 'DOM'], types: [], files: ['web.mts', 'web-require.cts', 'testing.mts', 'testing-require.cts'] },
+  node: { lib: ['ES2022'], types: ['node'], files: ['web.mts', 'web-require.cts', 'testing.mts', 'testing-require.cts'] },
 };
 const resolutions = {
   bundler: { module: 'ESNext', moduleResolution: 'Bundler' },

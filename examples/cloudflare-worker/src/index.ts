@@ -1,0 +1,43 @@
+// Cloudflare Worker: the Web handler of payhook/web as the fetch handler.
+// No `nodejs_compat` flag needed: payhook uses Web Crypto only.
+// Set the variables in wrangler.toml ([vars]) or as secrets:
+//   PAYHOOK_ENVIRONMENT     'production' (default) or 'beta'
+//   PAYHOOK_PUBLIC_KEY_PEM  a PEM key instead (the tests' test key)
+//   PAYHOOK_WEBHOOK_URL     the URL you registered with the service
+// The default dedup store lives in the isolate's memory, which Workers
+// recycle: give `store` a shared DedupStore (e.g. createRedisStore from
+// payhook/redis over a Redis HTTP/TCP client) for deduplication that holds
+// across isolates.
+import { createWebhookHandler, type WebhookHandler } from 'payhook/web';
+
+export interface Env {
+  PAYHOOK_ENVIRONMENT?: string;
+  PAYHOOK_PUBLIC_KEY_PEM?: string;
+  PAYHOOK_WEBHOOK_URL?: string;
+}
+
+interface ExecutionContextLike {
+  waitUntil(promise: Promise<unknown>): void;
+}
+
+let handleWebhook: WebhookHandler | undefined;
+
+function handler(env: Env): WebhookHandler {
+  handleWebhook ??= createWebhookHandler({
+    ...(env.PAYHOOK_PUBLIC_KEY_PEM
+      ? { publicKeys: env.PAYHOOK_PUBLIC_KEY_PEM }
+      : { environment: env.PAYHOOK_ENVIRONMENT === 'beta' ? ('beta' as const) : ('production' as const) }),
+    ...(env.PAYHOOK_WEBHOOK_URL ? { webhookUrl: env.PAYHOOK_WEBHOOK_URL } : {}),
+    onPayment: async (webhook) => {
+      console.log(`payment ${webhook.id} ${webhook.status} ${webhook.amount}`);
+    },
+  });
+  return handleWebhook;
+}
+
+export default {
+  async fetch(request: Request, env: Env, context: ExecutionContextLike): Promise<Response> {
+    if (new URL(request.url).pathname === '/webhooks/payments') return handler(env)(request, context);
+    return new Response('Not found', { status: 404 });
+  },
+};

@@ -1,0 +1,34 @@
+// Express: `createNodeWebhookHandler` from payhook/node is the route handler.
+// It reads the raw body itself, or takes what express.json()/express.raw()
+// left on req.body.
+//   PORT, HOST                 where to listen (default 127.0.0.1:3000)
+//   PAYHOOK_ENVIRONMENT        'production' (default) or 'beta': the service
+//                              key payhook ships for that environment
+//   PAYHOOK_PUBLIC_KEY_PEM     a PEM key instead (the tests' test key)
+//   PAYHOOK_WEBHOOK_URL        the URL you registered, when a proxy rewrites Host
+import express from 'express';
+import { createNodeWebhookHandler } from 'payhook/node';
+
+const env = process.env;
+const app = express();
+
+app.post(
+  '/webhooks/payments',
+  createNodeWebhookHandler({
+    ...(env.PAYHOOK_PUBLIC_KEY_PEM
+      ? { publicKeys: env.PAYHOOK_PUBLIC_KEY_PEM }
+      : { environment: env.PAYHOOK_ENVIRONMENT === 'beta' ? 'beta' : 'production' }),
+    ...(env.PAYHOOK_WEBHOOK_URL ? { webhookUrl: env.PAYHOOK_WEBHOOK_URL } : {}),
+    // Runs once per payment, however often the service delivers it. Keep it
+    // short and durable (an outbox row, a queue message): the service wants
+    // its 200 at once.
+    onPayment: async (webhook) => {
+      console.log(`payment ${webhook.id} ${webhook.status} ${webhook.amount}`);
+    },
+  }),
+);
+
+const host = env.HOST ?? '127.0.0.1';
+const server = app.listen(Number(env.PORT ?? 3000), host, () => {
+  console.log(`listening on http://${host}:${server.address().port}`);
+});
