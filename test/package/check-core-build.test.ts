@@ -1,0 +1,64 @@
+// The core-build scan (scripts/check-core-build.mjs) must catch what it
+// promises to catch, and only that: a check that never fails proves nothing.
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+
+const script = resolve(import.meta.dirname, '..', '..', 'scripts', 'check-core-build.mjs');
+const dirs: string[] = [];
+
+function fakeDist(files: Record<string, string>): string {
+  const dir = mkdtempSync(join(tmpdir(), 'payhook-dist-'));
+  dirs.push(dir);
+  mkdirSync(dir, { recursive: true });
+  const clean = { 'index.js': 'export {};', 'index.cjs': '', 'web.js': 'export {};', 'web.cjs': '', 'redis.js': 'export {};', 'redis.cjs': '', 'testing.js': 'export {};', 'testing.cjs': '' };
+  for (const [name, text] of Object.entries({ ...clean, ...files })) writeFileSync(join(dir, name), text);
+  return dir;
+}
+
+function scan(dir: string) {
+  const result = spawnSync(process.execPath, [script, dir], { encoding: 'utf8' });
+  return { code: result.status, output: result.stdout + result.stderr };
+}
+
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('check-core-build', () => {
+  it('passes a build that only mentions the words in strings, comments and property names', () => {
+    const dir = fakeDist({
+      'index.js': 'import { x } from "./chunk-a.js";\n// process and Buffer in a comment\nexport const s = "process Buffer node:fs" + x;\nconst o = { process: 1 }; o.Buffer = 2; const { process: p } = o;',
+      'chunk-a.js': 'export const x = globalThis.crypto.subtle ? "ok" : "";',
+    });
+    const { code, output } = scan(dir);
+    expect(output).toContain('no node: import, no Buffer, no process');
+    expect(output).toContain('chunk-a.js');
+    expect(code).toBe(0);
+  });
+
+  it('follows chunks and reports node: imports, bare built-ins, require, dynamic import, Buffer and process', () => {
+    const dir = fakeDist({
+      'index.js': 'export * from "./chunk-b.js";',
+      'chunk-b.js': 'import { readFile } from "node:fs/promises";\nexport const b = Buffer.from("x");\nawait import("crypto");',
+      'index.cjs': 'const u = require("node:util");\nmodule.exports = { env: process.env, process };',
+    });
+    const { code, output } = scan(dir);
+    expect(code).toBe(1);
+    expect(output).toMatch(/chunk-b\.js:1:\d+ loads the Node module "node:fs\/promises"/);
+    expect(output).toMatch(/chunk-b\.js:2:\d+ references Buffer/);
+    expect(output).toMatch(/chunk-b\.js:3:\d+ loads the Node module "crypto"/);
+    expect(output).toMatch(/index\.cjs:1:\d+ loads the Node module "node:util"/);
+    expect(output.match(/index\.cjs:2:\d+ references process/g)).toHaveLength(2);
+  });
+
+  it('fails when an entry is missing', () => {
+    const dir = fakeDist({});
+    rmSync(join(dir, 'web.cjs'));
+    const { code, output } = scan(dir);
+    expect(code).toBe(1);
+    expect(output).toContain('web.cjs is missing');
+  });
+});
