@@ -240,3 +240,37 @@ describe('explainSignatureMismatch (the handler debug hook)', () => {
     expect(reports).toHaveLength(2);
   });
 });
+
+describe('explainVerificationFailure names the one cause that was introduced', () => {
+  const prefixes = ['/api', '/v1', '/api/v1', '/webhooks', '/hooks'] as const;
+  const segment = fc.stringMatching(/^[a-z0-9-]{1,8}$/);
+  it('for a rewritten Host (forwarded), a stripped prefix, a dropped query or the other key', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom('host', 'path', 'query', 'key'),
+        fc.array(segment, { minLength: 1, maxLength: 3 }),
+        fc.constantFrom(...prefixes),
+        segment,
+        fc.integer({ min: 1024, max: 65535 }),
+        async (cause, parts, prefix, token, port) => {
+          const path = `/${parts.join('/')}`;
+          const signedPath = cause === 'path' ? `${prefix}${path}` : path;
+          const query = cause === 'query' ? `?token=${token}` : '';
+          const url = `https://shop.example.kg${signedPath}${query}`;
+          const signed = await delivery(url, cause === 'key' ? { privateKey: stranger.privateKeyPem! } : {});
+          const headers: Record<string, string> = cause === 'host' ? { host: `10.0.0.1:${port}`, 'x-forwarded-host': 'shop.example.kg' } : {};
+          const diagnosis = await explainVerificationFailure(received(signed, path, headers), {
+            ...testKeys,
+            ...(cause === 'query' ? { registeredUrl: url } : {}),
+            environmentKeys: { production: TEST_KEY_PAIR.publicKey, beta: stranger.publicKeyPem },
+          });
+          expect(diagnosis.ok).toBe(false);
+          expect(diagnosis.changes.map((change) => change.part)).toEqual([cause]);
+          expect(diagnosis.verifiedCanonical).toBe(signed.canonical);
+          expect(diagnosis.checks).toBeLessThanOrEqual(600);
+        },
+      ),
+      { numRuns: 40 },
+    );
+  });
+});
