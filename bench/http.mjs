@@ -7,7 +7,9 @@ import autocannon from 'autocannon';
 const SERVER = fileURLToPath(new URL('./http-server.mjs', import.meta.url));
 
 function startServer(mode, setup) {
-  const child = fork(SERVER, [mode], { serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  // BENCH_SERVER_ARGS passes Node flags to the server, e.g. '--cpu-prof --cpu-prof-dir=/tmp/prof'.
+  const execArgv = (process.env.BENCH_SERVER_ARGS ?? '').split(' ').filter(Boolean);
+  const child = fork(SERVER, [mode], { execArgv, serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const messages = [];
   const waiters = [];
   child.on('message', (message) => {

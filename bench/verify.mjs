@@ -12,7 +12,8 @@
 //   BENCH_MS=800          milliseconds per figure per round
 //   BENCH_HTTP=1          0 skips the HTTP figures
 //   BENCH_HTTP_S=5        seconds per HTTP run
-//   BENCH_HTTP_ROUNDS=2   HTTP runs per server (alternating bare / payhook)
+//   BENCH_HTTP_ROUNDS=3   HTTP runs per server (alternating bare / payhook)
+//   BENCH_SERVER_ARGS     Node flags for the HTTP server process (e.g. --cpu-prof)
 //   BENCH_HTTP_POOL=16384 distinct pre-signed deliveries for the HTTP runs
 //   BENCH_JSON=path       also write every measurement as JSON to `path`
 //   UV_THREADPOOL_SIZE    libuv's thread pool (Web Crypto runs there); printed, never set here
@@ -38,7 +39,7 @@ const IN_FLIGHT = 64;
 const DELIVERIES = 64;
 const HTTP = env('BENCH_HTTP', 1) !== 0;
 const HTTP_S = env('BENCH_HTTP_S', 5);
-const HTTP_ROUNDS = Math.max(1, Math.round(env('BENCH_HTTP_ROUNDS', 2)));
+const HTTP_ROUNDS = Math.max(1, Math.round(env('BENCH_HTTP_ROUNDS', 3)));
 const HTTP_POOL = Math.max(1, Math.round(env('BENCH_HTTP_POOL', 16_384)));
 
 let payhookNode = {};
@@ -60,6 +61,13 @@ function printEnvironment() {
   console.log('payhook benchmark');
   console.log(`  node ${process.version} on ${process.platform}/${process.arch}; ${cpuList.length} logical CPUs (${cpuList[0]?.model.trim() ?? 'unknown'})`);
   console.log(`  UV_THREADPOOL_SIZE=${pool ?? '(unset: libuv default 4)'}; load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  const poolSize = Number(pool ?? 4);
+  if (poolSize >= cpuList.length) {
+    console.log(
+      `  note: ${poolSize} libuv pool threads on ${cpuList.length} CPUs — busy pool threads take CPU from the main thread, which runs Web Crypto's` +
+        ` JavaScript and payhook; compare with UV_THREADPOOL_SIZE=${Math.max(1, cpuList.length - 1)} npm run bench`,
+    );
+  }
   console.log(`  ${DELIVERIES} distinct signed deliveries (RSA-2048, ${VARIANT_COUNT} body variants); ${ROUNDS} rounds × ${MS} ms per figure; medians shown`);
   console.log('');
 }
@@ -225,7 +233,9 @@ async function httpBenchmarks() {
   const pool = await makeDeliveries(HTTP_POOL);
   console.log(`${((performance.now() - started) / 1000).toFixed(1)} s`);
   const runs = { bare: [], payhook: [] };
-  const options = { pool, pem: PUBLIC_KEY_PEM, connections: IN_FLIGHT, durationS: HTTP_S};
+  // maxEntries above the pool size, so that a redelivery is always found in the store.
+  const storeOptions = { maxEntries: Math.max(100_000, HTTP_POOL * 2) };
+  const options = { pool, pem: PUBLIC_KEY_PEM, connections: IN_FLIGHT, durationS: HTTP_S, storeOptions };
   for (let round = 0; round < HTTP_ROUNDS; round++) {
     const order = round % 2 === 0 ? ['bare', 'payhook'] : ['payhook', 'bare'];
     for (const mode of order) {
