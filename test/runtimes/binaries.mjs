@@ -1,6 +1,7 @@
-// Where the pinned runtimes of package-lock.json live once installed. The
-// platform package's binary comes first: it works even where npm did not run
-// the wrapper package's postinstall (which only copies that binary over).
+// Where the pinned runtimes of package-lock.json live once installed: each
+// is the linux-x64 binary package itself (not the `deno`/`bun` wrappers,
+// whose postinstall only copies that binary and whose optional dependencies
+// for other platforms keep `npm ci` from accepting the lock).
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -11,8 +12,8 @@ export const modulesDir = join(dirname(fileURLToPath(import.meta.url)), 'node_mo
 const CANDIDATES = {
   node22: ['node22/bin/node'],
   node24: ['node24/bin/node'],
-  deno: ['@deno/linux-x64-glibc/deno', 'deno/deno'],
-  bun: ['@oven/bun-linux-x64/bin/bun', 'bun/bin/bun.exe'],
+  deno: ['@deno/linux-x64-glibc/deno'],
+  bun: ['@oven/bun-linux-x64/bin/bun'],
 };
 
 const found = new Map();
