@@ -100,6 +100,7 @@ export async function runHttp(mode, { pool, pem, connections, durationS, storeOp
       handled: stats.handled,
       answered: stats.answered,
       cpuPerRequest: stats.cpuPerRequest,
+      systemPerRequest: stats.systemPerRequest,
       sent: Math.max(0, next - 1),
     };
   } finally {

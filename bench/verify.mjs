@@ -61,13 +61,6 @@ function printEnvironment() {
   console.log('payhook benchmark');
   console.log(`  node ${process.version} on ${process.platform}/${process.arch}; ${cpuList.length} logical CPUs (${cpuList[0]?.model.trim() ?? 'unknown'})`);
   console.log(`  UV_THREADPOOL_SIZE=${pool ?? '(unset: libuv default 4)'}; load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
-  const poolSize = Number(pool ?? 4);
-  if (poolSize >= cpuList.length) {
-    console.log(
-      `  note: ${poolSize} libuv pool threads on ${cpuList.length} CPUs — busy pool threads take CPU from the main thread, which runs Web Crypto's` +
-        ` JavaScript and payhook; compare with UV_THREADPOOL_SIZE=${Math.max(1, cpuList.length - 1)} npm run bench`,
-    );
-  }
   console.log(`  ${DELIVERIES} distinct signed deliveries (RSA-2048, ${VARIANT_COUNT} body variants); ${ROUNDS} rounds × ${MS} ms per figure; medians shown`);
   console.log('');
 }
