@@ -34,7 +34,7 @@ async function makeListener(setup) {
         res.end(ok ? '{"ok":true}' : '{"ok":false}');
       });
     };
-    return { listener, stats: () => ({ handled: null }) };
+    return { listener, stats: () => ({ handled: null }), reset() {} };
   }
   if (mode === 'payhook') {
     const { createNodeWebhookHandler } = await import('payhook/node');
@@ -47,14 +47,20 @@ async function makeListener(setup) {
         handled++;
       },
     });
-    return { listener, stats: () => ({ handled }) };
+    return {
+      listener,
+      stats: () => ({ handled }),
+      reset() {
+        handled = 0;
+      },
+    };
   }
   throw new Error(`unknown mode ${mode}; expected bare or payhook`);
 }
 
 process.once('message', async (setup) => {
   try {
-    const { listener, stats } = await makeListener(setup);
+    const { listener, stats, reset } = await makeListener(setup);
     const server = createServer(listener);
     server.keepAliveTimeout = 30_000;
     let answered = 0;
@@ -63,6 +69,7 @@ process.once('message', async (setup) => {
     server.listen(0, '127.0.0.1', () => reply({ port: server.address().port }));
     process.on('message', (message) => {
       if (message === 'start') {
+        reset();
         answered = 0;
         cpu = process.cpuUsage();
       }

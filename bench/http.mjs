@@ -60,30 +60,37 @@ function startServer(mode, setup) {
  * turn from a counter shared by all connections, so no two requests in flight
  * carry the same delivery until the pool wraps around.
  */
-export async function runHttp(mode, { pool, pem, connections, durationS, storeOptions }) {
+function load(port, pool, connections, durationS) {
+  let next = 0;
+  const run = autocannon({
+    url: `http://127.0.0.1:${port}`,
+    connections,
+    pipelining: 1,
+    duration: durationS,
+    timeout: 10,
+    requests: [
+      {
+        method: 'POST',
+        setupRequest(request) {
+          const delivery = pool[next++ % pool.length];
+          return { ...request, method: 'POST', path: delivery.url, headers: { ...delivery.headers }, body: delivery.body };
+        },
+      },
+    ],
+  });
+  return run.then((result) => ({ result, sent: Math.max(0, next - 1) }));
+}
+
+export async function runHttp(mode, { pool, warmup, pem, connections, durationS, storeOptions }) {
   const setup = { pem, storeOptions };
-  if (mode === 'bare') setup.canonicalByBody = new Map(pool.map((d) => [d.body, d.canonicalBytes]));
+  if (mode === 'bare') setup.canonicalByBody = new Map([...warmup, ...pool].map((d) => [d.body, d.canonicalBytes]));
   const server = startServer(mode, setup);
   try {
     const port = await server.port();
-    let next = 0;
+    // One second on other deliveries first, so that both servers are measured warm (JIT, sockets).
+    await load(port, warmup, connections, 1);
     server.start();
-    const result = await autocannon({
-      url: `http://127.0.0.1:${port}`,
-      connections,
-      pipelining: 1,
-      duration: durationS,
-      timeout: 10,
-      requests: [
-        {
-          method: 'POST',
-          setupRequest(request) {
-            const delivery = pool[next++ % pool.length];
-            return { ...request, method: 'POST', path: delivery.url, headers: { ...delivery.headers }, body: delivery.body };
-          },
-        },
-      ],
-    });
+    const { result, sent } = await load(port, pool, connections, durationS);
     const stats = await server.stats();
     const statusCodes = {};
     for (const [code, { count }] of Object.entries(result.statusCodeStats ?? {})) statusCodes[code] = count;
@@ -101,7 +108,7 @@ export async function runHttp(mode, { pool, pem, connections, durationS, storeOp
       answered: stats.answered,
       cpuPerRequest: stats.cpuPerRequest,
       systemPerRequest: stats.systemPerRequest,
-      sent: Math.max(0, next - 1),
+      sent,
     };
   } finally {
     await server.stop();
