@@ -26,6 +26,10 @@ const groups = {
   dom: { lib: ['ES2022', 'DOM'], types: [], files: ['web.mts', 'web-require.cts', 'testing.mts', 'testing-require.cts'] },
   node: { lib: ['ES2022'], types: ['node'], files: ['web.mts', 'web-require.cts', 'testing.mts', 'testing-require.cts'] },
 };
+// The TypeScript examples a user copies (Next.js route, Cloudflare Worker)
+// must compile too. The Deno and Bun ones need those runtimes' own types.
+const examples = ['../../examples/nextjs/app/api/webhooks/payments/route.ts', '../../examples/cloudflare-worker/src/index.ts'];
+
 const resolutions = {
   bundler: { module: 'ESNext', moduleResolution: 'Bundler' },
   node16: { module: 'Node16', moduleResolution: 'Node16' },
@@ -61,6 +65,16 @@ for (const [group, { lib, types, files }] of Object.entries(groups)) {
     }, null, 2));
     jobs.push({ name: `${group} × ${resolution}`, config });
   }
+}
+
+{
+  const config = join(configDir, 'tsconfig.examples.bundler.json');
+  writeFileSync(config, JSON.stringify({
+    extends: '../tsconfig.json',
+    compilerOptions: { ...resolutions.bundler, lib: ['ES2022', 'DOM'], types: ['node'] },
+    files: examples.map((file) => `../${file}`),
+  }, null, 2));
+  jobs.push({ name: 'examples × bundler', config });
 }
 
 // Two compilers at a time: the machine has two cores.
