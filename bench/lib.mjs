@@ -18,8 +18,10 @@ function cpuSince(start) {
 /**
  * Runs a synchronous `fn` back to back over `items` (cycling) for `durationMs`
  * and returns `{ opsPerSecond, cpuPerOp }`: operations per second, and the
- * process's CPU time per operation in µs (all threads). The CPU figure hardly
- * depends on what else the machine runs, so it explains the throughput. Every call must return a truthy value:
+ * process's CPU time per operation in µs (all threads). The CPU figure
+ * depends less on what else the machine runs than the throughput does (it
+ * still grows under contention, most for the thread-pool figures), so it
+ * explains the throughput. Every call must return a truthy value:
  * a falsy one means the thing under test rejected a valid delivery, which is
  * a bug in the benchmark or the package, so it throws.
  */
