@@ -10,6 +10,7 @@ export default defineConfig([
       node: 'src/node/index.ts',
       redis: 'src/redis/index.ts',
       testing: 'src/testing/index.ts',
+      explain: 'src/explain/index.ts',
     },
     format: ['esm', 'cjs'],
     target: 'es2022',

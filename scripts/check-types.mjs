@@ -5,7 +5,7 @@
 // flags, under each module resolution users pick.
 //
 // Entry groups and the ambient types each gets:
-//   core   payhook, payhook/node, payhook/redis: lib ES2022 only, no DOM, no
+//   core   payhook, payhook/node, payhook/redis, payhook/explain: lib ES2022 only, no DOM, no
 //          @types/node — their public types must be structural.
 //   dom    payhook/web, payhook/testing with lib DOM: they name the global
 //          Request/Response (as every runtime they serve has them), so a
@@ -22,7 +22,7 @@ const consumer = join(root, 'test', 'package');
 const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
 
 const groups = {
-  core: { lib: ['ES2022'], types: [], files: ['core.mts', 'core-require.cts', 'node.mts', 'node-require.cts', 'redis.mts', 'redis-require.cts'] },
+  core: { lib: ['ES2022'], types: [], files: ['core.mts', 'core-require.cts', 'node.mts', 'node-require.cts', 'redis.mts', 'redis-require.cts', 'explain.mts', 'explain-require.cts'] },
   dom: { lib: ['ES2022', 'DOM'], types: [], files: ['web.mts', 'web-require.cts', 'testing.mts', 'testing-require.cts'] },
   node: { lib: ['ES2022'], types: ['node'], files: ['web.mts', 'web-require.cts', 'testing.mts', 'testing-require.cts'] },
 };

@@ -4,8 +4,6 @@ export { createMemoryStore } from './dedup/memory.js';
 export type { MemoryStore, MemoryStoreOptions } from './dedup/memory.js';
 export type { ClaimOptions, ClaimResult, CompleteOptions, DedupStore } from './dedup/store.js';
 export { PayhookError, isPayhookError } from './errors.js';
-export { explainSignatureMismatch, explainVerificationFailure } from './explain.js';
-export type { DiagnosisChange, ExplainHookOptions, ExplainOptions, ExplainRequest, VerificationDiagnosis } from './explain.js';
 export type { PayhookErrorCode, PayhookErrorOptions, PayhookIssue } from './errors.js';
 export { checkTimestamp, DEFAULT_TOLERANCE_MS, isTimestampFresh } from './freshness.js';
 export type { FreshnessOptions, TimestampCheck } from './freshness.js';

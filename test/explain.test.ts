@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { explainSignatureMismatch, explainVerificationFailure, type ExplainRequest, type VerificationDiagnosis } from '../src/explain.js';
+import { explainSignatureMismatch, explainVerificationFailure, type ExplainRequest, type VerificationDiagnosis } from '../src/explain/index.js';
 import { createNodeWebhookHandler } from '../src/node/index.js';
 import { createTestWebhook, signWebhook, TEST_KEY_PAIR } from '../src/testing/index.js';
 import { fixtures } from './conformance/fixtures.js';

@@ -1,4 +1,4 @@
-import { explainVerificationFailure, type VerificationDiagnosis } from '../explain.js';
+import { explainVerificationFailure, type VerificationDiagnosis } from '../explain/index.js';
 import { isPayhookError } from '../errors.js';
 import type { KeyInput } from '../keys.js';
 import type { ServiceEnvironment } from '../service-keys.js';

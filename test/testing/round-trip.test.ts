@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { explainVerificationFailure } from '../../src/explain.js';
+import { explainVerificationFailure } from '../../src/explain/index.js';
 import { createTestWebhook, signWebhook, TEST_KEY_PAIR, TEST_WEBHOOK_VARIANTS, type SignedWebhook } from '../../src/testing/index.js';
 import { verifyWebhook } from '../../src/verify-webhook.js';
 

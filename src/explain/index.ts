@@ -1,13 +1,13 @@
-import { isPayhookError, type PayhookErrorCode } from './errors.js';
-import { checkTimestamp } from './freshness.js';
-import { importPublicKey, type KeyInput } from './keys.js';
-import { decodeBase64Lenient } from './lib/base64.js';
-import { assembleCanonical } from './lib/canonical.js';
-import { forEachHeader, getHeader } from './lib/headers.js';
-import { parseJsonBody, type JsonObject } from './lib/json-body.js';
-import type { BodyInput, HeadersInput } from './request.js';
-import { SERVICE_PUBLIC_KEYS, type ServiceEnvironment } from './service-keys.js';
-import { verifySignature } from './signature.js';
+import { isPayhookError, type PayhookErrorCode } from '../errors.js';
+import { checkTimestamp } from '../freshness.js';
+import { importPublicKey, type KeyInput } from '../keys.js';
+import { decodeBase64Lenient } from '../lib/base64.js';
+import { assembleCanonical } from '../lib/canonical.js';
+import { forEachHeader, getHeader } from '../lib/headers.js';
+import { parseJsonBody, type JsonObject } from '../lib/json-body.js';
+import type { BodyInput, HeadersInput } from '../request.js';
+import { SERVICE_PUBLIC_KEYS, type ServiceEnvironment } from '../service-keys.js';
+import { verifySignature } from '../signature.js';
 
 /**
  * A delivery to diagnose: the same shape `verifyWebhook` takes (`url` is
@@ -15,7 +15,7 @@ import { verifySignature } from './signature.js';
  *
  * @example
  * ```ts
- * import type { ExplainRequest } from 'payhook';
+ * import type { ExplainRequest } from 'payhook/explain';
  *
  * const request: ExplainRequest = { method: 'POST', url: '/webhooks/payments', headers: { host: 'internal:8080' }, body: '{}' };
  * ```
@@ -34,7 +34,7 @@ export interface ExplainRequest {
  *
  * @example
  * ```ts
- * import type { ExplainOptions } from 'payhook';
+ * import type { ExplainOptions } from 'payhook/explain';
  *
  * const options: ExplainOptions = {
  *   environment: 'production',
@@ -77,7 +77,7 @@ export interface ExplainOptions {
  *
  * @example
  * ```ts
- * import type { DiagnosisChange } from 'payhook';
+ * import type { DiagnosisChange } from 'payhook/explain';
  *
  * const change: DiagnosisChange = { part: 'host', received: 'internal:8080', expected: 'shop.example.kg' };
  * ```
@@ -96,7 +96,7 @@ export interface DiagnosisChange {
  *
  * @example
  * ```ts
- * import type { VerificationDiagnosis } from 'payhook';
+ * import type { VerificationDiagnosis } from 'payhook/explain';
  *
  * function log(diagnosis: VerificationDiagnosis): void {
  *   if (!diagnosis.ok) console.warn(diagnosis.message, diagnosis.changes);
@@ -376,7 +376,7 @@ function result(partial: Partial<VerificationDiagnosis> & Pick<VerificationDiagn
  *
  * @example
  * ```ts
- * import { explainVerificationFailure } from 'payhook';
+ * import { explainVerificationFailure } from 'payhook/explain';
  *
  * const diagnosis = await explainVerificationFailure(request, { environment: 'production' });
  * if (!diagnosis.ok) console.warn(diagnosis.message);
@@ -603,7 +603,7 @@ async function explain(request: ExplainRequest, options: ExplainOptions): Promis
  *
  * @example
  * ```ts
- * import type { ExplainHookOptions } from 'payhook';
+ * import type { ExplainHookOptions } from 'payhook/explain';
  *
  * const options: ExplainHookOptions = { report: (diagnosis) => console.warn(diagnosis.message), maxPerMinute: 5 };
  * ```
@@ -636,7 +636,7 @@ export interface ExplainHookOptions {
  * @example
  * ```ts
  * import { createNodeWebhookHandler } from 'payhook/node';
- * import { explainSignatureMismatch } from 'payhook';
+ * import { explainSignatureMismatch } from 'payhook/explain';
  *
  * const options = { environment: 'production' as const, onPayment: async () => {} };
  * const handler = createNodeWebhookHandler({ ...options, onSignatureMismatch: explainSignatureMismatch(options) });
