@@ -1,9 +1,7 @@
 import { PayhookError } from './errors.js';
 import type { KeyInput, KeyOptions } from './keys.js';
-import { decodeBase64Lenient } from './lib/base64.js';
-import { cachedVerificationKeys, importVerificationKeys } from './lib/key-import.js';
-
-let utf8Encoder: TextEncoder | undefined;
+import { verificationKeys } from './lib/key-import.js';
+import { verifyWithKeys } from './lib/rsa-verify.js';
 
 /**
  * Checks the `signature` header against a canonical string: base64 of an
@@ -56,22 +54,7 @@ export async function verifySignature(
   if (typeof canonical !== 'string') {
     throw new PayhookError('INVALID_ARGUMENT', `The canonical string must be a string, not ${typeof canonical}.`);
   }
-  // Fast path: keys already imported cost no await before the verify.
-  const keys = cachedVerificationKeys(publicKeys, options) ?? (await importVerificationKeys(publicKeys, options));
-  const bytes = typeof signature === 'string' ? decodeBase64Lenient(signature) : null;
-  if (bytes === null) return false;
-  utf8Encoder ??= new TextEncoder();
-  const data = utf8Encoder.encode(canonical);
-  const subtle = globalThis.crypto.subtle;
-  for (const key of keys) {
-    // A signature is exactly as long as the key's modulus; anything else
-    // cannot verify, and some runtimes throw instead of answering false.
-    if (bytes.length !== Math.ceil((key.algorithm as RsaHashedKeyAlgorithm).modulusLength / 8)) continue;
-    try {
-      if (await subtle.verify('RSASSA-PKCS1-v1_5', key, bytes as BufferSource, data)) return true;
-    } catch {
-      // Treated as "does not verify": a malformed signature is never a throw.
-    }
-  }
-  return false;
+  // Keys already imported come back without an await (the per-delivery fast path).
+  const keys = verificationKeys(publicKeys, options);
+  return verifyWithKeys(Array.isArray(keys) ? keys : await keys, canonical, signature);
 }

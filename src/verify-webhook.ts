@@ -4,18 +4,18 @@
  *
  * @module
  */
-import { isPayhookError, PayhookError, type PayhookIssue } from './errors.js';
+import { PayhookError, type PayhookIssue } from './errors.js';
 import { checkTimestamp, type FreshnessOptions } from './freshness.js';
 import type { KeyInput, KeyOptions } from './keys.js';
 import { assembleCanonical } from './lib/canonical.js';
 import { resolveClock } from './lib/clock.js';
-import { forEachHeader, getHeader } from './lib/headers.js';
-import { parseJsonBody, type JsonObject } from './lib/json-body.js';
-import { importVerificationKeys } from './lib/key-import.js';
-import type { BodyInput, HeadersInput, HeadersLike } from './request.js';
+import { getHeader } from './lib/headers.js';
+import { isBytes, parseJsonBody, type JsonObject } from './lib/json-body.js';
+import { verificationKeys } from './lib/key-import.js';
+import { verifyWithKeys } from './lib/rsa-verify.js';
+import type { BodyInput, HeadersInput } from './request.js';
 import { SERVICE_PUBLIC_KEYS, type ServiceEnvironment } from './service-keys.js';
-import { verifySignature } from './signature.js';
-import { validateWebhookObject } from './webhook/parse.js';
+import { validateWebhookObject } from './webhook/validate.js';
 import type { PaymentWebhook } from './webhook/types.js';
 
 /**
@@ -170,13 +170,11 @@ export type VerifyWebhookResult =
 /** 1 MiB: real deliveries are a few kilobytes. */
 export const DEFAULT_MAX_BODY_BYTES = 1_048_576;
 
-const ENVIRONMENTS: ReadonlySet<string> = new Set<ServiceEnvironment>(['production', 'beta']);
 const ABSOLUTE = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//;
-const CANONICAL_CODES: ReadonlySet<string> = new Set(['INVALID_BODY', 'MISSING_HOST', 'MALFORMED_PATH', 'MALFORMED_QUERY']);
+/** scheme://userinfo@authority, path, ?query, #fragment: the raw parts, nothing decoded. */
+const URL_PARTS = /^(?:[A-Za-z][A-Za-z0-9+.-]*:\/\/(?:[^/?#]*@)?([^/?#]*))?([^?#]*)(?:\?([^#]*))?/;
 
-function misuse(message: string): PayhookError {
-  return new PayhookError('INVALID_ARGUMENT', message);
-}
+const misuse = (message: string): PayhookError => new PayhookError('INVALID_ARGUMENT', message);
 
 function failure(code: VerifyWebhookErrorCode, message: string, issues?: readonly PayhookIssue[]): VerifyWebhookResult {
   return { ok: false, error: issues === undefined ? { code, message } : { code, message, issues } };
@@ -195,92 +193,25 @@ export interface UrlParts {
  * path stays percent-encoded; the query is the raw text after `?`.
  */
 export function splitUrl(url: string): UrlParts {
-  let rest = url;
-  const hash = rest.indexOf('#');
-  if (hash !== -1) rest = rest.slice(0, hash);
-  let authority: string | undefined;
-  if (ABSOLUTE.test(rest)) {
-    const start = rest.indexOf('://') + 3;
-    let end = start;
-    while (end < rest.length && rest[end] !== '/' && rest[end] !== '?') end++;
-    authority = rest.slice(start, end);
-    const at = authority.lastIndexOf('@');
-    if (at !== -1) authority = authority.slice(at + 1);
-    rest = rest.slice(end);
-    if (rest === '' || rest[0] === '?') rest = '/' + rest;
-  }
-  const question = rest.indexOf('?');
-  if (question === -1) return { authority, path: rest, query: '' };
-  return { authority, path: rest.slice(0, question), query: rest.slice(question + 1) };
+  const [, authority, path = '', query = ''] = URL_PARTS.exec(url) as RegExpExecArray;
+  return { authority, path: authority !== undefined && path === '' ? '/' : path, query };
 }
 
-function utf8Length(text: string, limit: number): number {
+/** Internal: the size of a raw body in bytes (counted up to just past `limit`); `undefined` for a parsed value. */
+export function bodySize(body: BodyInput, limit: number): number | undefined {
+  if (typeof body !== 'string') return isBytes(body) ? body.byteLength : undefined;
   // Every UTF-16 unit is 1 to 3 UTF-8 bytes: most bodies need no count.
-  if (text.length * 3 <= limit) return text.length;
+  if (body.length * 3 <= limit) return body.length;
   let bytes = 0;
-  for (let i = 0; i < text.length; i++) {
-    const unit = text.charCodeAt(i);
-    if (unit < 0x80) bytes += 1;
-    else if (unit < 0x800) bytes += 2;
-    else if (unit >= 0xd800 && unit <= 0xdbff && i + 1 < text.length) {
-      const next = text.charCodeAt(i + 1);
-      if (next >= 0xdc00 && next <= 0xdfff) {
-        bytes += 4;
-        i++;
-      } else bytes += 3;
-    } else bytes += 3;
-    if (bytes > limit) return bytes;
+  for (const char of body) {
+    const point = char.codePointAt(0) as number;
+    bytes += point < 0x80 ? 1 : point < 0x800 ? 2 : point < 0x10000 ? 3 : 4;
+    if (bytes > limit) break;
   }
   return bytes;
 }
 
-/** Internal: the size of a raw body in bytes; `undefined` for a parsed value. */
-export function bodySize(body: BodyInput, limit: number): number | undefined {
-  if (typeof body === 'string') return utf8Length(body, limit);
-  if (typeof body === 'object' && body !== null && typeof (body as ArrayBuffer).byteLength === 'number') {
-    const tag = Object.prototype.toString.call(body);
-    if (tag === '[object Uint8Array]' || tag === '[object ArrayBuffer]' || body instanceof Uint8Array) {
-      return (body as ArrayBuffer).byteLength;
-    }
-  }
-  return undefined;
-}
-
-/** The request's headers with `host` replaced (webhookUrl, X-Forwarded-Host). */
-function withHost(headers: HeadersInput, host: string): HeadersLike {
-  return {
-    get: (name) => (name.toLowerCase() === 'host' ? host : getHeader(headers, name) ?? null),
-    forEach: (callback) => forEachHeader(headers, (name, value) => {
-      if (name !== 'host') callback(value, name);
-    }),
-  };
-}
-
-function keyList(options: VerifyWebhookOptions): KeyInput[] {
-  const keys: KeyInput[] = [];
-  const { publicKeys, environment } = options;
-  if (publicKeys !== undefined && publicKeys !== null) {
-    if (Array.isArray(publicKeys)) keys.push(...(publicKeys as readonly KeyInput[]));
-    else keys.push(publicKeys as KeyInput);
-  }
-  if (environment !== undefined && environment !== null) {
-    const names: readonly unknown[] = Array.isArray(environment) ? environment : [environment];
-    for (const name of names) {
-      if (typeof name !== 'string' || !ENVIRONMENTS.has(name)) {
-        throw misuse(`Unknown service environment ${JSON.stringify(name)}: use 'production', 'beta' or both.`);
-      }
-      keys.push(SERVICE_PUBLIC_KEYS[name as ServiceEnvironment]);
-    }
-  }
-  if (keys.length === 0) {
-    throw misuse(
-      "verifyWebhook needs the service's public key: pass { environment: 'production' } (or 'beta'), or { publicKeys }.",
-    );
-  }
-  return keys;
-}
-
-/** Internal: verifyWebhook with its options checked once and its keys imported once. */
+/** Internal: verifyWebhook with its options checked once. */
 export interface PreparedVerifier {
   verify(request: WebhookRequest): Promise<VerifyWebhookResult>;
   /** Resolves once the keys are imported; rejects with INVALID_KEY / WEAK_KEY. */
@@ -290,68 +221,62 @@ export interface PreparedVerifier {
 
 /**
  * Internal: checks the options (throwing `INVALID_ARGUMENT` for misuse) and
- * returns a verifier that imports the keys once. The handlers keep one per
- * handler; {@link verifyWebhook} builds one per call (the key cache makes
- * that cheap).
+ * returns a verifier. The handlers keep one per handler; {@link verifyWebhook}
+ * keeps one per options object.
  */
 export function prepareVerifier(options: VerifyWebhookOptions): PreparedVerifier {
   if (typeof options !== 'object' || options === null) {
     throw misuse("verifyWebhook needs options with the service's keys: { environment: 'production' } or { publicKeys }.");
   }
-  const keys = keyList(options);
-  resolveClock(options); // validates `now` and `toleranceMs` now, not per delivery
-  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const { publicKeys, environment, webhookUrl, maxBodyBytes = DEFAULT_MAX_BODY_BYTES, now, toleranceMs } = options;
+  const keys: KeyInput[] = publicKeys === undefined || publicKeys === null ? [] : [publicKeys].flat() as KeyInput[];
+  for (const name of environment === undefined || environment === null ? [] : [environment].flat() as unknown[]) {
+    if (name !== 'production' && name !== 'beta') {
+      throw misuse(`Unknown service environment ${JSON.stringify(name)}: use 'production', 'beta' or both.`);
+    }
+    keys.push(SERVICE_PUBLIC_KEYS[name]);
+  }
+  if (keys.length === 0) {
+    throw misuse("verifyWebhook needs the service's public key: pass { environment: 'production' } (or 'beta'), or { publicKeys }.");
+  }
+  const clock: FreshnessOptions = {};
+  if (now !== undefined) clock.now = now;
+  if (toleranceMs !== undefined) clock.toleranceMs = toleranceMs;
+  resolveClock(clock); // validates `now` and `toleranceMs` now, not per delivery
   if (typeof maxBodyBytes !== 'number' || !(maxBodyBytes > 0)) {
     throw misuse('maxBodyBytes must be a number of bytes greater than 0 (Infinity for no limit).');
   }
   let pinned: UrlParts | undefined;
-  if (options.webhookUrl !== undefined) {
-    if (typeof options.webhookUrl !== 'string' || !ABSOLUTE.test(options.webhookUrl)) {
-      throw misuse(`webhookUrl must be the absolute URL you registered with the service, like 'https://shop.example.kg/webhooks/payments'.`);
-    }
-    let parsed: URL;
+  if (webhookUrl !== undefined) {
     try {
-      parsed = new URL(options.webhookUrl);
+      // The host as an HTTP client sends it for this URL (lower case,
+      // punycode, no default port); path and query as the service requests them.
+      const { host, pathname, search } = new URL(typeof webhookUrl === 'string' && ABSOLUTE.test(webhookUrl) ? webhookUrl : '!');
+      pinned = { authority: host, path: pathname, query: search.slice(1) };
     } catch (cause) {
-      throw new PayhookError('INVALID_ARGUMENT', `webhookUrl is not a valid URL: ${JSON.stringify(options.webhookUrl)}.`, { cause });
+      throw new PayhookError(
+        'INVALID_ARGUMENT',
+        "webhookUrl must be the absolute URL you registered with the service, like 'https://shop.example.kg/webhooks/payments'.",
+        { cause },
+      );
     }
-    // The host as an HTTP client sends it for this URL (lower case, punycode,
-    // no default port); path and query as the service requests them.
-    pinned = { authority: parsed.host, path: parsed.pathname, query: parsed.search.slice(1) };
   }
   const trustForwarded = options.trustForwardedHeaders === true;
   const keyOptions: KeyOptions = options.allowWeakKeys === true ? { allowWeakKeys: true } : {};
-  const strict = options.strict === true;
-  const clockOptions: FreshnessOptions = {};
-  if (options.now !== undefined) clockOptions.now = options.now;
-  if (options.toleranceMs !== undefined) clockOptions.toleranceMs = options.toleranceMs;
-
-  let imported: Promise<CryptoKey[]> | undefined;
-  function importKeys(): Promise<CryptoKey[]> {
-    if (imported === undefined) {
-      const attempt = importVerificationKeys(keys, keyOptions);
-      imported = attempt;
-      // A key that fails to import is a configuration error: report it on
-      // every call rather than remembering the failure.
-      attempt.catch(() => {
-        if (imported === attempt) imported = undefined;
-      });
-    }
-    return imported;
-  }
+  const strict = { strict: options.strict === true };
+  const importKeys = (): CryptoKey[] | Promise<CryptoKey[]> => verificationKeys(keys, keyOptions);
 
   async function verify(request: WebhookRequest): Promise<VerifyWebhookResult> {
-    if (typeof request !== 'object' || request === null) throw misuse('verifyWebhook needs a request { method, url, headers, body }.');
-    const { method, url, headers, body } = request;
-    if (typeof method !== 'string') throw misuse('request.method must be a string.');
-    if (typeof url !== 'string') throw misuse('request.url must be a string (absolute, or path and query).');
-    if (typeof headers !== 'object' || headers === null) throw misuse('request.headers must be a Headers or a plain object.');
-    const cryptoKeys = await importKeys();
+    const { method, url, headers, body } = typeof request === 'object' && request !== null ? request : ({} as Partial<WebhookRequest>);
+    if (typeof method !== 'string' || typeof url !== 'string' || typeof headers !== 'object' || headers === null) {
+      throw misuse('verifyWebhook needs a request { method, url, headers, body }: method and url strings, headers a Headers or a plain object.');
+    }
+    // Keys already imported come back without an await; a bad key throws on every call.
+    let cryptoKeys = importKeys();
+    if (!Array.isArray(cryptoKeys)) cryptoKeys = await cryptoKeys;
 
     const signature = getHeader(headers, 'signature');
-    if (signature === undefined || signature === '') {
-      return failure('MISSING_SIGNATURE', 'The request has no signature header: it was not signed by the service.');
-    }
+    if (!signature) return failure('MISSING_SIGNATURE', 'The request has no signature header: it was not signed by the service.');
 
     const size = bodySize(body, maxBodyBytes);
     if (size !== undefined && size > maxBodyBytes) {
@@ -363,50 +288,51 @@ export function prepareVerifier(options: VerifyWebhookOptions): PreparedVerifier
     try {
       parsed = parseJsonBody(body);
       const parts = pinned ?? splitUrl(url);
-      let host: string | undefined;
-      if (pinned !== undefined) host = pinned.authority;
-      else if (trustForwarded) {
-        const forwarded = getHeader(headers, 'x-forwarded-host');
-        if (forwarded !== undefined) host = forwarded.split(',')[0]?.trim();
-      }
+      let host = pinned?.authority;
+      if (host === undefined && trustForwarded) host = getHeader(headers, 'x-forwarded-host')?.split(',')[0]?.trim();
       // No Host header (some HTTP/2 stacks): an absolute URL's authority is
       // what the client addressed.
-      if (host === undefined && parts.authority !== undefined && getHeader(headers, 'host') === undefined) {
-        host = parts.authority;
-      }
-      canonical = assembleCanonical(
-        { method, path: parts.path, headers: host === undefined || host === '' ? headers : withHost(headers, host), query: parts.query },
-        parsed,
-      );
+      if (host === undefined && parts.authority !== undefined && getHeader(headers, 'host') === undefined) host = parts.authority;
+      canonical = assembleCanonical({ method, path: parts.path, headers, query: parts.query }, parsed, host || undefined);
     } catch (error) {
-      if (isPayhookError(error) && CANONICAL_CODES.has(error.code)) {
-        return failure(error.code as VerifyWebhookErrorCode, error.message);
-      }
+      if (error instanceof PayhookError && error.code !== 'INVALID_ARGUMENT') return failure(error.code as VerifyWebhookErrorCode, error.message);
       throw error;
     }
 
-    if (!(await verifySignature(canonical, signature, cryptoKeys, keyOptions))) {
+    if (!(await verifyWithKeys(cryptoKeys, canonical, signature))) {
       return failure(
         'SIGNATURE_MISMATCH',
-        'The signature does not verify with the configured key(s): the body, a signed header, the host, path or query differ from what the service signed, or the key is for another environment.',
+        'The signature does not verify with the configured key(s): the body, Host, path, query or an x-api-* header differ from what the service signed, or the key is for another environment.',
       );
     }
 
-    const check = checkTimestamp(getHeader(headers, 'x-api-timestamp'), clockOptions);
+    const check = checkTimestamp(getHeader(headers, 'x-api-timestamp'), clock);
     if (!check.ok) return failure(check.code, check.message);
 
     if (parsed === null) {
       return failure('INVALID_PAYLOAD', 'The body is empty: a webhook is a JSON object.', [{ path: '', message: 'the body is empty' }]);
     }
-    const validation = validateWebhookObject(parsed, { strict });
-    if (!validation.success) {
-      return failure('INVALID_PAYLOAD', validation.error.message, validation.error.issues);
-    }
+    const validation = validateWebhookObject(parsed, strict);
+    if (!validation.success) return failure('INVALID_PAYLOAD', validation.error.message, validation.error.issues);
     return { ok: true, webhook: validation.webhook, canonical, timestamp: check.timestamp };
   }
 
-  return { verify, ready: importKeys, maxBodyBytes };
+  return { verify, ready: async () => importKeys(), maxBodyBytes };
 }
+
+/** The options verifyWebhook reads; a prepared verifier is reused while none of them changed. */
+const OPTION_NAMES = [
+  'publicKeys',
+  'environment',
+  'allowWeakKeys',
+  'now',
+  'toleranceMs',
+  'maxBodyBytes',
+  'webhookUrl',
+  'trustForwardedHeaders',
+  'strict',
+] as const;
+const prepared = /* @__PURE__ */ new WeakMap<object, [values: unknown[], verifier: PreparedVerifier]>();
 
 /**
  * Verifies one delivery the way the spec's receiver must (§4.1), checking in
@@ -448,5 +374,12 @@ export function prepareVerifier(options: VerifyWebhookOptions): PreparedVerifier
  * ```
  */
 export async function verifyWebhook(request: WebhookRequest, options: VerifyWebhookOptions): Promise<VerifyWebhookResult> {
-  return prepareVerifier(options).verify(request);
+  // One prepared verifier per options object, built again only when one of
+  // the options it read was replaced: repeated calls do no preparation.
+  let entry = typeof options === 'object' && options !== null ? prepared.get(options) : undefined;
+  if (entry === undefined || OPTION_NAMES.some((name, i) => options[name] !== entry?.[0][i])) {
+    const verifier = prepareVerifier(options);
+    prepared.set(options, (entry = [OPTION_NAMES.map((name) => options[name]), verifier]));
+  }
+  return entry[1].verify(request);
 }

@@ -13,99 +13,75 @@ import type { HeadersInput, HeadersLike } from '../request.js';
  * ```
  */
 export function isHeadersLike(headers: HeadersInput): headers is HeadersLike {
-  return (
-    typeof (headers as HeadersLike).get === 'function' &&
-    typeof (headers as HeadersLike).forEach === 'function'
-  );
-}
-
-function scalar(value: unknown, name: string): string {
-  if (typeof value === 'string') return value;
-  // Hand-built header maps sometimes hold numbers (`'x-api-timestamp': Date.now()`).
-  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
-  throw new PayhookError(
-    'INVALID_ARGUMENT',
-    `The header ${JSON.stringify(name)} must be a string or an array of strings, not ${value === null ? 'null' : typeof value}.`,
-  );
+  return typeof (headers as HeadersLike).get === 'function' && typeof (headers as HeadersLike).forEach === 'function';
 }
 
 /** A header value as a string (arrays joined by `", "`), `undefined` when absent. */
 function headerValue(value: unknown, name: string): string | undefined {
-  if (value === undefined || value === null) return undefined;
-  if (typeof value === 'string') return value;
-  if (Array.isArray(value)) {
-    let joined = '';
-    for (let i = 0; i < value.length; i++) joined += (i === 0 ? '' : ', ') + scalar(value[i], name);
-    return joined;
-  }
-  return scalar(value, name);
+  if (value === undefined || value === null || typeof value === 'string') return value ?? undefined;
+  const scalar = (item: unknown): string => {
+    // Hand-built header maps sometimes hold numbers (`'x-api-timestamp': Date.now()`).
+    if (['string', 'number', 'boolean', 'bigint'].includes(typeof item)) return String(item);
+    throw new PayhookError(
+      'INVALID_ARGUMENT',
+      `The header ${JSON.stringify(name)} must be a string or an array of strings, not ${item === null ? 'null' : typeof item}.`,
+    );
+  };
+  return Array.isArray(value) ? value.map(scalar).join(', ') : scalar(value);
 }
 
-/**
- * Calls `callback` once per header with its lower-cased name and its value
- * (arrays joined by `", "`, as HTTP combines repeated headers). Throws
- * `INVALID_ARGUMENT` for a value that is an object, a function or a symbol.
- *
- * @example
- * ```ts
- * import { forEachHeader } from './headers.js';
- *
- * forEachHeader({ 'X-Api-Key-Id': ['a', 'b'] }, (name, value) => console.log(name, value)); // x-api-key-id a, b
- * ```
- */
-export function forEachHeader(
-  headers: HeadersInput,
-  callback: (lowerName: string, value: string) => void,
-): void {
+/** Every header as given: its name as written, its raw value. */
+function eachRaw(headers: HeadersInput, callback: (name: string, value: unknown) => void): void {
   if (isHeadersLike(headers)) {
     headers.forEach((value: unknown, name: unknown) => {
       // A WHATWG Headers gives strings; a Map or hand-made object may not.
       if (typeof name !== 'string') {
         throw new PayhookError('INVALID_ARGUMENT', `A header name must be a string, not ${name === null ? 'null' : typeof name}.`);
       }
-      const text = headerValue(value, name);
-      if (text !== undefined) callback(name.toLowerCase(), text);
+      callback(name, value);
     });
-    return;
-  }
-  for (const name of Object.keys(headers)) {
-    const value = headerValue((headers as Record<string, unknown>)[name], name);
-    if (value !== undefined) callback(name.toLowerCase(), value);
-  }
+  } else for (const name of Object.keys(headers)) callback(name, (headers as Record<string, unknown>)[name]);
 }
 
 /**
- * Reads one header case-insensitively; `undefined` when absent.
+ * Calls `callback` for every header that has a value, with its lower-cased
+ * name and its value as a string.
+ *
+ * @example
+ * ```ts
+ * import { forEachHeader } from './headers.js';
+ *
+ * forEachHeader({ Host: 'h', 'X-Api-A': '1' }, (name, value) => console.log(name, value)); // host h, x-api-a 1
+ * ```
+ */
+export function forEachHeader(headers: HeadersInput, callback: (lowerName: string, value: string) => void): void {
+  eachRaw(headers, (name, raw) => {
+    const value = headerValue(raw, name);
+    if (value !== undefined) callback(name.toLowerCase(), value);
+  });
+}
+
+/**
+ * One header's value, looked up case-insensitively; `undefined` when absent.
  *
  * @example
  * ```ts
  * import { getHeader } from './headers.js';
  *
- * getHeader({ HOST: 'shop.example.kg' }, 'host'); // 'shop.example.kg'
+ * getHeader({ Signature: 'c2ln' }, 'signature'); // 'c2ln'
  * ```
  */
 export function getHeader(headers: HeadersInput, name: string): string | undefined {
   const lower = name.toLowerCase();
-  if (isHeadersLike(headers)) {
-    const direct = headerValue(headers.get(lower), lower);
-    if (direct !== undefined) return direct;
-    // A WHATWG Headers is case-insensitive already; a Map-like one may not be.
-    let found: string | undefined;
-    forEachHeader(headers, (key, value) => {
-      if (found === undefined && key === lower) found = value;
+  // The lower-cased name first (what Node and WHATWG Headers hold), then a scan.
+  let found = headerValue(
+    isHeadersLike(headers) ? headers.get(lower) : Object.hasOwn(headers, lower) ? (headers as Record<string, unknown>)[lower] : undefined,
+    lower,
+  );
+  if (found === undefined) {
+    eachRaw(headers, (key, raw) => {
+      if (found === undefined && key.toLowerCase() === lower) found = headerValue(raw, key);
     });
-    return found;
   }
-  const record = headers as Record<string, unknown>;
-  if (Object.prototype.hasOwnProperty.call(record, lower)) {
-    const direct = headerValue(record[lower], lower);
-    if (direct !== undefined) return direct;
-  }
-  for (const key of Object.keys(record)) {
-    if (key.toLowerCase() === lower) {
-      const value = headerValue(record[key], key);
-      if (value !== undefined) return value;
-    }
-  }
-  return undefined;
+  return found;
 }

@@ -34,18 +34,19 @@ export function decodeUtf8(bytes: Uint8Array | ArrayBuffer): string {
   }
 }
 
-function isBytes(value: unknown): value is Uint8Array | ArrayBuffer {
-  return value instanceof Uint8Array || value instanceof ArrayBuffer ||
-    // Any typed array or DataView (also from another realm: iframes, vm
-    // contexts fail instanceof) holds bytes, never a parsed JSON object.
-    ArrayBuffer.isView(value) ||
-    Object.prototype.toString.call(value) === '[object ArrayBuffer]';
-}
-
-function describe(value: unknown): string {
-  if (Array.isArray(value)) return 'an array';
-  if (value === null) return 'null';
-  return `a ${typeof value}`;
+/**
+ * Whether a body is raw bytes: any typed array, DataView or ArrayBuffer
+ * (also from another realm, where instanceof fails), never a parsed object.
+ *
+ * @example
+ * ```ts
+ * import { isBytes } from './json-body.js';
+ *
+ * isBytes(new Uint8Array(1)); // true
+ * ```
+ */
+export function isBytes(value: unknown): value is Uint8Array | ArrayBuffer {
+  return ArrayBuffer.isView(value) || Object.prototype.toString.call(value) === '[object ArrayBuffer]';
 }
 
 /**
@@ -75,10 +76,7 @@ export function parseJsonBody(body: BodyInput): JsonObject | null {
   }
   if (value === null) return null;
   if (typeof value !== 'object' || Array.isArray(value)) {
-    throw new PayhookError(
-      'INVALID_BODY',
-      `The body must be a JSON object, but it is ${describe(value)}.`,
-    );
+    throw new PayhookError('INVALID_BODY', `The body must be a JSON object, but it is ${Array.isArray(value) ? 'an array' : `a ${typeof value}`}.`);
   }
   return value as JsonObject;
 }
@@ -108,10 +106,8 @@ let collator: Intl.Collator | undefined;
  */
 export function canonicalBody(body: JsonObject | null): string {
   if (body === null) return '';
-  collator ??= new Intl.Collator('en-US');
-  const compare = collator.compare;
   try {
-    const keys = Object.keys(body).sort(compare);
+    const keys = Object.keys(body).sort((collator ??= new Intl.Collator('en-US')).compare);
     const sorted: JsonObject = Object.create(null) as JsonObject;
     for (const key of keys) sorted[key] = body[key];
     return JSON.stringify(sorted) ?? '';

@@ -5,9 +5,15 @@ import { pemToSpki } from './pem.js';
 // Internal: turns KeyInput values into checked Web Crypto keys, and keeps the
 // bounded caches that make a PEM or JWK given on every request cost one
 // lookup. The public face of this is keys.ts (importPublicKey, clearKeyCache).
+//
+// One cache entry per key, first the import's promise, then (once it
+// settles) the key itself: a key already imported is answered without an
+// await, which is the per-delivery fast path of verifySignature.
 
 const ALGORITHM = { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' } as const;
 const MIN_MODULUS_BITS = 2048;
+
+type Entry = CryptoKey | Promise<CryptoKey>;
 
 /**
  * How many distinct PEM strings stay imported at once (least recently used goes first).
@@ -20,20 +26,46 @@ const MIN_MODULUS_BITS = 2048;
  * ```
  */
 export const PEM_CACHE_SIZE = 16;
-const pemCache = new Map<string, Promise<CryptoKey>>();
-/** The PEM keys of `pemCache` whose import has finished, for the synchronous fast path. */
-const pemKeys = new Map<string, CryptoKey>();
-let jwkCache = new WeakMap<object, Promise<CryptoKey>>();
+const pemCache = new Map<string, Entry>();
+let jwkCache = new WeakMap<object, Entry>();
 
-function subtle(): SubtleCrypto {
-  const api = (globalThis as { crypto?: Crypto }).crypto?.subtle;
-  if (!api) {
-    throw new PayhookError(
-      'INVALID_ARGUMENT',
-      'Web Crypto (globalThis.crypto.subtle) is not available: payhook needs Node ≥ 20, Deno, Bun, workerd or a browser in a secure context.',
-    );
+const invalidKey = (message: string, cause?: unknown): PayhookError =>
+  new PayhookError('INVALID_KEY', message, cause === undefined ? undefined : { cause });
+
+/** Remembers `promise` under `key`, then the key it resolves to; forgets a failed import, so the next call tries again. */
+function remember<K extends object | string>(
+  cache: { get(key: K): Entry | undefined; set(key: K, value: Entry): unknown; delete(key: K): unknown },
+  key: K,
+  promise: Promise<CryptoKey>,
+): Promise<CryptoKey> {
+  cache.set(key, promise);
+  // Only this very promise is replaced or dropped, never a newer entry for the same key.
+  promise.then(
+    (value) => cache.get(key) === promise && cache.set(key, value),
+    () => cache.get(key) === promise && cache.delete(key),
+  );
+  return promise;
+}
+
+async function importKey(format: 'spki' | 'jwk', data: Uint8Array | JsonWebKey, what: string): Promise<CryptoKey> {
+  const subtle = (globalThis as { crypto?: Crypto }).crypto?.subtle;
+  if (!subtle) {
+    throw new PayhookError('INVALID_ARGUMENT', 'Web Crypto (crypto.subtle) is missing: payhook needs Node ≥ 20, Deno, Bun, workerd or a browser in a secure context.');
   }
-  return api;
+  try {
+    return await subtle.importKey(format as 'jwk', data as JsonWebKey, ALGORITHM, false, ['verify']);
+  } catch (cause) {
+    throw invalidKey(`The ${what} cannot be imported as an RSA public key for RS256.`, cause);
+  }
+}
+
+function importJwk(jwk: RsaJsonWebKey): Promise<CryptoKey> {
+  const { d, key_ops: _ops, use: _use, ...publicPart } = jwk;
+  if (jwk.kty !== 'RSA') {
+    return Promise.reject(invalidKey(`The JSON Web Key has kty ${JSON.stringify(jwk.kty) ?? 'undefined'}; an RSA key (kty "RSA") is needed.`));
+  }
+  if (d !== undefined) return Promise.reject(invalidKey('The JSON Web Key holds a private key (member "d"); give the public key only.'));
+  return importKey('jwk', publicPart as JsonWebKey, 'JSON Web Key');
 }
 
 function isCryptoKey(value: object): value is CryptoKey {
@@ -43,111 +75,51 @@ function isCryptoKey(value: object): value is CryptoKey {
   );
 }
 
-async function importSpki(spki: Uint8Array): Promise<CryptoKey> {
-  try {
-    return await subtle().importKey('spki', spki as BufferSource, ALGORITHM, false, ['verify']);
-  } catch (cause) {
-    if (cause instanceof PayhookError) throw cause;
-    throw new PayhookError('INVALID_KEY', 'The PEM key cannot be imported as an RSA public key (is it an EC or Ed25519 key?).', { cause });
-  }
-}
-
-async function importJwk(jwk: RsaJsonWebKey): Promise<CryptoKey> {
-  if (jwk.kty !== 'RSA') {
-    throw new PayhookError('INVALID_KEY', `The JSON Web Key has kty ${JSON.stringify(jwk.kty) ?? 'undefined'}; an RSA key (kty "RSA") is needed.`);
-  }
-  const { d: _private, key_ops: _ops, use: _use, ...publicPart } = jwk as RsaJsonWebKey & { d?: unknown; key_ops?: unknown; use?: unknown };
-  if (_private !== undefined) {
-    throw new PayhookError('INVALID_KEY', 'The JSON Web Key holds a private key (member "d"); give the public key only.');
-  }
-  try {
-    return await subtle().importKey('jwk', publicPart as JsonWebKey, ALGORITHM, false, ['verify']);
-  } catch (cause) {
-    if (cause instanceof PayhookError) throw cause;
-    throw new PayhookError('INVALID_KEY', 'The JSON Web Key cannot be imported as an RSA public key for RS256.', { cause });
-  }
-}
-
-function checkCryptoKey(key: CryptoKey): CryptoKey {
-  const algorithm = key.algorithm as Partial<RsaHashedKeyAlgorithm> | undefined;
-  if (
-    key.type !== 'public' ||
-    algorithm?.name !== ALGORITHM.name ||
-    algorithm.hash?.name !== ALGORITHM.hash ||
-    !Array.isArray(key.usages) ||
-    !key.usages.includes('verify')
-  ) {
-    throw new PayhookError(
-      'INVALID_KEY',
-      `The CryptoKey must be a public RSASSA-PKCS1-v1_5 key with SHA-256 and the "verify" usage (got a ${String(key.type)} ${String(algorithm?.name)} key).`,
-    );
-  }
-  return key;
-}
-
-function rememberPem(pem: string, value: Promise<CryptoKey>): Promise<CryptoKey> {
-  if (pemCache.size >= PEM_CACHE_SIZE) {
-    const oldest = pemCache.keys().next().value as string;
-    pemCache.delete(oldest);
-    pemKeys.delete(oldest);
-  }
-  pemCache.set(pem, value);
-  value.then((key) => {
-    if (pemCache.get(pem) === value) pemKeys.set(pem, key);
-  }, () => undefined);
-  // A key that fails to import is not remembered: the next call tries again.
-  // Only this very promise is dropped, never a newer entry for the same PEM.
-  value.catch(() => {
-    if (pemCache.get(pem) === value) pemCache.delete(pem);
-  });
-  return value;
-}
-
-function importCached(input: KeyInput): Promise<CryptoKey> {
+/**
+ * The key for one input: the key itself when it needs no import (a
+ * CryptoKey, or a PEM or JWK imported before), else the import's promise.
+ * Throws `INVALID_KEY` at once for what can be refused without Web Crypto.
+ */
+function lookup(input: KeyInput): Entry {
   if (typeof input === 'string') {
-    const hit = pemCache.get(input);
-    if (hit) {
-      // Least recently used eviction: a hit moves the PEM to the back.
-      pemCache.delete(input);
-      pemCache.set(input, hit);
-      return hit;
+    let entry = pemCache.get(input);
+    if (entry === undefined) {
+      entry = importKey('spki', pemToSpki(input), 'PEM key');
+      if (pemCache.size >= PEM_CACHE_SIZE) pemCache.delete(pemCache.keys().next().value as string);
+      return remember(pemCache, input, entry);
     }
-    let spki: Uint8Array;
-    try {
-      spki = pemToSpki(input);
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    return rememberPem(input, importSpki(spki));
+    // Least recently used eviction: a hit moves the PEM to the back.
+    pemCache.delete(input);
+    pemCache.set(input, entry);
+    return entry;
   }
   if (typeof input !== 'object' || input === null) {
-    return Promise.reject(
-      new PayhookError('INVALID_KEY', `A public key must be a PEM string, a JSON Web Key or a CryptoKey, not ${input === null ? 'null' : typeof input}.`),
-    );
+    throw invalidKey(`A public key must be a PEM string, a JSON Web Key or a CryptoKey, not ${input === null ? 'null' : typeof input}.`);
   }
   if (isCryptoKey(input)) {
-    try {
-      return Promise.resolve(checkCryptoKey(input));
-    } catch (error) {
-      return Promise.reject(error);
+    const algorithm = input.algorithm as Partial<RsaHashedKeyAlgorithm> | undefined;
+    if (
+      input.type !== 'public' ||
+      algorithm?.name !== ALGORITHM.name ||
+      algorithm.hash?.name !== ALGORITHM.hash ||
+      !Array.isArray(input.usages) ||
+      !input.usages.includes('verify')
+    ) {
+      throw invalidKey(
+        `The CryptoKey must be a public RSASSA-PKCS1-v1_5 key with SHA-256 and the "verify" usage (got a ${String(input.type)} ${String(algorithm?.name)} key).`,
+      );
     }
+    return input;
   }
-  const hit = jwkCache.get(input);
-  if (hit) return hit;
-  const imported = importJwk(input as RsaJsonWebKey);
-  jwkCache.set(input, imported);
-  imported.catch(() => {
-    if (jwkCache.get(input) === imported) jwkCache.delete(input);
-  });
-  return imported;
+  return jwkCache.get(input) ?? remember(jwkCache, input, importJwk(input as RsaJsonWebKey));
 }
 
 function checkStrength(key: CryptoKey, options: KeyOptions | undefined): CryptoKey {
   const bits = (key.algorithm as Partial<RsaHashedKeyAlgorithm>).modulusLength;
-  if (typeof bits !== 'number' || !Number.isInteger(bits) || bits <= 0) {
-    throw new PayhookError('INVALID_KEY', 'The key does not say its RSA modulus length; it is not a usable RSA CryptoKey.');
+  if (!Number.isInteger(bits) || (bits as number) <= 0) {
+    throw invalidKey('The key does not say its RSA modulus length; it is not a usable RSA CryptoKey.');
   }
-  if (bits < MIN_MODULUS_BITS && options?.allowWeakKeys !== true) {
+  if ((bits as number) < MIN_MODULUS_BITS && options?.allowWeakKeys !== true) {
     throw new PayhookError(
       'WEAK_KEY',
       `The RSA key has ${bits} bits; at least ${MIN_MODULUS_BITS} are required. Pass { allowWeakKeys: true } only for legacy test keys.`,
@@ -156,58 +128,51 @@ function checkStrength(key: CryptoKey, options: KeyOptions | undefined): CryptoK
   return key;
 }
 
-function cachedKey(input: KeyInput): CryptoKey | undefined {
-  if (typeof input === 'string') {
-    const key = pemKeys.get(input);
-    if (key !== undefined) {
-      // Keep the least-recently-used order that importCached keeps.
-      const entry = pemCache.get(input) as Promise<CryptoKey>;
-      pemCache.delete(input);
-      pemCache.set(input, entry);
-    }
-    return key;
-  }
-  if (typeof input === 'object' && input !== null && isCryptoKey(input)) {
-    try {
-      return checkCryptoKey(input);
-    } catch {
-      return undefined; // the awaited path reports it, in its order
-    }
-  }
-  return undefined;
-}
-
 /**
- * The checked keys without waiting, when none needs an import (PEMs already
- * imported, CryptoKeys): the per-delivery fast path. `undefined` means "use
- * importVerificationKeys" (a miss, a JWK, an unusable key, an empty list); a
- * key too weak throws as importVerificationKeys does.
+ * The checked keys for a key list, in order: the array itself when every key
+ * is at hand (the per-delivery fast path, no await), else a promise of it.
+ * Throws (or rejects) `INVALID_ARGUMENT` for no key or an empty list,
+ * `INVALID_KEY`/`WEAK_KEY` when a key is unusable.
  *
  * @example
  * ```ts
- * import { cachedVerificationKeys, importVerificationKeys } from './key-import.js';
+ * import { verificationKeys } from './key-import.js';
  *
- * declare const pem: string;
- * const keys = cachedVerificationKeys(pem, undefined) ?? (await importVerificationKeys(pem, undefined));
+ * declare const production: string, beta: string;
+ * const found = verificationKeys([production, beta], undefined);
+ * const keys: CryptoKey[] = Array.isArray(found) ? found : await found;
  * ```
  */
-export function cachedVerificationKeys(
+export function verificationKeys(
   inputs: KeyInput | readonly KeyInput[] | null | undefined,
   options: KeyOptions | undefined,
-): CryptoKey[] | undefined {
-  if (!Array.isArray(inputs)) {
-    const key = inputs === undefined || inputs === null ? undefined : cachedKey(inputs as KeyInput);
-    return key === undefined ? undefined : [checkStrength(key, options)];
+): CryptoKey[] | Promise<CryptoKey[]> {
+  const list: readonly KeyInput[] = inputs === undefined || inputs === null ? [] : Array.isArray(inputs) ? inputs : [inputs as KeyInput];
+  if (list.length === 0) {
+    throw new PayhookError('INVALID_ARGUMENT', 'No public key was given (none, or an empty list): pass PRODUCTION_PUBLIC_KEY, BETA_PUBLIC_KEY or your own.');
   }
-  const list = inputs as readonly KeyInput[];
-  if (list.length === 0) return undefined;
-  const keys: CryptoKey[] = [];
-  for (const input of list) {
-    const key = cachedKey(input);
-    if (key === undefined) return undefined;
-    keys.push(key);
-  }
-  return keys.map((key) => checkStrength(key, options));
+  const entries = list.map(lookup);
+  const check = (keys: CryptoKey[]): CryptoKey[] => keys.map((key) => checkStrength(key, options));
+  return entries.some((entry) => entry instanceof Promise) ? Promise.all(entries).then(check) : check(entries as CryptoKey[]);
+}
+
+/**
+ * The imported `CryptoKey` objects for a key list, in order, always as a
+ * promise (see {@link verificationKeys}).
+ *
+ * @example
+ * ```ts
+ * import { importVerificationKeys } from './key-import.js';
+ *
+ * declare const production: string, beta: string;
+ * const keys: CryptoKey[] = await importVerificationKeys([production, beta], undefined);
+ * ```
+ */
+export async function importVerificationKeys(
+  inputs: KeyInput | readonly KeyInput[] | null | undefined,
+  options: KeyOptions | undefined,
+): Promise<CryptoKey[]> {
+  return verificationKeys(inputs, options);
 }
 
 /**
@@ -222,36 +187,7 @@ export function cachedVerificationKeys(
  * ```
  */
 export async function importVerificationKey(input: KeyInput, options: KeyOptions | undefined): Promise<CryptoKey> {
-  return checkStrength(await importCached(input), options);
-}
-
-/**
- * The imported `CryptoKey` objects for a key list, in order. Throws
- * `INVALID_ARGUMENT` for no key or an empty list, `INVALID_KEY`/`WEAK_KEY` when
- * any key is unusable.
- *
- * @example
- * ```ts
- * import { importVerificationKeys } from './key-import.js';
- *
- * declare const production: string, beta: string;
- * const keys: CryptoKey[] = await importVerificationKeys([production, beta], undefined);
- * ```
- */
-export async function importVerificationKeys(
-  inputs: KeyInput | readonly KeyInput[] | null | undefined,
-  options: KeyOptions | undefined,
-): Promise<CryptoKey[]> {
-  if (inputs === undefined || inputs === null) {
-    throw new PayhookError('INVALID_ARGUMENT', 'No public key was given: pass PRODUCTION_PUBLIC_KEY, BETA_PUBLIC_KEY or your own.');
-  }
-  const list = Array.isArray(inputs) ? (inputs as readonly KeyInput[]) : [inputs as KeyInput];
-  if (list.length === 0) {
-    throw new PayhookError('INVALID_ARGUMENT', 'The list of public keys is empty: pass PRODUCTION_PUBLIC_KEY, BETA_PUBLIC_KEY or your own.');
-  }
-  if (list.length === 1) return [checkStrength(await importCached(list[0] as KeyInput), options)];
-  const keys = await Promise.all(list.map((input) => importCached(input)));
-  return keys.map((key) => checkStrength(key, options));
+  return checkStrength(await lookup(input), options);
 }
 
 /**
@@ -266,6 +202,5 @@ export async function importVerificationKeys(
  */
 export function clearImportedKeys(): void {
   pemCache.clear();
-  pemKeys.clear();
   jwkCache = new WeakMap();
 }

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { isPayhookError } from '../../src/errors.js';
 import { clearKeyCache, importPublicKey, type RsaJsonWebKey } from '../../src/keys.js';
-import { cachedVerificationKeys, PEM_CACHE_SIZE } from '../../src/lib/key-import.js';
+import { PEM_CACHE_SIZE, verificationKeys } from '../../src/lib/key-import.js';
 import { verifySignature } from '../../src/signature.js';
 
 const keys = JSON.parse(readFileSync(new URL('../fixtures/keys.json', import.meta.url), 'utf8')) as Record<
@@ -85,17 +85,31 @@ describe('verifySignature with keys already imported', () => {
   });
 });
 
-describe('cachedVerificationKeys', () => {
-  it('answers undefined (use the awaited path) for a PEM not imported yet, a JWK, an empty list, no keys', () => {
+/** The code of what `run` throws synchronously. */
+function syncCodeOf(run: () => unknown): string | undefined {
+  try {
+    run();
+  } catch (error) {
+    if (isPayhookError(error)) return error.code;
+    throw error;
+  }
+  return undefined;
+}
+
+describe('verificationKeys', () => {
+  it('answers with a promise (the awaited path) for a PEM or JWK not imported yet; throws INVALID_ARGUMENT for no key', async () => {
     const jwk = createPublicKey(pem('conformance-2048')).export({ format: 'jwk' }) as RsaJsonWebKey;
-    expect(cachedVerificationKeys(pem('conformance-2048'), undefined)).toBeUndefined();
-    expect(cachedVerificationKeys(jwk, undefined)).toBeUndefined();
-    expect(cachedVerificationKeys([], undefined)).toBeUndefined();
-    expect(cachedVerificationKeys(undefined, undefined)).toBeUndefined();
-    expect(cachedVerificationKeys(null, undefined)).toBeUndefined();
+    expect(verificationKeys(pem('conformance-2048'), undefined)).toBeInstanceOf(Promise);
+    const fromJwk = verificationKeys(jwk, undefined);
+    expect(fromJwk).toBeInstanceOf(Promise);
+    await fromJwk;
+    expect(Array.isArray(verificationKeys(jwk, undefined))).toBe(true); // imported: now at hand
+    expect(syncCodeOf(() => verificationKeys([], undefined))).toBe('INVALID_ARGUMENT');
+    expect(syncCodeOf(() => verificationKeys(undefined, undefined))).toBe('INVALID_ARGUMENT');
+    expect(syncCodeOf(() => verificationKeys(null, undefined))).toBe('INVALID_ARGUMENT');
   });
 
-  it('gives the imported keys in list order once every one is available without an import', async () => {
+  it('gives the imported keys in list order, without a promise, once every one is available without an import', async () => {
     const conformance = await importPublicKey(pem('conformance-2048'));
     const stranger = await subtle.importKey(
       'jwk',
@@ -104,13 +118,15 @@ describe('cachedVerificationKeys', () => {
       false,
       ['verify'],
     );
-    expect(cachedVerificationKeys([stranger, pem('conformance-2048')], undefined)).toEqual([stranger, conformance]);
-    expect(cachedVerificationKeys([pem('conformance-2048'), pem('stranger-2048')], undefined)).toBeUndefined();
+    expect(verificationKeys([stranger, pem('conformance-2048')], undefined)).toEqual([stranger, conformance]);
+    const pending = verificationKeys([pem('conformance-2048'), pem('stranger-2048')], undefined);
+    expect(pending).toBeInstanceOf(Promise);
+    expect(await pending).toHaveLength(2);
   });
 
-  it('leaves an unusable CryptoKey to the awaited path, which reports INVALID_KEY', async () => {
+  it('refuses an unusable CryptoKey at once, and verifySignature reports it as INVALID_KEY', async () => {
     const { publicKey } = (await subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, ['sign', 'verify'])) as CryptoKeyPair;
-    expect(cachedVerificationKeys(publicKey, undefined)).toBeUndefined();
+    expect(syncCodeOf(() => verificationKeys(publicKey, undefined))).toBe('INVALID_KEY');
     expect(await codeOf(verifySignature(canonical, signWith('conformance-2048'), publicKey))).toBe('INVALID_KEY');
   });
 });
