@@ -84,33 +84,23 @@ export function checkTimestamp(
   if (timestamp === undefined || timestamp === null || timestamp === '') {
     return { ok: false, code: 'MISSING_TIMESTAMP', message: 'The x-api-timestamp header is missing.' };
   }
-  let value: number;
-  if (typeof timestamp === 'number') {
-    if (!Number.isSafeInteger(timestamp) || timestamp < 0) {
-      return { ok: false, code: 'MALFORMED_TIMESTAMP', message: 'The timestamp must be a whole, non-negative number of milliseconds.' };
-    }
-    value = timestamp;
-  } else if (typeof timestamp === 'string' && DIGITS.test(timestamp)) {
-    value = Number(timestamp);
-  } else {
-    return {
-      ok: false,
-      code: 'MALFORMED_TIMESTAMP',
-      message: 'The x-api-timestamp header must be UNIX time in milliseconds, as decimal digits only.',
-    };
+  const value =
+    typeof timestamp === 'number' ? (Number.isSafeInteger(timestamp) && timestamp >= 0 ? timestamp : Number.NaN)
+    : typeof timestamp === 'string' && DIGITS.test(timestamp) ? Number(timestamp)
+    : Number.NaN;
+  if (Number.isNaN(value)) {
+    return { ok: false, code: 'MALFORMED_TIMESTAMP', message: 'The x-api-timestamp must be UNIX time in whole milliseconds, as decimal digits.' };
   }
   const skewMs = now - value;
   if (Math.abs(skewMs) <= toleranceMs) return { ok: true, timestamp: value, skewMs };
-  // A sender that writes seconds instead of milliseconds is a common mistake:
-  // say so rather than report a delivery 55 years old.
-  const seconds = Math.abs(now - value * 1000) <= toleranceMs ? ' It looks like seconds; the service sends milliseconds.' : '';
   return {
     ok: false,
     code: 'TIMESTAMP_OUT_OF_WINDOW',
     message:
-      (skewMs > 0
-        ? `The delivery is ${skewMs} ms old; at most ${toleranceMs} ms are accepted.`
-        : `The delivery is dated ${-skewMs} ms in the future; at most ${toleranceMs} ms are accepted (check the server clock).`) + seconds,
+      `The delivery is ${skewMs > 0 ? `${skewMs} ms old` : `dated ${-skewMs} ms in the future (check the server clock)`}; at most ${toleranceMs} ms are accepted.` +
+      // A sender that writes seconds instead of milliseconds is a common
+      // mistake: say so rather than report a delivery 55 years old.
+      (Math.abs(now - value * 1000) <= toleranceMs ? ' It looks like seconds; the service sends milliseconds.' : ''),
     timestamp: value,
     skewMs,
   };

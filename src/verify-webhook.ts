@@ -225,10 +225,17 @@ export interface PreparedVerifier {
  * keeps one per options object.
  */
 export function prepareVerifier(options: VerifyWebhookOptions): PreparedVerifier {
-  if (typeof options !== 'object' || options === null) {
-    throw misuse("verifyWebhook needs options with the service's keys: { environment: 'production' } or { publicKeys }.");
-  }
-  const { publicKeys, environment, webhookUrl, maxBodyBytes = DEFAULT_MAX_BODY_BYTES, now, toleranceMs } = options;
+  const {
+    publicKeys,
+    environment,
+    webhookUrl,
+    maxBodyBytes = DEFAULT_MAX_BODY_BYTES,
+    now,
+    toleranceMs,
+    allowWeakKeys,
+    trustForwardedHeaders,
+    strict,
+  } = typeof options === 'object' && options !== null ? options : ({} as VerifyWebhookOptions);
   const keys: KeyInput[] = publicKeys === undefined || publicKeys === null ? [] : [publicKeys].flat() as KeyInput[];
   for (const name of environment === undefined || environment === null ? [] : [environment].flat() as unknown[]) {
     if (name !== 'production' && name !== 'beta') {
@@ -237,14 +244,14 @@ export function prepareVerifier(options: VerifyWebhookOptions): PreparedVerifier
     keys.push(SERVICE_PUBLIC_KEYS[name]);
   }
   if (keys.length === 0) {
-    throw misuse("verifyWebhook needs the service's public key: pass { environment: 'production' } (or 'beta'), or { publicKeys }.");
+    throw misuse("verifyWebhook needs the service's key: options { environment: 'production' } (or 'beta'), or { publicKeys }.");
   }
   const clock: FreshnessOptions = {};
   if (now !== undefined) clock.now = now;
   if (toleranceMs !== undefined) clock.toleranceMs = toleranceMs;
   resolveClock(clock); // validates `now` and `toleranceMs` now, not per delivery
   if (typeof maxBodyBytes !== 'number' || !(maxBodyBytes > 0)) {
-    throw misuse('maxBodyBytes must be a number of bytes greater than 0 (Infinity for no limit).');
+    throw misuse('maxBodyBytes must be a number greater than 0 (Infinity for no limit).');
   }
   let pinned: UrlParts | undefined;
   if (webhookUrl !== undefined) {
@@ -256,20 +263,19 @@ export function prepareVerifier(options: VerifyWebhookOptions): PreparedVerifier
     } catch (cause) {
       throw new PayhookError(
         'INVALID_ARGUMENT',
-        "webhookUrl must be the absolute URL you registered with the service, like 'https://shop.example.kg/webhooks/payments'.",
+        'webhookUrl must be the absolute URL registered with the service (https://…).',
         { cause },
       );
     }
   }
-  const trustForwarded = options.trustForwardedHeaders === true;
-  const keyOptions: KeyOptions = options.allowWeakKeys === true ? { allowWeakKeys: true } : {};
-  const strict = { strict: options.strict === true };
+  const keyOptions: KeyOptions = { allowWeakKeys: allowWeakKeys === true };
+  const parseOptions = { strict: strict === true };
   const importKeys = (): CryptoKey[] | Promise<CryptoKey[]> => verificationKeys(keys, keyOptions);
 
   async function verify(request: WebhookRequest): Promise<VerifyWebhookResult> {
     const { method, url, headers, body } = typeof request === 'object' && request !== null ? request : ({} as Partial<WebhookRequest>);
     if (typeof method !== 'string' || typeof url !== 'string' || typeof headers !== 'object' || headers === null) {
-      throw misuse('verifyWebhook needs a request { method, url, headers, body }: method and url strings, headers a Headers or a plain object.');
+      throw misuse('verifyWebhook needs a request { method, url, headers, body } (method and url strings, headers an object).');
     }
     // Keys already imported come back without an await; a bad key throws on every call.
     let cryptoKeys = importKeys();
@@ -289,7 +295,7 @@ export function prepareVerifier(options: VerifyWebhookOptions): PreparedVerifier
       parsed = parseJsonBody(body);
       const parts = pinned ?? splitUrl(url);
       let host = pinned?.authority;
-      if (host === undefined && trustForwarded) host = getHeader(headers, 'x-forwarded-host')?.split(',')[0]?.trim();
+      if (host === undefined && trustForwardedHeaders === true) host = getHeader(headers, 'x-forwarded-host')?.split(',')[0]?.trim();
       // No Host header (some HTTP/2 stacks): an absolute URL's authority is
       // what the client addressed.
       if (host === undefined && parts.authority !== undefined && getHeader(headers, 'host') === undefined) host = parts.authority;
@@ -302,7 +308,7 @@ export function prepareVerifier(options: VerifyWebhookOptions): PreparedVerifier
     if (!(await verifyWithKeys(cryptoKeys, canonical, signature))) {
       return failure(
         'SIGNATURE_MISMATCH',
-        'The signature does not verify with the configured key(s): the body, Host, path, query or an x-api-* header differ from what the service signed, or the key is for another environment.',
+        'No configured key verifies the signature: the body, Host, path, query or an x-api-* header differ from what was signed, or the key is for another environment.',
       );
     }
 
@@ -312,7 +318,7 @@ export function prepareVerifier(options: VerifyWebhookOptions): PreparedVerifier
     if (parsed === null) {
       return failure('INVALID_PAYLOAD', 'The body is empty: a webhook is a JSON object.', [{ path: '', message: 'the body is empty' }]);
     }
-    const validation = validateWebhookObject(parsed, strict);
+    const validation = validateWebhookObject(parsed, parseOptions);
     if (!validation.success) return failure('INVALID_PAYLOAD', validation.error.message, validation.error.issues);
     return { ok: true, webhook: validation.webhook, canonical, timestamp: check.timestamp };
   }

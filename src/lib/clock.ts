@@ -15,7 +15,7 @@ export const SERVICE_WINDOW_MS = 300_000;
 
 function isDate(value: unknown): value is Date {
   // Dates from another realm (iframe, vm context) fail `instanceof Date`.
-  return value instanceof Date || Object.prototype.toString.call(value) === '[object Date]';
+  return Object.prototype.toString.call(value) === '[object Date]';
 }
 
 /**

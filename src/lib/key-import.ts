@@ -117,12 +117,12 @@ function lookup(input: KeyInput): Entry {
 function checkStrength(key: CryptoKey, options: KeyOptions | undefined): CryptoKey {
   const bits = (key.algorithm as Partial<RsaHashedKeyAlgorithm>).modulusLength;
   if (!Number.isInteger(bits) || (bits as number) <= 0) {
-    throw invalidKey('The key does not say its RSA modulus length; it is not a usable RSA CryptoKey.');
+    throw invalidKey('The key has no RSA modulus length: it is not a usable RSA CryptoKey.');
   }
   if ((bits as number) < MIN_MODULUS_BITS && options?.allowWeakKeys !== true) {
     throw new PayhookError(
       'WEAK_KEY',
-      `The RSA key has ${bits} bits; at least ${MIN_MODULUS_BITS} are required. Pass { allowWeakKeys: true } only for legacy test keys.`,
+      `The RSA key has ${bits} bits; at least ${MIN_MODULUS_BITS} are required ({ allowWeakKeys: true } only for legacy test keys).`,
     );
   }
   return key;

@@ -7,10 +7,8 @@ const RSA_ALGORITHM_IDENTIFIER = [
 ];
 
 function derLength(length: number): number[] {
-  if (length < 0x80) return [length];
-  const bytes: number[] = [];
-  for (let n = length; n > 0; n >>= 8) bytes.unshift(n & 0xff);
-  return [0x80 | bytes.length, ...bytes];
+  // An RSA public key's DER is far below 64 KiB; anything longer fails to import.
+  return length < 0x80 ? [length] : length < 0x100 ? [0x81, length] : [0x82, length >> 8, length & 0xff];
 }
 
 /**
@@ -50,10 +48,7 @@ export function pkcs1ToSpki(pkcs1: Uint8Array): Uint8Array {
 export function pemToSpki(pem: string): Uint8Array {
   const match = /-----BEGIN (RSA )?PUBLIC KEY-----([\s\S]*?)-----END \1PUBLIC KEY-----/.exec(pem);
   if (!match) {
-    throw new PayhookError(
-      'INVALID_KEY',
-      'The key is not a PEM public key: expected a "-----BEGIN PUBLIC KEY-----" (SPKI) or "-----BEGIN RSA PUBLIC KEY-----" (PKCS#1) block.',
-    );
+    throw new PayhookError('INVALID_KEY', 'The key is not a PEM public key (a BEGIN PUBLIC KEY or BEGIN RSA PUBLIC KEY block).');
   }
   // Line breaks may arrive as literal `\n` when a PEM was pasted into an
   // environment variable or a JSON file; a backslash is never base64, so

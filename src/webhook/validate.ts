@@ -12,14 +12,7 @@
  */
 import { PayhookError, type PayhookIssue } from '../errors.js';
 import { normaliseStatus } from '../status.js';
-import type {
-  PaymentOperation,
-  PaymentWebhook,
-  WebhookData,
-  WebhookFields,
-  WebhookItem,
-  WebhookService,
-} from './types.js';
+import type { PaymentOperation, PaymentWebhook } from './types.js';
 
 /** An `INVALID_PAYLOAD` or `INVALID_BODY` error that always lists its issues. */
 export type WebhookParseError = PayhookError & {
@@ -38,133 +31,84 @@ const MESSAGE_ISSUES = 10;
 const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
 
 type Issues = PayhookIssue[];
+/** Checks one value at `path`: its (possibly rebuilt) value, or `undefined` after reporting an issue. */
+type Reader = (issues: Issues, path: string, value: unknown) => unknown;
 
-function childPath(parent: string, key: string): string {
-  if (IDENTIFIER.test(key)) return parent === '' ? key : `${parent}.${key}`;
-  return `${parent}[${JSON.stringify(key)}]`;
-}
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
-function describe(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'array';
+/** A reader that keeps the value when `test` accepts it, else reports "expected <expected>, got …". */
+const is = (expected: string, test: (value: unknown) => boolean): Reader => (issues, path, value) => {
+  if (test(value)) return value;
   // A number is shown (it is short and says what is wrong); text is not echoed.
-  if (typeof value === 'number') return Number.isFinite(value) ? `number ${value}` : String(value);
-  if (typeof value === 'string' && value === '') return 'empty string';
-  return typeof value;
-}
+  const got =
+    value === null ? 'null'
+    : Array.isArray(value) ? 'array'
+    : typeof value === 'number' ? (Number.isFinite(value) ? `number ${value}` : String(value))
+    : value === '' ? 'empty string'
+    : typeof value;
+  issues.push({ path, message: `expected ${expected}, ${value === undefined ? 'but it is missing' : `got ${got}`}` });
+  return undefined;
+};
 
-function report(issues: Issues, path: string, expected: string, value: unknown): void {
-  issues.push({
-    path,
-    message: value === undefined ? `expected ${expected}, but it is missing` : `expected ${expected}, got ${describe(value)}`,
-  });
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function isFiniteNumber(value: unknown): value is number {
-  return typeof value === 'number' && Number.isFinite(value);
-}
-
+const STRING = /* @__PURE__ */ is('string', (value) => typeof value === 'string');
+const NON_EMPTY_STRING = /* @__PURE__ */ is('non-empty string', (value) => typeof value === 'string' && value !== '');
+const NUMBER = /* @__PURE__ */ is('number', (value) => typeof value === 'number' && Number.isFinite(value));
 /** UNIX time in milliseconds: a non-negative safe integer. */
-function isMilliseconds(value: unknown): value is number {
-  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;
-}
+const MILLISECONDS = /* @__PURE__ */ is('integer milliseconds', (value) => Number.isSafeInteger(value) && (value as number) >= 0);
+const OBJECT = /* @__PURE__ */ is('object', isObject);
+const WITH_ID_OBJECT = /* @__PURE__ */ is('object with a string id', isObject);
 
-function nonEmptyString(issues: Issues, path: string, value: unknown): string {
-  if (typeof value === 'string' && value !== '') return value;
-  report(issues, path, 'non-empty string', value);
-  return '';
-}
+/** `service`, `item`: an object with a string `id`, rebuilt as `{ id }`. */
+const WITH_ID: Reader = (issues, path, value) => {
+  if (WITH_ID_OBJECT(issues, path, value) === undefined) return undefined;
+  const id = STRING(issues, `${path}.id`, Object.hasOwn(value as object, 'id') ? (value as Record<string, unknown>)['id'] : undefined);
+  return id === undefined ? undefined : { id };
+};
 
-function optionalString(issues: Issues, path: string, value: unknown): string | undefined {
-  if (value === undefined || typeof value === 'string') return value;
-  report(issues, path, 'string', value);
-  return undefined;
-}
-
-function optionalNumber(issues: Issues, path: string, value: unknown): number | undefined {
-  if (value === undefined || isFiniteNumber(value)) return value;
-  report(issues, path, 'number', value);
-  return undefined;
-}
-
-function withId(issues: Issues, path: string, value: unknown): { readonly id: string } | undefined {
-  if (!isObject(value)) {
-    report(issues, path, 'object with a string id', value);
-    return undefined;
-  }
-  const id = Object.hasOwn(value, 'id') ? value['id'] : undefined;
-  if (typeof id !== 'string') {
-    report(issues, `${path}.id`, 'string', id);
-    return undefined;
-  }
-  return { id };
-}
-
-function readFields(issues: Issues, value: unknown): WebhookFields {
+/**
+ * An object copied into a fresh one without a prototype (so `__proto__`,
+ * `constructor`, `prototype` are ordinary entries), each entry checked by
+ * the reader `readerOf` picks for its key (none: any value).
+ */
+const record = (readerOf: (key: string) => Reader | undefined): Reader => (issues, path, value) => {
+  if (OBJECT(issues, path, value) === undefined) return undefined;
   const out = Object.create(null) as Record<string, unknown>;
-  if (!isObject(value)) {
-    report(issues, 'fields', 'object', value);
-    return out as WebhookFields;
-  }
-  const keys = Object.keys(value);
-  for (let i = 0; i < keys.length; i++) {
-    const key = keys[i] as string;
-    const entry = value[key];
-    if (key === 'amount') {
-      if (!isFiniteNumber(entry)) report(issues, 'fields.amount', 'number', entry);
-    } else if (typeof entry !== 'string') {
-      report(issues, childPath('fields', key), 'string', entry);
-    }
+  for (const key of Object.keys(value as object)) {
+    const entry = (value as Record<string, unknown>)[key];
+    readerOf(key)?.(issues, IDENTIFIER.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`, entry);
     out[key] = entry;
   }
-  return out as WebhookFields;
-}
+  return out;
+};
 
-function readData(issues: Issues, value: unknown): WebhookData | undefined {
-  if (!isObject(value)) {
-    report(issues, 'data', 'object', value);
-    return undefined;
-  }
-  const out = Object.create(null) as Record<string, unknown>;
-  const keys = Object.keys(value);
-  for (let i = 0; i < keys.length; i++) {
-    const key = keys[i] as string;
-    const entry = value[key];
-    switch (key) {
-      case 'amount':
-        if (!isFiniteNumber(entry)) report(issues, 'data.amount', 'number', entry);
-        break;
-      case 'accountId':
-      case 'description':
-      case 'webhookUrl':
-      case 'name_en':
-        if (typeof entry !== 'string') report(issues, `data.${key}`, 'string', entry);
-        break;
-    }
-    out[key] = entry;
-  }
-  return out as WebhookData;
-}
+const DATA_STRINGS: readonly string[] = ['accountId', 'description', 'webhookUrl', 'name_en'];
+
+/**
+ * The top-level fields of spec §2 in the order their issues are reported:
+ * name, reader, required (`requestDate` only with `strict`).
+ */
+const FIELDS: ReadonlyArray<readonly [name: string, read: Reader, required?: boolean]> = [
+  ['id', NON_EMPTY_STRING, true],
+  ['transactionId', NON_EMPTY_STRING, true],
+  ['status', STRING, true],
+  ['amount', NUMBER, true],
+  // Every value of `fields` is a string, except its `amount`.
+  ['fields', /* @__PURE__ */ record((key) => (key === 'amount' ? NUMBER : STRING)), true],
+  ['transactionDate', MILLISECONDS, true],
+  ['requestDate', MILLISECONDS],
+  ['service', WITH_ID],
+  ['item', WITH_ID],
+  ['accountId', STRING],
+  ['net', NUMBER],
+  ['receiptNumber', STRING],
+  ['transactionType', STRING],
+  ['clientId', STRING],
+  ['data', /* @__PURE__ */ record((key) => (key === 'amount' ? NUMBER : DATA_STRINGS.includes(key) ? STRING : undefined))],
+];
 
 function operationOf(id: string): PaymentOperation {
-  if (id.endsWith('_DEBIT')) return 'DEBIT';
-  if (id.endsWith('_CREDIT')) return 'CREDIT';
-  return 'UNKNOWN';
-}
-
-function failure(issues: Issues): { readonly success: false; readonly error: WebhookParseError } {
-  const shown = issues.slice(0, MESSAGE_ISSUES).map((issue) => `${issue.path}: ${issue.message}`);
-  if (issues.length > MESSAGE_ISSUES) shown.push(`and ${issues.length - MESSAGE_ISSUES} more`);
-  const error = new PayhookError(
-    'INVALID_PAYLOAD',
-    `The body is not a payment webhook: ${shown.join('; ')}.`,
-    { issues },
-  ) as WebhookParseError;
-  return { success: false, error };
+  return id.endsWith('_DEBIT') ? 'DEBIT' : id.endsWith('_CREDIT') ? 'CREDIT' : 'UNKNOWN';
 }
 
 /**
@@ -179,91 +123,26 @@ export function validateWebhookObject(
   options?: { strict?: boolean },
 ): WebhookValidation {
   const issues: Issues = [];
-  let id: unknown;
-  let transactionId: unknown;
-  let status: unknown;
-  let amount: unknown;
-  let fields: unknown;
-  let transactionDate: unknown;
-  let requestDate: unknown;
-  let service: unknown;
-  let accountId: unknown;
-  let item: unknown;
-  let net: unknown;
-  let receiptNumber: unknown;
-  let transactionType: unknown;
-  let clientId: unknown;
-  let data: unknown;
+  // Every own key, read once; the known ones are taken out, the rest is `extra`.
   const extra = Object.create(null) as Record<string, unknown>;
-
-  // One pass over the own keys: known keys to locals, the rest to `extra`.
-  const keys = Object.keys(value);
-  for (let i = 0; i < keys.length; i++) {
-    const key = keys[i] as string;
-    const entry = value[key];
-    switch (key) {
-      case 'id': id = entry; break;
-      case 'transactionId': transactionId = entry; break;
-      case 'status': status = entry; break;
-      case 'amount': amount = entry; break;
-      case 'fields': fields = entry; break;
-      case 'transactionDate': transactionDate = entry; break;
-      case 'requestDate': requestDate = entry; break;
-      case 'service': service = entry; break;
-      case 'accountId': accountId = entry; break;
-      case 'item': item = entry; break;
-      case 'net': net = entry; break;
-      case 'receiptNumber': receiptNumber = entry; break;
-      case 'transactionType': transactionType = entry; break;
-      case 'clientId': clientId = entry; break;
-      case 'data': data = entry; break;
-      default: extra[key] = entry;
+  for (const key of Object.keys(value)) extra[key] = value[key];
+  const known: Record<string, unknown> = {};
+  for (const [name, read, required] of FIELDS) {
+    const entry = extra[name];
+    delete extra[name];
+    if (entry !== undefined || required === true || (name === 'requestDate' && options?.strict === true)) {
+      const checked = read(issues, name, entry);
+      if (entry !== undefined) known[name] = checked;
     }
   }
-
-  const idValue = nonEmptyString(issues, 'id', id);
-  const transactionIdValue = nonEmptyString(issues, 'transactionId', transactionId);
-  if (typeof status !== 'string') report(issues, 'status', 'string', status);
-  if (!isFiniteNumber(amount)) report(issues, 'amount', 'number', amount);
-  const fieldsValue = readFields(issues, fields);
-  if (!isMilliseconds(transactionDate)) report(issues, 'transactionDate', 'integer milliseconds', transactionDate);
-  if (requestDate === undefined ? options?.strict === true : !isMilliseconds(requestDate)) {
-    report(issues, 'requestDate', 'integer milliseconds', requestDate);
+  if (issues.length > 0) {
+    const shown = issues.slice(0, MESSAGE_ISSUES).map((issue) => `${issue.path}: ${issue.message}`);
+    if (issues.length > MESSAGE_ISSUES) shown.push(`and ${issues.length - MESSAGE_ISSUES} more`);
+    const error = new PayhookError('INVALID_PAYLOAD', `The body is not a payment webhook: ${shown.join('; ')}.`, { issues });
+    return { success: false, error: error as WebhookParseError };
   }
-  const serviceValue: WebhookService | undefined =
-    service === undefined ? undefined : withId(issues, 'service', service);
-  const itemValue: WebhookItem | undefined = item === undefined ? undefined : withId(issues, 'item', item);
-  const accountIdValue = optionalString(issues, 'accountId', accountId);
-  const netValue = optionalNumber(issues, 'net', net);
-  const receiptNumberValue = optionalString(issues, 'receiptNumber', receiptNumber);
-  const transactionTypeValue = optionalString(issues, 'transactionType', transactionType);
-  const clientIdValue = optionalString(issues, 'clientId', clientId);
-  const dataValue = data === undefined ? undefined : readData(issues, data);
-
-  if (issues.length > 0) return failure(issues);
-
-  const webhook: {
-    -readonly [K in keyof PaymentWebhook]: PaymentWebhook[K];
-  } = {
-    id: idValue,
-    transactionId: transactionIdValue,
-    status: normaliseStatus(status),
-    rawStatus: status as string,
-    operation: operationOf(idValue),
-    amount: amount as number,
-    fields: fieldsValue,
-    transactionDate: transactionDate as number,
-    extra,
-    raw: value,
-  };
-  if (requestDate !== undefined) webhook.requestDate = requestDate as number;
-  if (serviceValue !== undefined) webhook.service = serviceValue;
-  if (accountIdValue !== undefined) webhook.accountId = accountIdValue;
-  if (itemValue !== undefined) webhook.item = itemValue;
-  if (netValue !== undefined) webhook.net = netValue;
-  if (receiptNumberValue !== undefined) webhook.receiptNumber = receiptNumberValue;
-  if (transactionTypeValue !== undefined) webhook.transactionType = transactionTypeValue;
-  if (clientIdValue !== undefined) webhook.clientId = clientIdValue;
-  if (dataValue !== undefined) webhook.data = dataValue;
-  return { success: true, webhook: webhook as PaymentWebhook };
+  const { id, status } = known as { id: string; status: string };
+  // `status` keeps its place; the raw spelling moves to `rawStatus`.
+  const webhook = { ...known, status: normaliseStatus(status), rawStatus: status, operation: operationOf(id), extra, raw: value };
+  return { success: true, webhook: webhook as unknown as PaymentWebhook };
 }
