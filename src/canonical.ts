@@ -62,5 +62,16 @@ export function buildCanonicalString(request: CanonicalRequest): string {
   if (typeof request !== 'object' || request === null) {
     throw new PayhookError('INVALID_ARGUMENT', 'buildCanonicalString needs a request object with method, path and headers.');
   }
-  return assembleCanonical(request, parseJsonBody(request.body));
+  const { query } = request;
+  if (query !== undefined && query !== null && typeof query !== 'string' && typeof query !== 'object') {
+    throw new PayhookError('MALFORMED_QUERY', `The query must be a string, a map or a URLSearchParams, not a ${typeof query}.`);
+  }
+  return assembleCanonical(
+    {
+      ...request,
+      // A plain record becomes a Map, which lists its entries as a URLSearchParams does.
+      query: query === undefined || query === null ? '' : typeof query === 'string' || typeof query.forEach === 'function' ? (query as string) : new Map(Object.entries(query)),
+    },
+    parseJsonBody(request.body),
+  );
 }

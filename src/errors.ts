@@ -120,7 +120,8 @@ export class PayhookError extends Error {
   readonly issues?: readonly PayhookIssue[];
 
   constructor(code: PayhookErrorCode, message: string, options?: PayhookErrorOptions) {
-    super(message, options && 'cause' in options ? { cause: options.cause } : undefined);
+    // Error sets `cause` only when the options have one (ES2022).
+    super(message, options);
     this.code = code;
     if (options?.issues !== undefined) this.issues = options.issues;
   }

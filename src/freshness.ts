@@ -89,7 +89,7 @@ export function checkTimestamp(
     : typeof timestamp === 'string' && DIGITS.test(timestamp) ? Number(timestamp)
     : Number.NaN;
   if (Number.isNaN(value)) {
-    return { ok: false, code: 'MALFORMED_TIMESTAMP', message: 'The x-api-timestamp must be UNIX time in whole milliseconds, as decimal digits.' };
+    return { ok: false, code: 'MALFORMED_TIMESTAMP', message: 'The x-api-timestamp is not UNIX time in milliseconds (decimal digits).' };
   }
   const skewMs = now - value;
   if (Math.abs(skewMs) <= toleranceMs) return { ok: true, timestamp: value, skewMs };
@@ -97,10 +97,10 @@ export function checkTimestamp(
     ok: false,
     code: 'TIMESTAMP_OUT_OF_WINDOW',
     message:
-      `The delivery is ${skewMs > 0 ? `${skewMs} ms old` : `dated ${-skewMs} ms in the future (check the server clock)`}; at most ${toleranceMs} ms are accepted.` +
+      `The delivery is ${skewMs > 0 ? `${skewMs} ms old` : `${-skewMs} ms in the future`}; the window is ${toleranceMs} ms.` +
       // A sender that writes seconds instead of milliseconds is a common
       // mistake: say so rather than report a delivery 55 years old.
-      (Math.abs(now - value * 1000) <= toleranceMs ? ' It looks like seconds; the service sends milliseconds.' : ''),
+      (Math.abs(now - value * 1000) <= toleranceMs ? ' It looks like seconds, not milliseconds.' : ''),
     timestamp: value,
     skewMs,
   };

@@ -239,19 +239,19 @@ export function prepareVerifier(options: VerifyWebhookOptions): PreparedVerifier
   const keys: KeyInput[] = publicKeys === undefined || publicKeys === null ? [] : [publicKeys].flat() as KeyInput[];
   for (const name of environment === undefined || environment === null ? [] : [environment].flat() as unknown[]) {
     if (name !== 'production' && name !== 'beta') {
-      throw misuse(`Unknown service environment ${JSON.stringify(name)}: use 'production', 'beta' or both.`);
+      throw misuse(`Unknown service environment ${JSON.stringify(name)}: use 'production' or 'beta'.`);
     }
     keys.push(SERVICE_PUBLIC_KEYS[name]);
   }
   if (keys.length === 0) {
-    throw misuse("verifyWebhook needs the service's key: options { environment: 'production' } (or 'beta'), or { publicKeys }.");
+    throw misuse("verifyWebhook needs { environment: 'production' } (or 'beta') or { publicKeys }.");
   }
   const clock: FreshnessOptions = {};
   if (now !== undefined) clock.now = now;
   if (toleranceMs !== undefined) clock.toleranceMs = toleranceMs;
   resolveClock(clock); // validates `now` and `toleranceMs` now, not per delivery
   if (typeof maxBodyBytes !== 'number' || !(maxBodyBytes > 0)) {
-    throw misuse('maxBodyBytes must be a number greater than 0 (Infinity for no limit).');
+    throw misuse('maxBodyBytes must be a number above 0.');
   }
   let pinned: UrlParts | undefined;
   if (webhookUrl !== undefined) {
@@ -263,7 +263,7 @@ export function prepareVerifier(options: VerifyWebhookOptions): PreparedVerifier
     } catch (cause) {
       throw new PayhookError(
         'INVALID_ARGUMENT',
-        'webhookUrl must be the absolute URL registered with the service (https://…).',
+        'webhookUrl must be an absolute URL (https://…).',
         { cause },
       );
     }
@@ -275,18 +275,18 @@ export function prepareVerifier(options: VerifyWebhookOptions): PreparedVerifier
   async function verify(request: WebhookRequest): Promise<VerifyWebhookResult> {
     const { method, url, headers, body } = typeof request === 'object' && request !== null ? request : ({} as Partial<WebhookRequest>);
     if (typeof method !== 'string' || typeof url !== 'string' || typeof headers !== 'object' || headers === null) {
-      throw misuse('verifyWebhook needs a request { method, url, headers, body } (method and url strings, headers an object).');
+      throw misuse('verifyWebhook needs a request { method, url, headers, body }.');
     }
     // Keys already imported come back without an await; a bad key throws on every call.
     let cryptoKeys = importKeys();
     if (!Array.isArray(cryptoKeys)) cryptoKeys = await cryptoKeys;
 
     const signature = getHeader(headers, 'signature');
-    if (!signature) return failure('MISSING_SIGNATURE', 'The request has no signature header: it was not signed by the service.');
+    if (!signature) return failure('MISSING_SIGNATURE', 'The request has no signature header.');
 
     const size = bodySize(body, maxBodyBytes);
     if (size !== undefined && size > maxBodyBytes) {
-      return failure('BODY_TOO_LARGE', `The body has ${size} bytes or more; at most ${maxBodyBytes} are accepted.`);
+      return failure('BODY_TOO_LARGE', `The body has ${size} bytes or more; the limit is ${maxBodyBytes}.`);
     }
 
     let parsed: JsonObject | null;
@@ -308,7 +308,7 @@ export function prepareVerifier(options: VerifyWebhookOptions): PreparedVerifier
     if (!(await verifyWithKeys(cryptoKeys, canonical, signature))) {
       return failure(
         'SIGNATURE_MISMATCH',
-        'No configured key verifies the signature: the body, Host, path, query or an x-api-* header differ from what was signed, or the key is for another environment.',
+        'The signature does not verify: the body, Host, path, query or an x-api-* header changed, or the key is for another environment.',
       );
     }
 
@@ -316,7 +316,7 @@ export function prepareVerifier(options: VerifyWebhookOptions): PreparedVerifier
     if (!check.ok) return failure(check.code, check.message);
 
     if (parsed === null) {
-      return failure('INVALID_PAYLOAD', 'The body is empty: a webhook is a JSON object.', [{ path: '', message: 'the body is empty' }]);
+      return failure('INVALID_PAYLOAD', 'The body is empty.', [{ path: '', message: 'the body is empty' }]);
     }
     const validation = validateWebhookObject(parsed, parseOptions);
     if (!validation.success) return failure('INVALID_PAYLOAD', validation.error.message, validation.error.issues);

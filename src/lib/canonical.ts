@@ -1,31 +1,31 @@
-import type { CanonicalRequest } from '../canonical.js';
 import { PayhookError } from '../errors.js';
-import type { HeadersInput, QueryInput, SearchParamsLike } from '../request.js';
+import type { HeadersInput, SearchParamsLike } from '../request.js';
 import { forEachHeader, getHeader } from './headers.js';
 import { canonicalBody, type JsonObject } from './json-body.js';
 
 type Pair = [name: string, value: string];
 
 /** UTF-16 code-unit order of the names (what `Array#sort` does for strings). */
+/** A value for a message: text quoted, anything else by its type. */
+const show = (value: unknown): string => (typeof value === 'string' ? JSON.stringify(value) : `of type ${typeof value}`);
+
 const byName = (a: Pair, b: Pair): number => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0);
 
 /** Line 2: the path as `decodeURI` decodes it (`MALFORMED_PATH` when it cannot). */
 function canonicalPath(path: unknown): string {
   if (path === undefined || path === null || path === '') return '';
-  if (typeof path !== 'string') throw new PayhookError('MALFORMED_PATH', `The path must be a string, not a ${typeof path}.`);
   try {
-    return path.includes('%') ? decodeURI(path) : path;
-  } catch (cause) {
-    throw new PayhookError('MALFORMED_PATH', `The path holds a malformed percent escape: ${JSON.stringify(path)}.`, { cause });
+    if (typeof path === 'string') return path.includes('%') ? decodeURI(path) : path;
+  } catch {
+    // reported below
   }
+  throw new PayhookError('MALFORMED_PATH', `The path ${show(path)} is not a string or holds a malformed percent escape.`);
 }
 
 /** Line 3: `host:<Host>` then the `x-api-*` headers sorted by lower-cased name, joined by `&`. */
 function canonicalHeaders(headers: HeadersInput, host: string | undefined): string {
   host ??= typeof headers === 'object' && headers !== null ? getHeader(headers, 'host') : undefined;
-  if (host === undefined) {
-    throw new PayhookError('MISSING_HOST', 'The request has no Host header, so its signature cannot be checked.');
-  }
+  if (host === undefined) throw new PayhookError('MISSING_HOST', 'The request has no Host header.');
   const api: Pair[] = [];
   forEachHeader(headers, (name, value) => {
     if (name.startsWith('x-api-')) api.push([name, value]);
@@ -37,27 +37,22 @@ function canonicalHeaders(headers: HeadersInput, host: string | undefined): stri
 
 /**
  * Line 4 (may be empty, then it is left out): the parameters sorted by name,
- * each `encodeURI(decodeURI(…))`; the last of a repeated name wins.
- * `MALFORMED_QUERY` for a value that is not a string, an escape `decodeURI`
- * rejects, or a lone surrogate.
+ * each `encodeURI(decodeURI(…))`; the last of a repeated name wins (also
+ * from an array value). `MALFORMED_QUERY` for a name or value that is not a
+ * string, holds an escape `decodeURI` rejects, or a lone surrogate.
  */
-function canonicalQuery(query: QueryInput): string {
-  if (query === undefined || query === null || query === '') return '';
-  if (typeof query !== 'object' && typeof query !== 'string') {
-    throw new PayhookError('MALFORMED_QUERY', `The query must be a string, a map or a URLSearchParams, not a ${typeof query}.`);
-  }
+function canonicalQuery(query: string | SearchParamsLike): string {
+  if (query === '') return '';
   const entries = new Map<string, string>();
-  const add = (value: unknown, name: unknown): void => {
+  const fail = (text: unknown): never => {
+    throw new PayhookError('MALFORMED_QUERY', `The query parameter ${show(text)} is not a string or holds a malformed percent escape or a lone surrogate.`);
+  };
+  (typeof query === 'string' ? new URLSearchParams(query) : query).forEach((value: unknown, name: unknown) => {
     // Some frameworks give repeated names as arrays: the last one wins.
     if (Array.isArray(value) && value.every((item) => typeof item === 'string')) value = value.at(-1);
-    if (typeof name !== 'string' || (typeof value !== 'string' && value !== undefined && value !== null)) {
-      throw new PayhookError('MALFORMED_QUERY', `The query parameter ${JSON.stringify(name) ?? typeof name} is not a string.`);
-    }
-    entries.set(name, value ?? '');
-  };
-  const params = typeof query === 'string' ? new URLSearchParams(query) : query;
-  if (typeof (params as SearchParamsLike).forEach === 'function') (params as SearchParamsLike).forEach(add);
-  else for (const name of Object.keys(params)) add((params as Record<string, unknown>)[name], name);
+    if (typeof name !== 'string') fail(name);
+    else entries.set(name, value === undefined || value === null ? '' : typeof value === 'string' ? value : fail(value));
+  });
   return [...entries]
     .sort(byName)
     .map((pair) =>
@@ -65,8 +60,8 @@ function canonicalQuery(query: QueryInput): string {
         .map((text) => {
           try {
             return encodeURI(decodeURI(text));
-          } catch (cause) {
-            throw new PayhookError('MALFORMED_QUERY', `The query holds a malformed percent escape or a lone surrogate: ${JSON.stringify(text)}.`, { cause });
+          } catch {
+            return fail(text);
           }
         })
         .join('='),
@@ -88,11 +83,13 @@ function canonicalQuery(query: QueryInput): string {
  * assembleCanonical({ method: 'POST', path: '/hook', headers: { host: 'h' } }, body); // 'post\n/hook\nhost:h\n{"amount":100}'
  * ```
  */
-export function assembleCanonical(request: Omit<CanonicalRequest, 'body'>, body: JsonObject | null, host?: string): string {
+export function assembleCanonical(
+  request: { method: string; path: string; headers: HeadersInput; query: string | SearchParamsLike },
+  body: JsonObject | null,
+  host?: string,
+): string {
   const { method } = request;
-  if (typeof method !== 'string') {
-    throw new PayhookError('INVALID_ARGUMENT', `The request method must be a string, not ${method === null ? 'null' : typeof method}.`);
-  }
+  if (typeof method !== 'string') throw new PayhookError('INVALID_ARGUMENT', 'The request method must be a string.');
   const path = canonicalPath(request.path);
   const headers = canonicalHeaders(request.headers, host);
   const query = canonicalQuery(request.query);

@@ -34,11 +34,11 @@ export function resolveClock(options: FreshnessOptions | undefined): { now: numb
   const rawNow: unknown = options?.now;
   const now = rawNow === undefined ? Date.now() : isDate(rawNow) ? Date.prototype.getTime.call(rawNow) : rawNow;
   if (typeof now !== 'number' || !Number.isFinite(now)) {
-    throw new PayhookError('INVALID_ARGUMENT', 'The "now" option must be a finite number of milliseconds or a valid Date.');
+    throw new PayhookError('INVALID_ARGUMENT', 'The "now" option must be milliseconds or a valid Date.');
   }
   const toleranceMs: unknown = options?.toleranceMs ?? SERVICE_WINDOW_MS;
   if (typeof toleranceMs !== 'number' || !(toleranceMs >= 0) || toleranceMs === Infinity) {
-    throw new PayhookError('INVALID_ARGUMENT', 'The "toleranceMs" option must be a finite number of milliseconds, 0 or more.');
+    throw new PayhookError('INVALID_ARGUMENT', 'The "toleranceMs" option must be finite milliseconds, 0 or more.');
   }
   return { now, toleranceMs };
 }

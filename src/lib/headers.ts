@@ -22,10 +22,7 @@ function headerValue(value: unknown, name: string): string | undefined {
   const scalar = (item: unknown): string => {
     // Hand-built header maps sometimes hold numbers (`'x-api-timestamp': Date.now()`).
     if (['string', 'number', 'boolean', 'bigint'].includes(typeof item)) return String(item);
-    throw new PayhookError(
-      'INVALID_ARGUMENT',
-      `The header ${JSON.stringify(name)} must be a string or an array of strings, not ${item === null ? 'null' : typeof item}.`,
-    );
+    throw new PayhookError('INVALID_ARGUMENT', `The header ${JSON.stringify(name)} is not a string or an array of strings.`);
   };
   return Array.isArray(value) ? value.map(scalar).join(', ') : scalar(value);
 }
@@ -36,7 +33,7 @@ function eachRaw(headers: HeadersInput, callback: (name: string, value: unknown)
     headers.forEach((value: unknown, name: unknown) => {
       // A WHATWG Headers gives strings; a Map or hand-made object may not.
       if (typeof name !== 'string') {
-        throw new PayhookError('INVALID_ARGUMENT', `A header name must be a string, not ${name === null ? 'null' : typeof name}.`);
+        throw new PayhookError('INVALID_ARGUMENT', 'A header name is not a string.');
       }
       callback(name, value);
     });

@@ -115,6 +115,6 @@ export function canonicalBody(body: JsonObject | null): string {
     // Only an already parsed body can get here: a cycle, a BigInt, a throwing
     // toJSON, or nesting deeper than the stack (JSON.parse accepts more depth
     // than JSON.stringify can write back).
-    throw new PayhookError('INVALID_BODY', 'The body cannot be written back as JSON (a cycle, a BigInt, or nesting too deep).', { cause });
+    throw new PayhookError('INVALID_BODY', 'The body cannot be written as JSON (a cycle, a BigInt, or too deep).', { cause });
   }
 }

@@ -50,21 +50,21 @@ function remember<K extends object | string>(
 async function importKey(format: 'spki' | 'jwk', data: Uint8Array | JsonWebKey, what: string): Promise<CryptoKey> {
   const subtle = (globalThis as { crypto?: Crypto }).crypto?.subtle;
   if (!subtle) {
-    throw new PayhookError('INVALID_ARGUMENT', 'Web Crypto (crypto.subtle) is missing: payhook needs Node ≥ 20, Deno, Bun, workerd or a browser in a secure context.');
+    throw new PayhookError('INVALID_ARGUMENT', 'This runtime has no Web Crypto (globalThis.crypto.subtle).');
   }
   try {
     return await subtle.importKey(format as 'jwk', data as JsonWebKey, ALGORITHM, false, ['verify']);
   } catch (cause) {
-    throw invalidKey(`The ${what} cannot be imported as an RSA public key for RS256.`, cause);
+    throw invalidKey(`The ${what} is not an RSA public key.`, cause);
   }
 }
 
 function importJwk(jwk: RsaJsonWebKey): Promise<CryptoKey> {
   const { d, key_ops: _ops, use: _use, ...publicPart } = jwk;
   if (jwk.kty !== 'RSA') {
-    return Promise.reject(invalidKey(`The JSON Web Key has kty ${JSON.stringify(jwk.kty) ?? 'undefined'}; an RSA key (kty "RSA") is needed.`));
+    return Promise.reject(invalidKey(`The JSON Web Key is not an RSA key (kty ${JSON.stringify(jwk.kty) ?? 'undefined'}).`));
   }
-  if (d !== undefined) return Promise.reject(invalidKey('The JSON Web Key holds a private key (member "d"); give the public key only.'));
+  if (d !== undefined) return Promise.reject(invalidKey('The JSON Web Key is a private key ("d"): give the public key.'));
   return importKey('jwk', publicPart as JsonWebKey, 'JSON Web Key');
 }
 
@@ -106,7 +106,7 @@ function lookup(input: KeyInput): Entry {
       !input.usages.includes('verify')
     ) {
       throw invalidKey(
-        `The CryptoKey must be a public RSASSA-PKCS1-v1_5 key with SHA-256 and the "verify" usage (got a ${String(input.type)} ${String(algorithm?.name)} key).`,
+        `The CryptoKey must be a public RSASSA-PKCS1-v1_5 SHA-256 "verify" key, not ${String(input.type)} ${String(algorithm?.name)}.`,
       );
     }
     return input;
@@ -117,12 +117,12 @@ function lookup(input: KeyInput): Entry {
 function checkStrength(key: CryptoKey, options: KeyOptions | undefined): CryptoKey {
   const bits = (key.algorithm as Partial<RsaHashedKeyAlgorithm>).modulusLength;
   if (!Number.isInteger(bits) || (bits as number) <= 0) {
-    throw invalidKey('The key has no RSA modulus length: it is not a usable RSA CryptoKey.');
+    throw invalidKey('The key has no RSA modulus length.');
   }
   if ((bits as number) < MIN_MODULUS_BITS && options?.allowWeakKeys !== true) {
     throw new PayhookError(
       'WEAK_KEY',
-      `The RSA key has ${bits} bits; at least ${MIN_MODULUS_BITS} are required ({ allowWeakKeys: true } only for legacy test keys).`,
+      `The RSA key has ${bits} bits; ${MIN_MODULUS_BITS} are required (allowWeakKeys: true for legacy test keys).`,
     );
   }
   return key;
@@ -149,7 +149,7 @@ export function verificationKeys(
 ): CryptoKey[] | Promise<CryptoKey[]> {
   const list: readonly KeyInput[] = inputs === undefined || inputs === null ? [] : Array.isArray(inputs) ? inputs : [inputs as KeyInput];
   if (list.length === 0) {
-    throw new PayhookError('INVALID_ARGUMENT', 'No public key was given (none, or an empty list): pass PRODUCTION_PUBLIC_KEY, BETA_PUBLIC_KEY or your own.');
+    throw new PayhookError('INVALID_ARGUMENT', 'No public key was given (PRODUCTION_PUBLIC_KEY, BETA_PUBLIC_KEY or your own).');
   }
   const entries = list.map(lookup);
   const check = (keys: CryptoKey[]): CryptoKey[] => keys.map((key) => checkStrength(key, options));
