@@ -1,7 +1,7 @@
 import { PayhookError } from './errors.js';
 import { assembleCanonical } from './lib/canonical.js';
 import { parseJsonBody } from './lib/json-body.js';
-import type { BodyInput, HeadersInput, QueryInput } from './request.js';
+import type { BodyInput, HeadersInput, QueryInput, SearchParamsLike } from './request.js';
 /**
  * The parts of a request that the service signs.
  *
@@ -69,8 +69,13 @@ export function buildCanonicalString(request: CanonicalRequest): string {
   return assembleCanonical(
     {
       ...request,
-      // A plain record becomes a Map, which lists its entries as a URLSearchParams does.
-      query: query === undefined || query === null ? '' : typeof query === 'string' || typeof query.forEach === 'function' ? (query as string) : new Map(Object.entries(query)),
+      query:
+        query === undefined || query === null ? ''
+        : typeof query === 'string' || typeof query.forEach === 'function' ? (query as string)
+        // A plain record becomes a Map, which lists its entries as a
+        // URLSearchParams does. Some frameworks give a repeated name as an
+        // array: the last one wins.
+        : new Map(Object.entries(query).map(([name, value]: [string, unknown]) => [name, Array.isArray(value) && value.every((item) => typeof item === 'string') ? value.at(-1) : value])) as SearchParamsLike,
     },
     parseJsonBody(request.body),
   );

@@ -37,24 +37,11 @@ export type PaymentStatus = 'SUCCEEDED' | 'FAILED' | 'PROCESSING' | 'UNKNOWN';
  */
 export function normaliseStatus(raw: unknown): PaymentStatus {
   if (typeof raw !== 'string') return 'UNKNOWN';
-  // Fast path: the spellings the service actually sends.
-  switch (raw) {
-    case 'SUCCEEDED':
-      return 'SUCCEEDED';
-    case 'FAILED':
-      return 'FAILED';
-  }
   // toLowerCase, not toLocaleLowerCase: the result must not depend on the
   // runtime's locale (a Turkish locale lower-cases `I` differently).
-  switch (raw.trim().toLowerCase()) {
-    case 'succeeded':
-    case 'success':
-      return 'SUCCEEDED';
-    case 'failed':
-      return 'FAILED';
-    case 'processing':
-      return 'PROCESSING';
-    default:
-      return 'UNKNOWN';
-  }
+  const status = raw.trim().toLowerCase();
+  return status === 'succeeded' || status === 'success' ? 'SUCCEEDED'
+    : status === 'failed' ? 'FAILED'
+    : status === 'processing' ? 'PROCESSING'
+    : 'UNKNOWN';
 }

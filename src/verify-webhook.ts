@@ -170,7 +170,6 @@ export type VerifyWebhookResult =
 /** 1 MiB: real deliveries are a few kilobytes. */
 export const DEFAULT_MAX_BODY_BYTES = 1_048_576;
 
-const ABSOLUTE = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//;
 /** scheme://userinfo@authority, path, ?query, #fragment: the raw parts, nothing decoded. */
 const URL_PARTS = /^(?:[A-Za-z][A-Za-z0-9+.-]*:\/\/(?:[^/?#]*@)?([^/?#]*))?([^?#]*)(?:\?([^#]*))?/;
 
@@ -235,9 +234,9 @@ export function prepareVerifier(options: VerifyWebhookOptions): PreparedVerifier
     allowWeakKeys,
     trustForwardedHeaders,
     strict,
-  } = typeof options === 'object' && options !== null ? options : ({} as VerifyWebhookOptions);
-  const keys: KeyInput[] = publicKeys === undefined || publicKeys === null ? [] : [publicKeys].flat() as KeyInput[];
-  for (const name of environment === undefined || environment === null ? [] : [environment].flat() as unknown[]) {
+  } = Object(options) as VerifyWebhookOptions; // null, undefined, a primitive: no options, so no key
+  const keys = [publicKeys ?? []].flat() as KeyInput[];
+  for (const name of [environment ?? []].flat() as unknown[]) {
     if (name !== 'production' && name !== 'beta') {
       throw misuse(`Unknown service environment ${JSON.stringify(name)}: use 'production' or 'beta'.`);
     }
@@ -246,9 +245,8 @@ export function prepareVerifier(options: VerifyWebhookOptions): PreparedVerifier
   if (keys.length === 0) {
     throw misuse("verifyWebhook needs { environment: 'production' } (or 'beta') or { publicKeys }.");
   }
-  const clock: FreshnessOptions = {};
-  if (now !== undefined) clock.now = now;
-  if (toleranceMs !== undefined) clock.toleranceMs = toleranceMs;
+  // resolveClock reads an absent option as its default.
+  const clock = { now, toleranceMs } as FreshnessOptions;
   resolveClock(clock); // validates `now` and `toleranceMs` now, not per delivery
   if (typeof maxBodyBytes !== 'number' || !(maxBodyBytes > 0)) {
     throw misuse('maxBodyBytes must be a number above 0.');
@@ -258,14 +256,10 @@ export function prepareVerifier(options: VerifyWebhookOptions): PreparedVerifier
     try {
       // The host as an HTTP client sends it for this URL (lower case,
       // punycode, no default port); path and query as the service requests them.
-      const { host, pathname, search } = new URL(typeof webhookUrl === 'string' && ABSOLUTE.test(webhookUrl) ? webhookUrl : '!');
+      const { host, pathname, search } = new URL(typeof webhookUrl === 'string' && splitUrl(webhookUrl).authority !== undefined ? webhookUrl : '!');
       pinned = { authority: host, path: pathname, query: search.slice(1) };
-    } catch (cause) {
-      throw new PayhookError(
-        'INVALID_ARGUMENT',
-        'webhookUrl must be an absolute URL (https://…).',
-        { cause },
-      );
+    } catch {
+      throw misuse('webhookUrl must be an absolute URL (https://…).');
     }
   }
   const keyOptions: KeyOptions = { allowWeakKeys: allowWeakKeys === true };
@@ -273,7 +267,7 @@ export function prepareVerifier(options: VerifyWebhookOptions): PreparedVerifier
   const importKeys = (): CryptoKey[] | Promise<CryptoKey[]> => verificationKeys(keys, keyOptions);
 
   async function verify(request: WebhookRequest): Promise<VerifyWebhookResult> {
-    const { method, url, headers, body } = typeof request === 'object' && request !== null ? request : ({} as Partial<WebhookRequest>);
+    const { method, url, headers, body } = Object(request) as Partial<WebhookRequest>;
     if (typeof method !== 'string' || typeof url !== 'string' || typeof headers !== 'object' || headers === null) {
       throw misuse('verifyWebhook needs a request { method, url, headers, body }.');
     }

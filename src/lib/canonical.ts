@@ -37,8 +37,8 @@ function canonicalHeaders(headers: HeadersInput, host: string | undefined): stri
 
 /**
  * Line 4 (may be empty, then it is left out): the parameters sorted by name,
- * each `encodeURI(decodeURI(…))`; the last of a repeated name wins (also
- * from an array value). `MALFORMED_QUERY` for a name or value that is not a
+ * each `encodeURI(decodeURI(…))`; the last of a repeated name wins.
+ * `MALFORMED_QUERY` for a name or value that is not a
  * string, holds an escape `decodeURI` rejects, or a lone surrogate.
  */
 function canonicalQuery(query: string | SearchParamsLike): string {
@@ -48,8 +48,6 @@ function canonicalQuery(query: string | SearchParamsLike): string {
     throw new PayhookError('MALFORMED_QUERY', `The query parameter ${show(text)} is not a string or holds a malformed percent escape or a lone surrogate.`);
   };
   (typeof query === 'string' ? new URLSearchParams(query) : query).forEach((value: unknown, name: unknown) => {
-    // Some frameworks give repeated names as arrays: the last one wins.
-    if (Array.isArray(value) && value.every((item) => typeof item === 'string')) value = value.at(-1);
     if (typeof name !== 'string') fail(name);
     else entries.set(name, value === undefined || value === null ? '' : typeof value === 'string' ? value : fail(value));
   });

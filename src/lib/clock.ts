@@ -13,11 +13,6 @@ import type { FreshnessOptions } from '../freshness.js';
  */
 export const SERVICE_WINDOW_MS = 300_000;
 
-function isDate(value: unknown): value is Date {
-  // Dates from another realm (iframe, vm context) fail `instanceof Date`.
-  return Object.prototype.toString.call(value) === '[object Date]';
-}
-
 /**
  * `now` and `toleranceMs` resolved and validated: `now` defaults to
  * `Date.now()` at the time of the call, the tolerance to the service's window.
@@ -32,7 +27,11 @@ function isDate(value: unknown): value is Date {
  */
 export function resolveClock(options: FreshnessOptions | undefined): { now: number; toleranceMs: number } {
   const rawNow: unknown = options?.now;
-  const now = rawNow === undefined ? Date.now() : isDate(rawNow) ? Date.prototype.getTime.call(rawNow) : rawNow;
+  const now =
+    rawNow === undefined ? Date.now()
+    // Dates from another realm (iframe, vm context) fail `instanceof Date`.
+    : Object.prototype.toString.call(rawNow) === '[object Date]' ? Date.prototype.getTime.call(rawNow)
+    : rawNow;
   if (typeof now !== 'number' || !Number.isFinite(now)) {
     throw new PayhookError('INVALID_ARGUMENT', 'The "now" option must be milliseconds or a valid Date.');
   }

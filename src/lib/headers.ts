@@ -19,12 +19,12 @@ export function isHeadersLike(headers: HeadersInput): headers is HeadersLike {
 /** A header value as a string (arrays joined by `", "`), `undefined` when absent. */
 function headerValue(value: unknown, name: string): string | undefined {
   if (value === undefined || value === null || typeof value === 'string') return value ?? undefined;
-  const scalar = (item: unknown): string => {
-    // Hand-built header maps sometimes hold numbers (`'x-api-timestamp': Date.now()`).
-    if (['string', 'number', 'boolean', 'bigint'].includes(typeof item)) return String(item);
+  const parts = [value].flat();
+  // Hand-built header maps sometimes hold numbers (`'x-api-timestamp': Date.now()`).
+  if (!parts.every((item) => ['string', 'number', 'boolean', 'bigint'].includes(typeof item))) {
     throw new PayhookError('INVALID_ARGUMENT', `The header ${JSON.stringify(name)} is not a string or an array of strings.`);
-  };
-  return Array.isArray(value) ? value.map(scalar).join(', ') : scalar(value);
+  }
+  return parts.join(', ');
 }
 
 /** Every header as given: its name as written, its raw value. */

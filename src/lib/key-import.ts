@@ -47,7 +47,9 @@ function remember<K extends object | string>(
   return promise;
 }
 
-async function importKey(format: 'spki' | 'jwk', data: Uint8Array | JsonWebKey, what: string): Promise<CryptoKey> {
+const NOT_RSA_JWK = 'The JSON Web Key is not an RSA public key.';
+
+async function importKey(format: 'spki' | 'jwk', data: Uint8Array | JsonWebKey): Promise<CryptoKey> {
   const subtle = (globalThis as { crypto?: Crypto }).crypto?.subtle;
   if (!subtle) {
     throw new PayhookError('INVALID_ARGUMENT', 'This runtime has no Web Crypto (globalThis.crypto.subtle).');
@@ -55,17 +57,17 @@ async function importKey(format: 'spki' | 'jwk', data: Uint8Array | JsonWebKey, 
   try {
     return await subtle.importKey(format as 'jwk', data as JsonWebKey, ALGORITHM, false, ['verify']);
   } catch (cause) {
-    throw invalidKey(`The ${what} is not an RSA public key.`, cause);
+    throw invalidKey(format === 'jwk' ? NOT_RSA_JWK : 'The PEM key is not an RSA public key.', cause);
   }
 }
 
 function importJwk(jwk: RsaJsonWebKey): Promise<CryptoKey> {
+  // `key_ops` and `use` may say "sig" or list other operations; the import asks for "verify" only.
   const { d, key_ops: _ops, use: _use, ...publicPart } = jwk;
-  if (jwk.kty !== 'RSA') {
-    return Promise.reject(invalidKey(`The JSON Web Key is not an RSA key (kty ${JSON.stringify(jwk.kty) ?? 'undefined'}).`));
-  }
-  if (d !== undefined) return Promise.reject(invalidKey('The JSON Web Key is a private key ("d"): give the public key.'));
-  return importKey('jwk', publicPart as JsonWebKey, 'JSON Web Key');
+  // A private key ("d") is refused here: some runtimes would import it.
+  return jwk.kty === 'RSA' && d === undefined
+    ? importKey('jwk', publicPart as JsonWebKey)
+    : Promise.reject(invalidKey(NOT_RSA_JWK));
 }
 
 function isCryptoKey(value: object): value is CryptoKey {
@@ -84,7 +86,7 @@ function lookup(input: KeyInput): Entry {
   if (typeof input === 'string') {
     let entry = pemCache.get(input);
     if (entry === undefined) {
-      entry = importKey('spki', pemToSpki(input), 'PEM key');
+      entry = importKey('spki', pemToSpki(input));
       if (pemCache.size >= PEM_CACHE_SIZE) pemCache.delete(pemCache.keys().next().value as string);
       return remember(pemCache, input, entry);
     }
@@ -106,7 +108,7 @@ function lookup(input: KeyInput): Entry {
       !input.usages.includes('verify')
     ) {
       throw invalidKey(
-        `The CryptoKey must be a public RSASSA-PKCS1-v1_5 SHA-256 "verify" key, not ${String(input.type)} ${String(algorithm?.name)}.`,
+        'The CryptoKey is not a public RSASSA-PKCS1-v1_5 SHA-256 key for "verify".',
       );
     }
     return input;

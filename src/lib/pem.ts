@@ -24,13 +24,10 @@ function derLength(length: number): number[] {
  * ```
  */
 export function pkcs1ToSpki(pkcs1: Uint8Array): Uint8Array {
-  const bitString = [0x03, ...derLength(pkcs1.length + 1), 0x00];
-  const bodyLength = RSA_ALGORITHM_IDENTIFIER.length + bitString.length + pkcs1.length;
-  const head = [0x30, ...derLength(bodyLength), ...RSA_ALGORITHM_IDENTIFIER, ...bitString];
-  const spki = new Uint8Array(head.length + pkcs1.length);
-  spki.set(head, 0);
-  spki.set(pkcs1, head.length);
-  return spki;
+  // A DER element: its tag, its length, its content.
+  const der = (tag: number, content: number[]): number[] => [tag, ...derLength(content.length), ...content];
+  // SEQUENCE { AlgorithmIdentifier rsaEncryption, BIT STRING (no unused bits) { the PKCS#1 key } }
+  return Uint8Array.from(der(0x30, [...RSA_ALGORITHM_IDENTIFIER, ...der(0x03, [0, ...pkcs1])]));
 }
 
 /**
@@ -54,7 +51,7 @@ export function pemToSpki(pem: string): Uint8Array {
   // environment variable or a JSON file; a backslash is never base64, so
   // dropping those escapes cannot change the key.
   const body = (match[2] ?? '').replace(/\\[rn]|\s+/g, '');
-  const der = /^[A-Za-z0-9+/]+={0,2}$/.test(body) ? decodeBase64Lenient(body) : null;
+  const der = decodeBase64Lenient(body);
   if (!der) throw new PayhookError('INVALID_KEY', 'The PEM block does not hold valid base64.');
   return match[1] ? pkcs1ToSpki(der) : der;
 }
