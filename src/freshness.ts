@@ -84,11 +84,12 @@ export function checkTimestamp(
   if (timestamp === undefined || timestamp === null || timestamp === '') {
     return { ok: false, code: 'MISSING_TIMESTAMP', message: 'The x-api-timestamp header is missing.' };
   }
+  // Digits as text (any length), or a whole, non-negative, safe number.
   const value =
-    typeof timestamp === 'number' ? (Number.isSafeInteger(timestamp) && timestamp >= 0 ? timestamp : Number.NaN)
-    : typeof timestamp === 'string' && DIGITS.test(timestamp) ? Number(timestamp)
-    : Number.NaN;
-  if (Number.isNaN(value)) {
+    typeof timestamp === 'string' ? (DIGITS.test(timestamp) ? Number(timestamp) : -1)
+    : Number.isSafeInteger(timestamp) && timestamp >= 0 ? timestamp
+    : -1;
+  if (value < 0) {
     return { ok: false, code: 'MALFORMED_TIMESTAMP', message: 'The x-api-timestamp is not UNIX time in milliseconds (decimal digits).' };
   }
   const skewMs = now - value;

@@ -171,12 +171,12 @@ export type VerifyWebhookResult =
 export const DEFAULT_MAX_BODY_BYTES = 1_048_576;
 
 /** scheme://userinfo@authority, path, ?query, #fragment: the raw parts, nothing decoded. */
-const URL_PARTS = /^(?:[A-Za-z][A-Za-z0-9+.-]*:\/\/(?:[^/?#]*@)?([^/?#]*))?([^?#]*)(?:\?([^#]*))?/;
+const URL_PARTS = /^(?:[a-z][\w+.-]*:\/\/(?:[^/?#]*@)?([^/?#]*))?([^?#]*)(?:\?([^#]*))?/i;
 
 const misuse = (message: string): PayhookError => new PayhookError('INVALID_ARGUMENT', message);
 
 function failure(code: VerifyWebhookErrorCode, message: string, issues?: readonly PayhookIssue[]): VerifyWebhookResult {
-  return { ok: false, error: issues === undefined ? { code, message } : { code, message, issues } };
+  return { ok: false, error: { code, message, ...(issues && { issues }) } };
 }
 
 /** Internal: a URL split into its raw parts, nothing decoded or normalised. */
@@ -202,12 +202,18 @@ export function bodySize(body: BodyInput, limit: number): number | undefined {
   // Every UTF-16 unit is 1 to 3 UTF-8 bytes: most bodies need no count.
   if (body.length * 3 <= limit) return body.length;
   let bytes = 0;
-  for (const char of body) {
-    const point = char.codePointAt(0) as number;
-    bytes += point < 0x80 ? 1 : point < 0x800 ? 2 : point < 0x10000 ? 3 : 4;
-    if (bytes > limit) break;
-  }
+  // By code point: a surrogate pair is 4 bytes, a lone surrogate 3 (as U+FFFD).
+  for (const char of body) if ((bytes += char.length > 1 ? 4 : char < '\x80' ? 1 : char < '\u0800' ? 2 : 3) > limit) break;
   return bytes;
+}
+
+/**
+ * Every option a verifier is prepared from, in one read (null, undefined or
+ * a primitive reads as no options, hence no key).
+ */
+function readOptions(options: VerifyWebhookOptions) {
+  const o = Object(options) as VerifyWebhookOptions;
+  return [o.publicKeys, o.environment, o.webhookUrl, o.maxBodyBytes, o.now, o.toleranceMs, o.allowWeakKeys, o.trustForwardedHeaders, o.strict] as const;
 }
 
 /** Internal: verifyWebhook with its options checked once. */
@@ -224,17 +230,8 @@ export interface PreparedVerifier {
  * keeps one per options object.
  */
 export function prepareVerifier(options: VerifyWebhookOptions): PreparedVerifier {
-  const {
-    publicKeys,
-    environment,
-    webhookUrl,
-    maxBodyBytes = DEFAULT_MAX_BODY_BYTES,
-    now,
-    toleranceMs,
-    allowWeakKeys,
-    trustForwardedHeaders,
-    strict,
-  } = Object(options) as VerifyWebhookOptions; // null, undefined, a primitive: no options, so no key
+  const [publicKeys, environment, webhookUrl, maxBodyBytes = DEFAULT_MAX_BODY_BYTES, now, toleranceMs, allowWeakKeys, trustForwardedHeaders, strict] =
+    readOptions(options);
   const keys = [publicKeys ?? []].flat() as KeyInput[];
   for (const name of [environment ?? []].flat() as unknown[]) {
     if (name !== 'production' && name !== 'beta') {
@@ -256,7 +253,7 @@ export function prepareVerifier(options: VerifyWebhookOptions): PreparedVerifier
     try {
       // The host as an HTTP client sends it for this URL (lower case,
       // punycode, no default port); path and query as the service requests them.
-      const { host, pathname, search } = new URL(typeof webhookUrl === 'string' && splitUrl(webhookUrl).authority !== undefined ? webhookUrl : '!');
+      const { host, pathname, search } = new URL(splitUrl(webhookUrl).authority === undefined ? '!' : webhookUrl);
       pinned = { authority: host, path: pathname, query: search.slice(1) };
     } catch {
       throw misuse('webhookUrl must be an absolute URL (https://…).');
@@ -279,7 +276,7 @@ export function prepareVerifier(options: VerifyWebhookOptions): PreparedVerifier
     if (!signature) return failure('MISSING_SIGNATURE', 'The request has no signature header.');
 
     const size = bodySize(body, maxBodyBytes);
-    if (size !== undefined && size > maxBodyBytes) {
+    if ((size ?? 0) > maxBodyBytes) {
       return failure('BODY_TOO_LARGE', `The body has ${size} bytes or more; the limit is ${maxBodyBytes}.`);
     }
 
@@ -320,19 +317,8 @@ export function prepareVerifier(options: VerifyWebhookOptions): PreparedVerifier
   return { verify, ready: async () => importKeys(), maxBodyBytes };
 }
 
-/** The options verifyWebhook reads; a prepared verifier is reused while none of them changed. */
-const OPTION_NAMES = [
-  'publicKeys',
-  'environment',
-  'allowWeakKeys',
-  'now',
-  'toleranceMs',
-  'maxBodyBytes',
-  'webhookUrl',
-  'trustForwardedHeaders',
-  'strict',
-] as const;
-const prepared = /* @__PURE__ */ new WeakMap<object, [values: unknown[], verifier: PreparedVerifier]>();
+/** Prepared verifiers by options object, with the option values they were prepared from. */
+const prepared = /* @__PURE__ */ new WeakMap<object, [values: readonly unknown[], verifier: PreparedVerifier]>();
 
 /**
  * Verifies one delivery the way the spec's receiver must (§4.1), checking in
@@ -374,12 +360,14 @@ const prepared = /* @__PURE__ */ new WeakMap<object, [values: unknown[], verifie
  * ```
  */
 export async function verifyWebhook(request: WebhookRequest, options: VerifyWebhookOptions): Promise<VerifyWebhookResult> {
-  // One prepared verifier per options object, built again only when one of
+  // One prepared verifier per options object, prepared again only when one of
   // the options it read was replaced: repeated calls do no preparation.
-  let entry = typeof options === 'object' && options !== null ? prepared.get(options) : undefined;
-  if (entry === undefined || OPTION_NAMES.some((name, i) => options[name] !== entry?.[0][i])) {
-    const verifier = prepareVerifier(options);
-    prepared.set(options, (entry = [OPTION_NAMES.map((name) => options[name]), verifier]));
+  const values = readOptions(options);
+  const entry = prepared.get(options);
+  let verifier = entry?.[1];
+  if (verifier === undefined || values.some((value, i) => value !== entry?.[0][i])) {
+    verifier = prepareVerifier(options);
+    prepared.set(options, [values, verifier]);
   }
-  return entry[1].verify(request);
+  return verifier.verify(request);
 }

@@ -32,12 +32,9 @@ export function resolveClock(options: FreshnessOptions | undefined): { now: numb
     // Dates from another realm (iframe, vm context) fail `instanceof Date`.
     : Object.prototype.toString.call(rawNow) === '[object Date]' ? Date.prototype.getTime.call(rawNow)
     : rawNow;
-  if (typeof now !== 'number' || !Number.isFinite(now)) {
-    throw new PayhookError('INVALID_ARGUMENT', 'The "now" option must be milliseconds or a valid Date.');
-  }
   const toleranceMs: unknown = options?.toleranceMs ?? SERVICE_WINDOW_MS;
-  if (typeof toleranceMs !== 'number' || !(toleranceMs >= 0) || toleranceMs === Infinity) {
-    throw new PayhookError('INVALID_ARGUMENT', 'The "toleranceMs" option must be finite milliseconds, 0 or more.');
+  if (!Number.isFinite(now) || !Number.isFinite(toleranceMs) || (toleranceMs as number) < 0) {
+    throw new PayhookError('INVALID_ARGUMENT', 'The "now" option must be milliseconds or a valid Date, and "toleranceMs" finite milliseconds, 0 or more.');
   }
-  return { now, toleranceMs };
+  return { now: now as number, toleranceMs: toleranceMs as number };
 }

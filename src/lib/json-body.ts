@@ -110,7 +110,7 @@ export function canonicalBody(body: JsonObject | null): string {
     const keys = Object.keys(body).sort((collator ??= new Intl.Collator('en-US')).compare);
     const sorted: JsonObject = Object.create(null) as JsonObject;
     for (const key of keys) sorted[key] = body[key];
-    return JSON.stringify(sorted) ?? '';
+    return JSON.stringify(sorted);
   } catch (cause) {
     // Only an already parsed body can get here: a cycle, a BigInt, a throwing
     // toJSON, or nesting deeper than the stack (JSON.parse accepts more depth

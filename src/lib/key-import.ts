@@ -96,7 +96,7 @@ function lookup(input: KeyInput): Entry {
     return entry;
   }
   if (typeof input !== 'object' || input === null) {
-    throw invalidKey(`A public key must be a PEM string, a JSON Web Key or a CryptoKey, not ${input === null ? 'null' : typeof input}.`);
+    throw invalidKey('A public key must be a PEM string, a JSON Web Key or a CryptoKey.');
   }
   if (isCryptoKey(input)) {
     const algorithm = input.algorithm as Partial<RsaHashedKeyAlgorithm> | undefined;
