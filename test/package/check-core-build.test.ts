@@ -13,7 +13,7 @@ function fakeDist(files: Record<string, string>): string {
   const dir = mkdtempSync(join(tmpdir(), 'payhook-dist-'));
   dirs.push(dir);
   mkdirSync(dir, { recursive: true });
-  const clean = { 'index.js': 'export {};', 'index.cjs': '', 'web.js': 'export {};', 'web.cjs': '', 'redis.js': 'export {};', 'redis.cjs': '', 'testing.js': 'export {};', 'testing.cjs': '' };
+  const clean = { 'index.js': 'export {};', 'index.cjs': '', 'web.js': 'export {};', 'web.cjs': '', 'redis.js': 'export {};', 'redis.cjs': '', 'testing.js': 'export {};', 'testing.cjs': '', 'explain.js': 'export {};', 'explain.cjs': '' };
   for (const [name, text] of Object.entries({ ...clean, ...files })) writeFileSync(join(dir, name), text);
   return dir;
 }
