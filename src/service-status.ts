@@ -52,95 +52,37 @@ export interface ServiceStatusInfo {
   readonly exampleMessages: readonly string[];
 }
 
-interface Row {
-  readonly meaning: string;
-  readonly retriable: boolean;
-  readonly advice: string;
-  readonly condition?: string;
-  readonly exampleMessages: readonly string[];
-}
-
-const TABLE: { readonly [code: number]: Row | undefined } = {
-  200: {
-    meaning: 'Success',
-    retriable: true,
-    advice: 'Nothing to fix: read the payment status (SUCCEEDED, FAILED or PROCESSING) from the answer.',
-    exampleMessages: ['Payment status SUCCEEDED, FAILED or PROCESSING'],
-  },
-  201: {
-    meaning: 'Accepted for asynchronous processing',
-    retriable: false,
-    advice: 'Do not repeat the call: it was accepted, and the outcome arrives later (by webhook).',
-    exampleMessages: [],
-  },
-  400: {
-    meaning: 'Bad request',
-    retriable: false,
-    advice: 'Fix the request before sending it again.',
-    exampleMessages: [
-      'Transaction ID is required',
-      'a valid service is required',
-      'fields must be an object including all required fields',
-      'invalid amount (amount must be greater than 0)',
-      'user is disabled',
-      'source and destination accounts must be different',
-    ],
-  },
-  401: {
-    meaning: 'Authorization error',
-    retriable: false,
-    advice: 'Check the signature, the key and the timestamp of the request.',
-    exampleMessages: ['Invalid or missing Authorization header', 'invalid client ID'],
-  },
-  402: {
-    meaning: 'Insufficient funds',
-    retriable: false,
-    advice: 'Top up the account first, then retry.',
-    condition: 'after topping up the account',
-    exampleMessages: ['Insufficient funds'],
-  },
-  403: {
-    meaning: 'No permission',
-    retriable: false,
-    advice: 'Check that the client may access this account or payment; do not retry as is.',
-    exampleMessages: [
-      'User has no permission to access this account',
-      'client has no permission to access this payment',
-    ],
-  },
-  404: {
-    meaning: 'Resource not found',
-    retriable: false,
-    advice: 'Check the identifiers in the request; do not retry as is.',
-    exampleMessages: ['User does not exist'],
-  },
-  409: {
-    meaning: 'Duplicate transaction',
-    retriable: false,
-    advice: 'Use a new transactionId, or request the status of the existing payment.',
-    exampleMessages: ['Transaction with the same ID already exists'],
-  },
-  500: {
-    meaning: 'Internal server error',
-    retriable: true,
-    advice: 'Retry, with a backoff.',
-    exampleMessages: ['An unexpected error has occurred'],
-  },
-  502: {
-    meaning: 'Service provider unavailable',
-    retriable: true,
-    advice: 'Retry later.',
-    condition: 'later',
-    exampleMessages: ['Service "<service_name>" is temporarily unavailable'],
-  },
-  503: {
-    meaning: 'Server overloaded or under maintenance',
-    retriable: true,
-    advice: 'Retry later.',
-    condition: 'later',
-    exampleMessages: [],
-  },
-};
+/**
+ * Spec §7, one row per code: code, meaning, retriable (the table's "Yes"),
+ * advice, condition (or ''), example messages joined by `|`.
+ */
+const TABLE: ReadonlyArray<readonly [code: number, meaning: string, retriable: boolean, advice: string, condition: string, examples: string]> = [
+  [200, 'Success', true, 'Nothing to fix: read the payment status (SUCCEEDED, FAILED or PROCESSING) from the answer.', '', 'Payment status SUCCEEDED, FAILED or PROCESSING'],
+  [201, 'Accepted for asynchronous processing', false, 'Do not repeat the call: it was accepted, and the outcome arrives later (by webhook).', '', ''],
+  [
+    400,
+    'Bad request',
+    false,
+    'Fix the request before sending it again.',
+    '',
+    'Transaction ID is required|a valid service is required|fields must be an object including all required fields|invalid amount (amount must be greater than 0)|user is disabled|source and destination accounts must be different',
+  ],
+  [401, 'Authorization error', false, 'Check the signature, the key and the timestamp of the request.', '', 'Invalid or missing Authorization header|invalid client ID'],
+  [402, 'Insufficient funds', false, 'Top up the account first, then retry.', 'after topping up the account', 'Insufficient funds'],
+  [
+    403,
+    'No permission',
+    false,
+    'Check that the client may access this account or payment; do not retry as is.',
+    '',
+    'User has no permission to access this account|client has no permission to access this payment',
+  ],
+  [404, 'Resource not found', false, 'Check the identifiers in the request; do not retry as is.', '', 'User does not exist'],
+  [409, 'Duplicate transaction', false, 'Use a new transactionId, or request the status of the existing payment.', '', 'Transaction with the same ID already exists'],
+  [500, 'Internal server error', true, 'Retry, with a backoff.', '', 'An unexpected error has occurred'],
+  [502, 'Service provider unavailable', true, 'Retry later.', 'later', 'Service "<service_name>" is temporarily unavailable'],
+  [503, 'Server overloaded or under maintenance', true, 'Retry later.', 'later', ''],
+];
 
 /**
  * Every status code spec §7 documents, in the table's order.
@@ -176,14 +118,11 @@ export const SERVICE_STATUS_CODES: readonly ServiceStatusCode[] = [200, 201, 400
 export function serviceStatus(statusCode: ServiceStatusCode): ServiceStatusInfo;
 export function serviceStatus(statusCode: number): ServiceStatusInfo | undefined;
 export function serviceStatus(statusCode: number): ServiceStatusInfo | undefined {
-  if (typeof statusCode !== 'number' || !Number.isInteger(statusCode)) return undefined;
-  const row = TABLE[statusCode];
-  if (row === undefined || !Object.hasOwn(TABLE, statusCode)) return undefined;
-  const exampleMessages = [...row.exampleMessages];
-  const { meaning, retriable, advice, condition } = row;
-  return condition === undefined
-    ? { statusCode, meaning, retriable, advice, exampleMessages }
-    : { statusCode, meaning, retriable, advice, condition, exampleMessages };
+  const row = TABLE.find((entry) => entry[0] === statusCode);
+  if (row === undefined) return undefined;
+  const [, meaning, retriable, advice, condition, examples] = row;
+  const exampleMessages = examples === '' ? [] : examples.split('|');
+  return condition === '' ? { statusCode, meaning, retriable, advice, exampleMessages } : { statusCode, meaning, retriable, advice, condition, exampleMessages };
 }
 
 /**
