@@ -56,7 +56,7 @@ export type HandlerAbortSignal = typeof globalThis extends { AbortSignal: { prot
  * ```
  */
 export interface PaymentContext {
-  /** The deduplication key of this delivery (by default the webhook's `id`). */
+  /** The deduplication key of this delivery (by default `` `${webhook.id}:${webhook.status}` ``). */
   readonly key: string;
   /** `x-api-timestamp`: when the service signed this attempt, in ms. */
   readonly timestamp: number;
@@ -160,7 +160,7 @@ export interface WebhookHandlerOptions extends VerifyWebhookOptions {
    * row or message: the service expects its 200 at once (spec §4.1). When it
    * resolves, the delivery is recorded and answered 200; when it throws or
    * misses `handlerTimeoutMs`, the service is answered 500 and retries.
-   * Keep it idempotent on `webhook.id` anyway (see the README's
+   * Keep it idempotent on `webhook.id` and `webhook.status` anyway (see the README's
    * "Deduplication and retries").
    */
   onPayment(webhook: PaymentWebhook, context: PaymentContext): Promise<void> | void;
@@ -171,9 +171,17 @@ export interface WebhookHandlerOptions extends VerifyWebhookOptions {
    */
   store?: DedupStore;
   /**
-   * The deduplication key of a delivery.
-   * @defaultValue `webhook.id` (the transaction id with its `_DEBIT` /
-   * `_CREDIT` suffix, so a refund of a payment is not a duplicate of it)
+   * The deduplication key of a delivery: deliveries with the same key run
+   * `onPayment` once.
+   *
+   * The default keys each delivery by id *and* normalised status, so a
+   * status change — PROCESSING then SUCCEEDED, FAILED then SUCCEEDED — is a
+   * new delivery that reaches `onPayment`, while a redelivery of the same
+   * state (whatever the letter case of its raw status) is a duplicate. The
+   * `_DEBIT` / `_CREDIT` suffix of `id` keeps a refund apart from its
+   * payment. A key without the status (such as `webhook.id` alone) would
+   * answer a later state 200 as a duplicate and lose it.
+   * @defaultValue `` `${webhook.id}:${webhook.status}` ``
    */
   dedupKey?: (webhook: PaymentWebhook) => string;
   /**

@@ -91,6 +91,17 @@ function within<T>(promise: Promise<T>, ms: number): Promise<T | typeof TIMED_OU
   return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
 }
 
+/**
+ * One key per delivery *and state*: a PROCESSING then SUCCEEDED (or FAILED
+ * then SUCCEEDED) delivery of one transaction are two updates, and the second
+ * must reach onPayment. `status` is the normalised one, so a redelivery whose
+ * raw status differs only in letter case is still a duplicate; the `_DEBIT` /
+ * `_CREDIT` suffix of `id` keeps a refund apart from its payment.
+ */
+function defaultDedupKey(webhook: PaymentWebhook): string {
+  return `${webhook.id}:${webhook.status}`;
+}
+
 function describeError(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
@@ -124,7 +135,7 @@ export function createPipeline(options: WebhookHandlerOptions): Pipeline {
   for (const method of ['claim', 'complete', 'release'] as const) {
     if (typeof store?.[method] !== 'function') throw misuse(`store must be a DedupStore (claim, complete, release); ${method} is missing.`);
   }
-  const dedupKey = options.dedupKey ?? ((webhook: PaymentWebhook) => webhook.id);
+  const dedupKey = options.dedupKey ?? defaultDedupKey;
   const { onPayment, onError, onDuplicate, onSignatureMismatch, logger } = options;
   // Start importing the keys now, so the first delivery does not wait and a
   // bad key is logged at start-up; deliveries still see the error.

@@ -68,9 +68,9 @@ describe('hooks and logger', () => {
     const body = webhookBody();
     await handler(toRequest(signDelivery(body)));
     await handler(toRequest(signDelivery(body)));
-    expect(duplicates).toEqual([`completed:${body['id']}`]);
+    expect(duplicates).toEqual([`completed:${String(body['id'])}:SUCCEEDED`]);
     expect(logs.map((record) => record.event)).toEqual(['handled', 'duplicate']);
-    expect(logs[0]).toMatchObject({ level: 'info', status: 200, key: body['id'], transactionId: body['transactionId'] });
+    expect(logs[0]).toMatchObject({ level: 'info', status: 200, key: `${String(body['id'])}:SUCCEEDED`, transactionId: body['transactionId'] });
   });
 
   it('keeps answering when hooks and the logger throw or reject', async () => {
@@ -87,6 +87,20 @@ describe('hooks and logger', () => {
 });
 
 describe('deduplication key and handler context', () => {
+  it('keys by id and status by default: a status change reaches onPayment, a same-state redelivery (any case) is a duplicate', async () => {
+    for (const [first, second] of [['PROCESSING', 'SUCCEEDED'], ['FAILED', 'SUCCEEDED']] as const) {
+      const seen: string[] = [];
+      const handler = createWebhookHandler({ ...base, onPayment: (webhook) => { seen.push(webhook.status); } });
+      const body = webhookBody({ status: first });
+      expect(await (await handler(toRequest(signDelivery(body)))).json()).toEqual({ ok: true });
+      const update = await handler(toRequest(signDelivery({ ...body, status: second })));
+      expect(await update.json()).toEqual({ ok: true });
+      const sameState = await handler(toRequest(signDelivery({ ...body, status: second.toLowerCase() })));
+      expect(await sameState.json()).toEqual({ ok: true, duplicate: true });
+      expect(seen).toEqual([first, second]);
+    }
+  });
+
   it('keys by webhook.id by default, so a CREDIT of a payment is not a duplicate of its DEBIT', async () => {
     const calls: string[] = [];
     const handler = createWebhookHandler({ ...base, onPayment: (webhook) => { calls.push(webhook.id); } });
@@ -118,7 +132,7 @@ describe('deduplication key and handler context', () => {
     const timestamp = Date.now() - 50;
     const response = await handler(toRequest(signDelivery(body, { timestamp })), { waitUntil: (promise) => { pending.push(promise); } });
     expect(response.status).toBe(500);
-    expect(seen).toMatchObject({ key: body['id'], timestamp });
+    expect(seen).toMatchObject({ key: `${String(body['id'])}:SUCCEEDED`, timestamp });
     expect(seen?.aborted()).toBe(true);
     expect(pending).toHaveLength(1);
     await pending[0];
