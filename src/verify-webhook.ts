@@ -336,7 +336,10 @@ const prepared = /* @__PURE__ */ new WeakMap<object, [values: readonly unknown[]
  *
  * The body is decoded and `JSON.parse`d once; the parsed object serves the
  * canonical string and the payment model. PEM keys are imported once per
- * process and cached. It never throws for a bad delivery — it resolves
+ * process and cached. The options are checked once per options object and
+ * the result reused while none of them is replaced: to change an option,
+ * assign a new value (or pass a new object); a key list changed in place is
+ * not noticed. It never throws for a bad delivery — it resolves
  * `{ ok: false, error }` — and throws only for misuse: no key configured,
  * an unusable key (`INVALID_KEY`, `WEAK_KEY`), or options or a request of
  * the wrong type (`INVALID_ARGUMENT`).

@@ -46,6 +46,35 @@ describe('verifyWebhook', () => {
     }
   });
 
+  it('reuses the checked options of one options object, and notices an option replaced on it', async () => {
+    const options: VerifyWebhookOptions = { ...base };
+    const delivery = signDelivery(webhookBody(), { timestamp: NOW });
+    expect(await code(asRequest(delivery), options)).toBe('OK');
+    expect(await code(asRequest(delivery), options)).toBe('OK');
+    options.now = NOW + 10 * 60_000;
+    expect(await code(asRequest(delivery), options)).toBe('TIMESTAMP_OUT_OF_WINDOW');
+    options.toleranceMs = 11 * 60_000;
+    expect(await code(asRequest(delivery), options)).toBe('OK');
+    options.publicKeys = STRANGER_PUBLIC_KEY; // key rotation by assignment
+    expect(await code(asRequest(delivery), options)).toBe('SIGNATURE_MISMATCH');
+    options.publicKeys = [STRANGER_PUBLIC_KEY, PUBLIC_KEY];
+    expect(await code(asRequest(delivery), options)).toBe('OK');
+    options.maxBodyBytes = 0;
+    await expect(verifyWebhook(asRequest(delivery), options)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    options.maxBodyBytes = 10;
+    expect(await code(asRequest(delivery), options)).toBe('BODY_TOO_LARGE');
+  });
+
+  it('counts a string body in UTF-8 bytes against maxBodyBytes', async () => {
+    // 2-, 3- and 4-byte characters (a surrogate pair is one 4-byte character).
+    const body = JSON.stringify({ ...webhookBody(), note: 'é€😀'.repeat(40) });
+    const bytes = new TextEncoder().encode(body).length;
+    const delivery = signDelivery(body, { timestamp: NOW });
+    expect(body.length * 3).toBeGreaterThan(bytes); // the counting path, not the shortcut
+    expect(await code(asRequest(delivery), { ...base, maxBodyBytes: bytes })).toBe('OK');
+    expect(await code(asRequest(delivery), { ...base, maxBodyBytes: bytes - 1 })).toBe('BODY_TOO_LARGE');
+  });
+
   it('parses the body exactly once per delivery', async () => {
     const delivery = signDelivery(webhookBody(), { timestamp: NOW });
     await verifyWebhook(asRequest(delivery), base); // warm the key cache

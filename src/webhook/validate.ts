@@ -107,8 +107,9 @@ const FIELDS: ReadonlyArray<readonly [name: string, read: Reader, required?: boo
   ['data', /* @__PURE__ */ record((key) => (key === 'amount' ? NUMBER : DATA_STRINGS.includes(key) ? STRING : undefined))],
 ];
 
+/** The operation from the id's suffix: `…_DEBIT`, `…_CREDIT`, else UNKNOWN. */
 function operationOf(id: string): PaymentOperation {
-  return id.endsWith('_DEBIT') ? 'DEBIT' : id.endsWith('_CREDIT') ? 'CREDIT' : 'UNKNOWN';
+  return (/_(DEBIT|CREDIT)$/.exec(id)?.[1] as PaymentOperation | undefined) ?? 'UNKNOWN';
 }
 
 /**
