@@ -205,6 +205,8 @@ describe('explainSignatureMismatch (the handler debug hook)', () => {
     const options = { publicKeys: TEST_KEY_PAIR.publicKey, onPayment: () => {} };
     const handler = createNodeWebhookHandler({
       ...options,
+      // Host as received, so the proxy's rewrite shows as a mismatch to explain.
+      allowAnyHost: true,
       onSignatureMismatch: explainSignatureMismatch(options, { report: (d) => { reports.push(d); reported(); } }),
     });
     const server = createServer((req, res) => void handler(req, res));

@@ -11,7 +11,10 @@ const handleWebhook = createWebhookHandler({
   ...(publicKeyPem
     ? { publicKeys: publicKeyPem }
     : { environment: env('PAYHOOK_ENVIRONMENT') === 'beta' ? ('beta' as const) : ('production' as const) }),
-  ...(webhookUrl ? { webhookUrl } : {}),
+  // The URL registered with the service pins Host, path and query: without
+  // it payhook refuses to start, unless PAYHOOK_ALLOW_ANY_HOST=true says a
+  // proxy in front already guarantees the Host.
+  ...(webhookUrl ? { webhookUrl } : { allowAnyHost: env('PAYHOOK_ALLOW_ANY_HOST') === 'true' }),
   onPayment: async (webhook) => {
     console.log(`payment ${webhook.id} ${webhook.status} ${webhook.amount}`);
   },

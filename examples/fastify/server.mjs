@@ -13,7 +13,10 @@ app.post(
     ...(env.PAYHOOK_PUBLIC_KEY_PEM
       ? { publicKeys: env.PAYHOOK_PUBLIC_KEY_PEM }
       : { environment: env.PAYHOOK_ENVIRONMENT === 'beta' ? 'beta' : 'production' }),
-    ...(env.PAYHOOK_WEBHOOK_URL ? { webhookUrl: env.PAYHOOK_WEBHOOK_URL } : {}),
+    // The URL registered with the service pins Host, path and query: without
+    // it payhook refuses to start, unless PAYHOOK_ALLOW_ANY_HOST=true says a
+    // proxy in front already guarantees the Host.
+    ...(env.PAYHOOK_WEBHOOK_URL ? { webhookUrl: env.PAYHOOK_WEBHOOK_URL } : { allowAnyHost: env.PAYHOOK_ALLOW_ANY_HOST === 'true' }),
     onPayment: async (webhook) => {
       console.log(`payment ${webhook.id} ${webhook.status} ${webhook.amount}`);
     },

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createMemoryStore } from '../dedup/memory.js';
-import { createNodeWebhookHandler } from '../node/index.js';
+import { createNodeWebhookHandler, type NodeWebhookHandler } from '../node/index.js';
 import { retryDelay } from '../retry.js';
 import { createTestWebhook, type TestWebhookOverrides } from '../testing/deliveries.js';
 import { signWebhook, type SignedWebhook } from '../testing/sign.js';
@@ -48,8 +48,18 @@ export async function demoCommand(args: readonly string[], io: Io): Promise<numb
   const handled: PaymentWebhook[] = [];
   const failuresLeft = new Map<string, number>();
   const slow = new Set<string>();
-  const handler = createNodeWebhookHandler({
+  // The handler pins the URL it is served at, so it is made once the port is known.
+  let handler: NodeWebhookHandler | undefined;
+  const server: Server = createServer((req, res) => void handler?.(req, res));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', resolve);
+  });
+  const { port } = server.address() as AddressInfo;
+  const url = `http://127.0.0.1:${port}/webhooks/payments`;
+  handler = createNodeWebhookHandler({
     publicKeys: TEST_KEY_PAIR.publicKey,
+    webhookUrl: url,
     store: createMemoryStore(),
     async onPayment(webhook) {
       if (slow.has(webhook.transactionId)) await sleep(300);
@@ -61,13 +71,6 @@ export async function demoCommand(args: readonly string[], io: Io): Promise<numb
       handled.push(webhook);
     },
   });
-  const server: Server = createServer((req, res) => void handler(req, res));
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', resolve);
-  });
-  const { port } = server.address() as AddressInfo;
-  const url = `http://127.0.0.1:${port}/webhooks/payments`;
   io.out(`payhook demo: a receiver listens on ${url}`);
   io.out(`(createNodeWebhookHandler + createMemoryStore, verifying with TEST_KEY_PAIR.publicKey)\n`);
 

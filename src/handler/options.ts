@@ -134,6 +134,7 @@ export interface WebhookLogRecord {
 /**
  * Options of the receiving handlers: everything {@link VerifyWebhookOptions}
  * takes, plus the merchant's `onPayment` and the deduplication settings.
+ * `webhookUrl` is required unless you opt in with `allowAnyHost: true`.
  *
  * The pipeline per delivery: non-POST → 405; too large → 413; verify
  * (401 signature/timestamp, 400 not a webhook); claim in the `store` (503
@@ -153,6 +154,21 @@ export interface WebhookLogRecord {
  * ```
  */
 export interface WebhookHandlerOptions extends VerifyWebhookOptions {
+  /**
+   * Accept the `Host` (and, with `trustForwardedHeaders`, `X-Forwarded-Host`)
+   * as received instead of pinning it with `webhookUrl`.
+   *
+   * A handler needs one of the two: the service signs the deliveries of every
+   * merchant with the same key, so without a pinned host a delivery signed
+   * for another merchant's endpoint, replayed within the 5-minute window with
+   * that merchant's `Host`, verifies here. Set `allowAnyHost: true` only when
+   * your infrastructure already guarantees the Host — a proxy or load
+   * balancer that routes only your own domain to this app. Prefer
+   * `webhookUrl`. `trustForwardedHeaders` without `webhookUrl` needs it too.
+   * @defaultValue `false` — creating a handler without `webhookUrl` throws
+   * `INVALID_ARGUMENT`
+   */
+  allowAnyHost?: boolean;
   /**
    * Your hand-off, called once per delivery that verified and was claimed.
    * Make it fast and durable — insert an outbox row, publish a queue message

@@ -114,6 +114,13 @@ export function createPipeline(options: WebhookHandlerOptions): Pipeline {
   if (typeof options.onPayment !== 'function') {
     throw misuse('The webhook handler needs onPayment(webhook): your fast, durable hand-off (outbox row, queue message).');
   }
+  if (options.webhookUrl === undefined && options.allowAnyHost !== true) {
+    throw misuse(
+      'The webhook handler needs webhookUrl (the URL you registered with the service, e.g. webhookUrl: "https://shop.example.kg/webhooks/payments"): ' +
+        'the service signs for every merchant with one key, so without it a delivery signed for another merchant\'s endpoint, replayed with that Host, would verify here. ' +
+        'Only if your infrastructure already guarantees the Host (a proxy that routes only your domain to this app), set allowAnyHost: true instead.',
+    );
+  }
   const verifier = prepareVerifier(options);
   const leaseMs = duration('leaseMs', options.leaseMs, DEFAULTS.leaseMs);
   const handlerTimeoutMs = duration('handlerTimeoutMs', options.handlerTimeoutMs, DEFAULTS.handlerTimeoutMs);

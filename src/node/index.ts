@@ -197,7 +197,8 @@ function send(res: NodeResponseLike, answer: Answer): void {
  * Behind a proxy, set `webhookUrl` (see the README's "Behind a proxy").
  *
  * @throws {@link PayhookError} `INVALID_ARGUMENT` at creation for missing
- * keys, a missing `onPayment` or out-of-range durations.
+ * keys, a missing `onPayment`, neither `webhookUrl` nor `allowAnyHost: true`,
+ * or out-of-range durations.
  *
  * @example
  * ```ts

@@ -171,7 +171,11 @@ function withoutHost(headers: Readonly<Record<string, string>>): Record<string, 
  * import { createWebhookHandler } from 'payhook/web';
  * import { createTestWebhook, signWebhook, toRequest, TEST_KEY_PAIR } from 'payhook/testing';
  *
- * const handler = createWebhookHandler({ publicKeys: TEST_KEY_PAIR.publicKey, onPayment: () => {} });
+ * const handler = createWebhookHandler({
+ *   publicKeys: TEST_KEY_PAIR.publicKey,
+ *   webhookUrl: 'https://shop.example.kg/webhooks/payments',
+ *   onPayment: () => {},
+ * });
  * const signed = await signWebhook(createTestWebhook(), { url: 'https://shop.example.kg/webhooks/payments' });
  * const response = await handler(toRequest(signed));
  * ```

@@ -101,7 +101,8 @@ function toResponse(answer: Answer): Response {
  * context as the second argument where it has `waitUntil`.
  *
  * @throws {@link PayhookError} `INVALID_ARGUMENT` at creation for missing
- * keys, a missing `onPayment` or out-of-range durations.
+ * keys, a missing `onPayment`, neither `webhookUrl` nor `allowAnyHost: true`,
+ * or out-of-range durations.
  *
  * @example
  * ```ts

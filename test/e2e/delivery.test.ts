@@ -56,12 +56,13 @@ async function receiver(
   serverKind: ServerKind,
   store: DedupStore,
   onPayment: WebhookHandlerOptions['onPayment'],
-  options: Partial<WebhookHandlerOptions> = {},
+  { unpinned, ...options }: Partial<WebhookHandlerOptions> & { unpinned?: true } = {},
 ): Promise<Receiver> {
   const calls: string[] = [];
   const pending: Promise<unknown>[] = [];
   const handlerOptions: WebhookHandlerOptions = {
     publicKeys: PUBLIC_KEY,
+    ...(unpinned ? { allowAnyHost: true } : { webhookUrl: 'https://shop.example.kg/webhooks/payments' }),
     store,
     maxBodyBytes: 64 * 1024,
     ...options,
@@ -136,7 +137,7 @@ describe.each(kinds)('%s handler with the %s store', (serverKind, storeKind) => 
     const r = await receiver(serverKind, store, () => {});
     const body = webhookBody();
     // Another worker claimed this delivery and died: nobody completes or releases it.
-    const dead = await store.claim(String(body['id']), { leaseMs: 400 });
+    const dead = await store.claim(`${String(body['id'])}:SUCCEEDED`, { leaseMs: 400 });
     expect(dead.status).toBe('claimed');
     const during = await send(r.port, signDelivery(body));
     expect(during.status).toBe(409);
@@ -151,7 +152,7 @@ describe.each(kinds)('%s handler with the %s store', (serverKind, storeKind) => 
   it('answers 500 when onPayment misses its deadline, then records the late success so the retry is a duplicate', async () => {
     let release!: () => void;
     const gate = new Promise<void>((resolve) => { release = resolve; });
-    const r = await receiver(serverKind, makeStore(storeKind), () => gate, { handlerTimeoutMs: 200, leaseMs: 5_000 });
+    const r = await receiver(serverKind, makeStore(storeKind), () => gate, { handlerTimeoutMs: 200, storeTimeoutMs: 1_000, leaseMs: 5_000 });
     const body = webhookBody();
     const first = await send(r.port, signDelivery(body));
     expect(first.status).toBe(500);
@@ -211,6 +212,30 @@ describe.each(kinds)('%s handler with the %s store', (serverKind, storeKind) => 
       pump();
     });
     expect(status).toBe(413);
+  });
+});
+
+describe('host pinning: a delivery signed for another merchant', () => {
+  // The service signs every merchant's deliveries with one key: a delivery
+  // for another shop's endpoint, replayed to ours with that shop's Host
+  // within the window, carries a valid signature.
+  const foreign = () => signDelivery(webhookBody(), { host: 'other-merchant.example.kg' });
+
+  for (const serverKind of ['node', 'web'] as const) {
+    it(`${serverKind} handler with webhookUrl refuses it (401) and never calls onPayment`, async () => {
+      const r = await receiver(serverKind, createMemoryStore(), () => {});
+      const answer = await send(r.port, foreign());
+      expect([answer.status, answer.json?.code]).toEqual([401, 'SIGNATURE_MISMATCH']);
+      expect(r.calls).toHaveLength(0);
+      // Our own deliveries still pass.
+      expect((await send(r.port, signDelivery(webhookBody()))).status).toBe(200);
+    });
+  }
+
+  it('is exactly what allowAnyHost: true lets through (why it is opt-in)', async () => {
+    const r = await receiver('node', createMemoryStore(), () => {}, { unpinned: true });
+    expect((await send(r.port, foreign())).status).toBe(200);
+    expect(r.calls).toHaveLength(1);
   });
 });
 

@@ -13,6 +13,7 @@ import { installPacked } from '../package/pack.mjs';
 import { runtimeBinary } from '../runtimes/binaries.mjs';
 import {
   PAYMENT_LINE,
+  PUBLIC_WEBHOOK_URL,
   TEST_PUBLIC_KEY_PEM,
   eventually,
   examplesDir,
@@ -52,19 +53,22 @@ for (const example of servers) {
   describe(`example: ${example.name}`, () => {
     let server: RunningExample;
     beforeAll(async () => {
-      server = await startExample(example.command(), example.args, { env: { DENO_NO_UPDATE_CHECK: '1' } });
+      server = await startExample(example.command(), example.args, { env: { DENO_NO_UPDATE_CHECK: '1', PAYHOOK_WEBHOOK_URL: PUBLIC_WEBHOOK_URL } });
     }, 60_000);
     afterAll(async () => {
       await server?.stop();
     });
 
     it('answers a signed delivery 200, its repetition 200, a tampered copy 401, and handles the payment once', async () => {
-      const delivery = await signedDelivery(`${server.url}/webhooks/payments`);
-      const first = await send(delivery);
+      // Signed for the public URL, received on 127.0.0.1 (as behind a proxy):
+      // the example pins PAYHOOK_WEBHOOK_URL, so the Host it sees does not matter.
+      const delivery = await signedDelivery(PUBLIC_WEBHOOK_URL);
+      const to = `${server.url}/webhooks/payments`;
+      const first = await send(delivery, to);
       expect(first, server.output()).toMatchObject({ status: 200, body: { ok: true } });
-      const again = await send(delivery);
+      const again = await send(delivery, to);
       expect(again.status, server.output()).toBe(200);
-      const forged = await send(tampered(delivery));
+      const forged = await send(tampered(delivery), to);
       expect(forged, server.output()).toMatchObject({ status: 401, body: { ok: false, code: 'SIGNATURE_MISMATCH' } });
       await eventually(() => payments(server.lines).length > 0);
       const id = (JSON.parse(delivery.body) as { id: string }).id;
@@ -76,6 +80,7 @@ for (const example of servers) {
 describe('example: Next.js app-router route handler', () => {
   it('POST answers a signed delivery 200, its repetition 200, a tampered copy 401, and handles the payment once', async () => {
     vi.stubEnv('PAYHOOK_PUBLIC_KEY_PEM', TEST_PUBLIC_KEY_PEM);
+    vi.stubEnv('PAYHOOK_WEBHOOK_URL', 'https://shop.example.kg/api/webhooks/payments');
     const log = vi.spyOn(console, 'log').mockImplementation(() => {});
     try {
       const route = (await import(join(examplesDir, 'nextjs', 'app', 'api', 'webhooks', 'payments', 'route.ts'))) as {

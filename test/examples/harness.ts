@@ -94,10 +94,20 @@ export function tampered(signed: SignedWebhook): SignedWebhook {
   return { ...signed, body: JSON.stringify({ ...body, amount: body.amount + 1 }) };
 }
 
-/** Sends a delivery over real HTTP; resolves with status and parsed answer. */
-export async function send(signed: SignedWebhook): Promise<{ status: number; body: unknown }> {
+/**
+ * The public URL the server examples are started with (PAYHOOK_WEBHOOK_URL)
+ * and deliveries are signed for; they reach the example on 127.0.0.1, as
+ * through a proxy.
+ */
+export const PUBLIC_WEBHOOK_URL = 'https://shop.example.kg/webhooks/payments';
+
+/**
+ * Sends a delivery over real HTTP (to `to`, by default the URL it was signed
+ * for); resolves with status and parsed answer.
+ */
+export async function send(signed: SignedWebhook, to: string = signed.url): Promise<{ status: number; body: unknown }> {
   const { host: _host, ...headers } = signed.headers;
-  const response = await fetch(signed.url, { method: signed.method, headers, body: signed.body });
+  const response = await fetch(to, { method: signed.method, headers, body: signed.body });
   const text = await response.text();
   let body: unknown = text;
   try {

@@ -10,8 +10,10 @@ import { PUBLIC_KEY, signDelivery, webhookBody } from '../helpers/sign.js';
 const servers: RunningServer[] = [];
 afterAll(async () => { await Promise.all(servers.map((server) => server.close())); });
 
-function handler(calls: string[]) {
-  return createNodeWebhookHandler({ publicKeys: PUBLIC_KEY, onPayment: (webhook) => { calls.push(webhook.id); } });
+const WEBHOOK_URL = 'https://shop.example.kg/webhooks/payments';
+
+function handler(calls: string[], pin: { webhookUrl: string } | { allowAnyHost: true } = { webhookUrl: WEBHOOK_URL }) {
+  return createNodeWebhookHandler({ publicKeys: PUBLIC_KEY, ...pin, onPayment: (webhook) => { calls.push(webhook.id); } });
 }
 
 async function exercise(port: number, calls: string[], path = '/webhooks/payments') {
@@ -60,7 +62,8 @@ describe('Express', () => {
     const calls: string[] = [];
     const app = express();
     const router = express.Router();
-    router.post('/payments', handler(calls));
+    // Host and path as received (no webhookUrl): this checks what Express hands the handler.
+    router.post('/payments', handler(calls, { allowAnyHost: true }));
     app.use('/hooks', router);
     const server = await listen(app as never);
     servers.push(server);

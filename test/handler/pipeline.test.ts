@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { createMemoryStore } from '../../src/dedup/memory.js';
 import type { DedupStore } from '../../src/dedup/store.js';
 import type { WebhookHandlerOptions, WebhookLogRecord } from '../../src/handler/options.js';
+import { createNodeWebhookHandler } from '../../src/node/index.js';
 import { createWebhookHandler } from '../../src/web/index.js';
 import { PUBLIC_KEY, signDelivery, webhookBody, type SignedDelivery } from '../helpers/sign.js';
 
@@ -11,7 +12,8 @@ function toRequest(delivery: SignedDelivery): Request {
   return new Request(`https://shop.example.kg${delivery.target}`, { method: delivery.method, headers: delivery.headers, body: delivery.body });
 }
 
-const base = { publicKeys: PUBLIC_KEY, onPayment: () => {} } satisfies WebhookHandlerOptions;
+const WEBHOOK_URL = 'https://shop.example.kg/webhooks/payments';
+const base = { publicKeys: PUBLIC_KEY, webhookUrl: WEBHOOK_URL, onPayment: () => {} } satisfies WebhookHandlerOptions;
 
 describe('createWebhookHandler options', () => {
   it('refuses misuse at creation', () => {
@@ -29,6 +31,27 @@ describe('createWebhookHandler options', () => {
       expect(() => createWebhookHandler({ ...base, ...options } as WebhookHandlerOptions), JSON.stringify(options)).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
     }
     expect(() => createWebhookHandler({ ...base, retentionMs: 20_000, toleranceMs: 10_000 })).not.toThrow();
+  });
+
+  it('refuses to be created without webhookUrl unless allowAnyHost: true says the Host is guaranteed', async () => {
+    const { webhookUrl: _pinned, ...unpinned } = base;
+    for (const create of [createWebhookHandler, createNodeWebhookHandler] as const) {
+      for (const options of [unpinned, { ...unpinned, allowAnyHost: false }, { ...unpinned, trustForwardedHeaders: true }]) {
+        let thrown: unknown;
+        try {
+          create(options);
+        } catch (error) {
+          thrown = error;
+        }
+        expect(thrown, JSON.stringify(options)).toMatchObject({ name: 'PayhookError', code: 'INVALID_ARGUMENT', message: expect.stringMatching(/webhookUrl[\s\S]*allowAnyHost: true/) });
+      }
+      expect(() => create({ ...unpinned, allowAnyHost: true })).not.toThrow();
+      expect(() => create({ ...unpinned, allowAnyHost: true, trustForwardedHeaders: true })).not.toThrow();
+      expect(() => create(base)).not.toThrow();
+    }
+    // Opted in, the Host is taken as received.
+    const open = createWebhookHandler({ ...unpinned, allowAnyHost: true });
+    expect((await open(toRequest(signDelivery(webhookBody(), { host: 'elsewhere.example.kg' })))).status).toBe(200);
   });
 
   it('answers 500 with the code when the configured key is unusable', async () => {

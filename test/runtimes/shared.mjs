@@ -106,7 +106,7 @@ export function webHandlerCases(api, web) {
   const publicKeys = fixtures.keys['conformance-2048'].publicKeyPem;
   const getHandler = () => {
     if (typeof web.createWebhookHandler !== 'function') fail('payhook/web exports no createWebhookHandler');
-    handler ??= web.createWebhookHandler({ publicKeys, onPayment: (webhook) => void calls.push(webhook.id) });
+    handler ??= web.createWebhookHandler({ publicKeys, webhookUrl: WEBHOOK_URL, onPayment: (webhook) => void calls.push(webhook.id) });
     return handler;
   };
   let signed;

@@ -3,7 +3,8 @@
 // Set the variables in wrangler.toml ([vars]) or as secrets:
 //   PAYHOOK_ENVIRONMENT     'production' (default) or 'beta'
 //   PAYHOOK_PUBLIC_KEY_PEM  a PEM key instead (the tests' test key)
-//   PAYHOOK_WEBHOOK_URL     the URL you registered with the service
+//   PAYHOOK_WEBHOOK_URL     the URL you registered with the service (required,
+//                           unless PAYHOOK_ALLOW_ANY_HOST = 'true')
 // The default dedup store lives in the isolate's memory, which Workers
 // recycle: give `store` a shared DedupStore (e.g. createRedisStore from
 // payhook/redis over a Redis HTTP/TCP client) for deduplication that holds
@@ -14,6 +15,7 @@ export interface Env {
   PAYHOOK_ENVIRONMENT?: string;
   PAYHOOK_PUBLIC_KEY_PEM?: string;
   PAYHOOK_WEBHOOK_URL?: string;
+  PAYHOOK_ALLOW_ANY_HOST?: string;
 }
 
 interface ExecutionContextLike {
@@ -27,7 +29,10 @@ function handler(env: Env): WebhookHandler {
     ...(env.PAYHOOK_PUBLIC_KEY_PEM
       ? { publicKeys: env.PAYHOOK_PUBLIC_KEY_PEM }
       : { environment: env.PAYHOOK_ENVIRONMENT === 'beta' ? ('beta' as const) : ('production' as const) }),
-    ...(env.PAYHOOK_WEBHOOK_URL ? { webhookUrl: env.PAYHOOK_WEBHOOK_URL } : {}),
+    // The URL registered with the service pins Host, path and query: without
+    // it payhook refuses to start, unless PAYHOOK_ALLOW_ANY_HOST=true says a
+    // proxy in front already guarantees the Host.
+    ...(env.PAYHOOK_WEBHOOK_URL ? { webhookUrl: env.PAYHOOK_WEBHOOK_URL } : { allowAnyHost: env.PAYHOOK_ALLOW_ANY_HOST === 'true' }),
     onPayment: async (webhook) => {
       console.log(`payment ${webhook.id} ${webhook.status} ${webhook.amount}`);
     },

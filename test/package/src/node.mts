@@ -3,6 +3,8 @@
 import { createNodeWebhookHandler } from 'payhook/node';
 
 export const handler = createNodeWebhookHandler({
+  environment: 'production',
+  webhookUrl: 'https://shop.example.kg/webhooks/payments',
   onPayment: async (webhook) => {
     const id: string = webhook.id;
     void id;

@@ -4,6 +4,7 @@ import { createWebhookHandler } from 'payhook/web';
 
 const handle = createWebhookHandler({
   publicKeys: '-----BEGIN PUBLIC KEY-----',
+  allowAnyHost: true,
   onPayment: (webhook) => {
     const id: string = webhook.id;
     void id;
