@@ -41,7 +41,12 @@ export interface NodeRequestLike {
   originalUrl?: string | undefined;
   headers: Readonly<Record<string, string | readonly string[] | undefined>>;
   body?: unknown;
+  /** `true` once the body stream was read to its end (by a body parser, say). */
   readonly readableEnded?: boolean;
+  /** `true` once the whole message arrived from the client. */
+  readonly complete?: boolean;
+  /** Bytes received but not read yet. */
+  readonly readableLength?: number;
   on(event: string, listener: (...args: any[]) => void): unknown;
   removeListener(event: string, listener: (...args: any[]) => void): unknown;
 }
@@ -163,6 +168,21 @@ function readBody(req: NodeRequestLike, limit: number): Promise<BodyOutcome> {
   });
 }
 
+/**
+ * Whether `req.body` is what a body parser read from the stream. body-parser
+ * 1.x (Express 4) sets `req.body = {}` for a content type it does not parse,
+ * without reading a byte: that `{}` is not the body. A parser that ran has
+ * read the stream to its end (`readableEnded`), or at least emptied it after
+ * the whole message arrived (`complete` with nothing left). An object that is
+ * not a Node stream at all (a test double, a serverless shim) says neither,
+ * and its body is taken as given.
+ */
+function bodyWasRead(req: NodeRequestLike): boolean {
+  if (req.readableEnded === true) return true;
+  if (req.complete === true && req.readableLength === 0) return true;
+  return req.readableEnded === undefined && req.complete === undefined;
+}
+
 function isFastify(req: unknown, res: unknown): boolean {
   return (
     typeof res === 'object' && res !== null && typeof (res as FastifyReplyLike).hijack === 'function' &&
@@ -180,9 +200,10 @@ function send(res: NodeResponseLike, answer: Answer): void {
 
 /**
  * Creates the receiving handler for Node: it takes the body a body parser
- * left on `req.body` (Buffer, string, or parsed object), or reads the raw
- * body itself (stopping past `maxBodyBytes` with 413), then runs the same
- * pipeline and answers as `createWebhookHandler` from `payhook/web`:
+ * left on `req.body` (Buffer, string, or parsed object) when that parser read
+ * the request stream; otherwise — no parser, or one that left a placeholder
+ * such as `{}` without reading — it reads the raw body itself (stopping past
+ * `maxBodyBytes` with 413). Then it runs the same pipeline and answers as `createWebhookHandler` from `payhook/web`:
  * 200 handled or duplicate, 400 not a webhook, 401 signature or timestamp,
  * 405 not POST, 409 in progress elsewhere, 413 too large, 500 `onPayment`
  * failed (claim released), 503 store unreachable.
@@ -235,6 +256,8 @@ export function createNodeWebhookHandler(options: WebhookHandlerOptions): NodeWe
       const contentLength = req.headers['content-length'];
       const early = pipeline.precheck(req.method, typeof contentLength === 'string' ? contentLength : undefined);
       if (early !== undefined) return send(res, early);
+      // A body left on req.body counts only if the stream behind it was read.
+      if (body !== undefined && !bodyWasRead(req)) body = undefined;
       if (body === undefined) {
         if (req.readableEnded === true) {
           return send(res, pipeline.unreadable('The request body was already read, and no body parser left it on req.body.', undefined));

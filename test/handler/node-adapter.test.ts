@@ -1,0 +1,62 @@
+// The Node adapter on real node:http servers: what it takes from req.body,
+// how it reads the stream itself, and what a client that stalls or goes away
+// gets.
+import { createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { WebhookHandlerOptions } from '../../src/handler/options.js';
+import { createNodeWebhookHandler } from '../../src/node/index.js';
+import { listen, send, type RunningServer } from '../helpers/http.js';
+import { PUBLIC_KEY, signDelivery, webhookBody } from '../helpers/sign.js';
+
+const servers: RunningServer[] = [];
+afterAll(async () => { await Promise.all(servers.map((server) => server.close())); });
+
+const WEBHOOK_URL = 'https://shop.example.kg/webhooks/payments';
+
+async function serve(
+  options: Partial<WebhookHandlerOptions>,
+  before: (req: IncomingMessage & { body?: unknown }) => void = () => {},
+): Promise<{ port: number; calls: string[] }> {
+  const calls: string[] = [];
+  const handler = createNodeWebhookHandler({
+    publicKeys: PUBLIC_KEY,
+    webhookUrl: WEBHOOK_URL,
+    onPayment: (webhook) => { calls.push(webhook.id); },
+    ...options,
+  });
+  const server = await listen(createServer((req: IncomingMessage, res: ServerResponse) => {
+    before(req);
+    void handler(req, res);
+  }));
+  servers.push(server);
+  return { port: server.port, calls };
+}
+
+describe('req.body left by a body parser', () => {
+  it('reads the stream itself when a middleware set req.body = {} without reading it (body-parser 1.x, unparsed type)', async () => {
+    const r = await serve({}, (req) => { req.body = {}; });
+    const delivery = signDelivery(webhookBody(), { headers: { 'content-type': 'application/vnd.payment+json' } });
+    const answer = await send(r.port, delivery);
+    expect([answer.status, answer.json]).toEqual([200, { ok: true }]);
+    expect(r.calls).toEqual([delivery.id]);
+  });
+
+  it('still takes req.body when a middleware read the stream to its end', async () => {
+    const server = createServer((req: IncomingMessage & { body?: unknown }, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        // What express.json() leaves: the parsed object, the stream consumed.
+        req.body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+        void handler(req, res);
+      });
+    });
+    const calls: string[] = [];
+    const handler = createNodeWebhookHandler({ publicKeys: PUBLIC_KEY, webhookUrl: WEBHOOK_URL, onPayment: (webhook) => { calls.push(webhook.id); } });
+    const running = await listen(server);
+    servers.push(running);
+    const delivery = signDelivery(webhookBody());
+    expect((await send(running.port, delivery)).status).toBe(200);
+    expect(calls).toEqual([delivery.id]);
+  });
+});
