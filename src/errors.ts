@@ -17,6 +17,7 @@
  * | `MALFORMED_TIMESTAMP` | `x-api-timestamp` is not plain decimal digits |
  * | `TIMESTAMP_OUT_OF_WINDOW` | `x-api-timestamp` is further from now than the tolerance |
  * | `BODY_TOO_LARGE` | the body exceeds the configured maximum size |
+ * | `BODY_TIMEOUT` | a handler did not receive the whole body within `bodyTimeoutMs` (answered 408) |
  * | `INVALID_ARGUMENT` | an argument or option given to payhook is of the wrong type or out of range (a misuse, not an outcome) |
  * | `METHOD_NOT_ALLOWED` | a handler received something other than `POST` |
  * | `DELIVERY_IN_PROGRESS` | another worker holds the claim on this delivery |
@@ -46,6 +47,7 @@ export type PayhookErrorCode =
   | 'MALFORMED_TIMESTAMP'
   | 'TIMESTAMP_OUT_OF_WINDOW'
   | 'BODY_TOO_LARGE'
+  | 'BODY_TIMEOUT'
   | 'INVALID_ARGUMENT'
   | 'METHOD_NOT_ALLOWED'
   | 'DELIVERY_IN_PROGRESS'
@@ -141,6 +143,7 @@ const CODES: ReadonlySet<string> = new Set<PayhookErrorCode>([
   'MALFORMED_TIMESTAMP',
   'TIMESTAMP_OUT_OF_WINDOW',
   'BODY_TOO_LARGE',
+  'BODY_TIMEOUT',
   'INVALID_ARGUMENT',
   'METHOD_NOT_ALLOWED',
   'DELIVERY_IN_PROGRESS',

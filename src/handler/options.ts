@@ -136,7 +136,8 @@ export interface WebhookLogRecord {
  * takes, plus the merchant's `onPayment` and the deduplication settings.
  * `webhookUrl` is required unless you opt in with `allowAnyHost: true`.
  *
- * The pipeline per delivery: non-POST → 405; too large → 413; verify
+ * The pipeline per delivery: non-POST → 405; too large → 413; body not
+ * received within `bodyTimeoutMs` → 408; verify
  * (401 signature/timestamp, 400 not a webhook); claim in the `store` (503
  * when unreachable; 200 when already handled; 409 while another worker holds
  * it); `onPayment` within `handlerTimeoutMs` (500 and the claim released when
@@ -228,6 +229,16 @@ export interface WebhookHandlerOptions extends VerifyWebhookOptions {
    * @defaultValue 5 000
    */
   storeTimeoutMs?: number;
+  /**
+   * The deadline for receiving the whole body, from when the handler starts
+   * reading it. A client that sends part of a body and stalls (slow-loris)
+   * would otherwise hold a connection and up to `maxBodyBytes` of memory;
+   * when it passes, the handler answers 408 `BODY_TIMEOUT` and stops reading
+   * (cancels the stream; the Node handler closes the connection). Not used
+   * when a body parser already read the body.
+   * @defaultValue 10 000
+   */
+  bodyTimeoutMs?: number;
   /** Called for every delivery not answered 200, and for failures after a 200 (store errors on completion). */
   onError?: (error: WebhookHandlerError) => void | Promise<void>;
   /** Called for every duplicate (already handled, or in progress elsewhere). */

@@ -33,6 +33,9 @@ export interface Pipeline {
   tooLarge(): Answer;
   /** The answer when the adapter could not read the body at all. */
   unreadable(message: string, cause: unknown): Answer;
+  /** The answer when the body did not arrive within `bodyTimeoutMs` (408; the adapter stops reading). */
+  bodyTimeout(): Answer;
+  readonly bodyTimeoutMs: number;
   handle(request: WebhookRequest): Promise<Answer>;
   readonly maxBodyBytes: number;
 }
@@ -49,6 +52,7 @@ const STATUS: Readonly<Partial<Record<PayhookErrorCode, number>>> = {
   MALFORMED_PATH: 400,
   MALFORMED_QUERY: 400,
   BODY_TOO_LARGE: 413,
+  BODY_TIMEOUT: 408,
   METHOD_NOT_ALLOWED: 405,
   DELIVERY_IN_PROGRESS: 409,
   HANDLER_FAILED: 500,
@@ -61,7 +65,7 @@ export function statusForCode(code: PayhookErrorCode): number {
 }
 
 const DAY_MS = 86_400_000;
-const DEFAULTS = { leaseMs: 60_000, retentionMs: 7 * DAY_MS, handlerTimeoutMs: 10_000, storeTimeoutMs: 5_000 };
+const DEFAULTS = { leaseMs: 60_000, retentionMs: 7 * DAY_MS, handlerTimeoutMs: 10_000, storeTimeoutMs: 5_000, bodyTimeoutMs: 10_000 };
 const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' };
 
 function misuse(message: string): PayhookError {
@@ -125,6 +129,7 @@ export function createPipeline(options: WebhookHandlerOptions): Pipeline {
   const leaseMs = duration('leaseMs', options.leaseMs, DEFAULTS.leaseMs);
   const handlerTimeoutMs = duration('handlerTimeoutMs', options.handlerTimeoutMs, DEFAULTS.handlerTimeoutMs);
   const storeTimeoutMs = duration('storeTimeoutMs', options.storeTimeoutMs, DEFAULTS.storeTimeoutMs);
+  const bodyTimeoutMs = duration('bodyTimeoutMs', options.bodyTimeoutMs, DEFAULTS.bodyTimeoutMs);
   const retentionMs = options.retentionMs ?? DEFAULTS.retentionMs;
   if (typeof retentionMs !== 'number' || !(retentionMs > 0)) {
     throw misuse('retentionMs must be a number of milliseconds greater than 0 (Infinity to keep forever).');
@@ -325,5 +330,11 @@ export function createPipeline(options: WebhookHandlerOptions): Pipeline {
     return failure('INVALID_ARGUMENT', message, { cause, event: 'misconfigured', level: 'error' });
   }
 
-  return { precheck, tooLarge, unreadable, handle, maxBodyBytes: verifier.maxBodyBytes };
+  function bodyTimeout(): Answer {
+    const answer = failure('BODY_TIMEOUT', `The body did not arrive within ${bodyTimeoutMs} ms.`, { event: 'rejected', level: 'warn' });
+    answer.headers['connection'] = 'close';
+    return answer;
+  }
+
+  return { precheck, tooLarge, unreadable, bodyTimeout, handle, maxBodyBytes: verifier.maxBodyBytes, bodyTimeoutMs };
 }

@@ -49,6 +49,8 @@ export interface NodeRequestLike {
   readonly readableLength?: number;
   on(event: string, listener: (...args: any[]) => void): unknown;
   removeListener(event: string, listener: (...args: any[]) => void): unknown;
+  /** Called to drop a connection whose body did not arrive within `bodyTimeoutMs`. */
+  destroy?(error?: unknown): unknown;
 }
 
 /**
@@ -67,6 +69,8 @@ export interface NodeResponseLike {
   readonly headersSent?: boolean;
   setHeader(name: string, value: string): unknown;
   end(chunk: string): unknown;
+  /** Used to close a stalled connection once its 408 is sent. */
+  once?(event: 'finish', listener: () => void): unknown;
 }
 
 /**
@@ -121,14 +125,21 @@ export type NodeWebhookHandler = (
   next?: (error?: unknown) => void,
 ) => Promise<void>;
 
-type BodyOutcome = { body: BodyInput } | { tooLarge: true } | { error: unknown };
+type BodyOutcome = { body: BodyInput } | { tooLarge: true } | { timedOut: true } | { error: unknown };
 
-function readBody(req: NodeRequestLike, limit: number): Promise<BodyOutcome> {
+function readBody(req: NodeRequestLike, limit: number, timeoutMs: number): Promise<BodyOutcome> {
   return new Promise((resolve) => {
     const chunks: Uint8Array[] = [];
     let size = 0;
     let encoder: TextEncoder | undefined;
+    // A client that sends part of a body and stalls must not hold the
+    // connection and the buffered bytes for ever.
+    const timer = setTimeout(() => {
+      cleanup();
+      resolve({ timedOut: true });
+    }, timeoutMs);
     const cleanup = () => {
+      clearTimeout(timer);
       req.removeListener('data', onData);
       req.removeListener('end', onEnd);
       req.removeListener('error', onError);
@@ -205,7 +216,8 @@ function send(res: NodeResponseLike, answer: Answer): void {
  * such as `{}` without reading — it reads the raw body itself (stopping past
  * `maxBodyBytes` with 413). Then it runs the same pipeline and answers as `createWebhookHandler` from `payhook/web`:
  * 200 handled or duplicate, 400 not a webhook, 401 signature or timestamp,
- * 405 not POST, 409 in progress elsewhere, 413 too large, 500 `onPayment`
+ * 405 not POST, 408 body not received within `bodyTimeoutMs`, 409 in progress
+ * elsewhere, 413 too large, 500 `onPayment`
  * failed (claim released), 503 store unreachable.
  *
  * - `node:http`: `createServer(handler)`.
@@ -262,8 +274,17 @@ export function createNodeWebhookHandler(options: WebhookHandlerOptions): NodeWe
         if (req.readableEnded === true) {
           return send(res, pipeline.unreadable('The request body was already read, and no body parser left it on req.body.', undefined));
         }
-        const outcome = await readBody(req, pipeline.maxBodyBytes);
+        const outcome = await readBody(req, pipeline.maxBodyBytes, pipeline.bodyTimeoutMs);
         if ('tooLarge' in outcome) return send(res, pipeline.tooLarge());
+        if ('timedOut' in outcome) {
+          // Answer 408 (with `connection: close`), then drop the connection
+          // the client is still holding open.
+          const drop = () => { req.destroy?.(); };
+          if (typeof res.once === 'function') res.once('finish', drop);
+          send(res, pipeline.bodyTimeout());
+          if (typeof res.once !== 'function') drop();
+          return;
+        }
         if ('error' in outcome) return send(res, pipeline.unreadable('The request body could not be read.', outcome.error));
         body = outcome.body;
       }

@@ -49,30 +49,52 @@ export interface WebhookHandlerContext {
  */
 export type WebhookHandler = (request: Request, context?: WebhookHandlerContext) => Promise<Response>;
 
-async function readBody(request: Request, limit: number): Promise<Uint8Array | undefined> {
-  if (request.body === null) return new Uint8Array(0);
+type BodyOutcome = { body: Uint8Array } | { tooLarge: true } | { timedOut: true };
+
+const TIMED_OUT = Symbol('timed out');
+
+/**
+ * Reads the raw body, stopping (and cancelling the stream) past `limit`
+ * bytes or when `timeoutMs` passes before the last byte arrived.
+ */
+async function readBody(request: Request, limit: number, timeoutMs: number): Promise<BodyOutcome> {
+  if (request.body === null) return { body: new Uint8Array(0) };
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      // Stop reading: the rest of an oversized body is never buffered.
-      reader.cancel().catch(() => {});
-      return undefined;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const deadline = new Promise<typeof TIMED_OUT>((resolve) => {
+    timer = setTimeout(resolve, timeoutMs, TIMED_OUT);
+  });
+  try {
+    for (;;) {
+      const next = await Promise.race([reader.read(), deadline]);
+      if (next === TIMED_OUT) {
+        // A client that stalls mid-body: stop waiting and let go of the stream.
+        reader.cancel().catch(() => {});
+        return { timedOut: true };
+      }
+      const { done, value } = next;
+      if (done) break;
+      size += value.byteLength;
+      if (size > limit) {
+        // Stop reading: the rest of an oversized body is never buffered.
+        reader.cancel().catch(() => {});
+        return { tooLarge: true };
+      }
+      chunks.push(value);
     }
-    chunks.push(value);
+  } finally {
+    clearTimeout(timer);
   }
-  if (chunks.length === 1) return chunks[0];
+  if (chunks.length === 1) return { body: chunks[0] as Uint8Array };
   const body = new Uint8Array(size);
   let offset = 0;
   for (const chunk of chunks) {
     body.set(chunk, offset);
     offset += chunk.byteLength;
   }
-  return body;
+  return { body };
 }
 
 function toResponse(answer: Answer): Response {
@@ -81,7 +103,7 @@ function toResponse(answer: Answer): Response {
 
 /**
  * Creates the receiving handler for Web standard `Request`s: it reads the
- * raw body (stopping past `maxBodyBytes`), verifies the delivery, claims it
+ * raw body (stopping past `maxBodyBytes` or `bodyTimeoutMs`), verifies the delivery, claims it
  * in the deduplication store, awaits your `onPayment`, records it, and
  * answers:
  *
@@ -91,6 +113,7 @@ function toResponse(answer: Answer): Response {
  * | 400 | not a webhook (`INVALID_BODY`, `INVALID_PAYLOAD`, malformed path or query) |
  * | 401 | signature or timestamp failure |
  * | 405 | not a `POST` |
+ * | 408 | the body did not arrive within `bodyTimeoutMs` (`BODY_TIMEOUT`; the stream is cancelled) |
  * | 409 | another worker is handling the same delivery (`DELIVERY_IN_PROGRESS`) |
  * | 413 | body larger than `maxBodyBytes` |
  * | 500 | `onPayment` threw or missed `handlerTimeoutMs` (claim released: the retry is processed) |
@@ -127,14 +150,15 @@ export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHan
   return async function handleWebhook(request: Request, context?: WebhookHandlerContext): Promise<Response> {
     const early = pipeline.precheck(request.method, request.headers.get('content-length'));
     if (early !== undefined) return toResponse(early);
-    let body: Uint8Array | undefined;
+    let outcome: BodyOutcome;
     try {
-      body = await readBody(request, pipeline.maxBodyBytes);
+      outcome = await readBody(request, pipeline.maxBodyBytes, pipeline.bodyTimeoutMs);
     } catch (error) {
       return toResponse(pipeline.unreadable(`The request body cannot be read (was it read before the handler?): ${error instanceof Error ? error.message : String(error)}`, error));
     }
-    if (body === undefined) return toResponse(pipeline.tooLarge());
-    const answer = await pipeline.handle({ method: request.method, url: request.url, headers: request.headers, body });
+    if ('tooLarge' in outcome) return toResponse(pipeline.tooLarge());
+    if ('timedOut' in outcome) return toResponse(pipeline.bodyTimeout());
+    const answer = await pipeline.handle({ method: request.method, url: request.url, headers: request.headers, body: outcome.body });
     if (answer.after !== undefined && typeof context?.waitUntil === 'function') {
       try {
         context.waitUntil(answer.after);

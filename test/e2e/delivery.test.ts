@@ -276,3 +276,27 @@ describe('store down → 503, never 200 without a record', () => {
     client.disconnect();
   });
 });
+
+describe('a client that sends half a body and stalls (slow-loris)', () => {
+  for (const serverKind of ['node', 'web'] as const) {
+    it(`${serverKind} handler answers 408 BODY_TIMEOUT within bodyTimeoutMs`, async () => {
+      const r = await receiver(serverKind, createMemoryStore(), () => {}, { bodyTimeoutMs: 200 });
+      const { request } = await import('node:http');
+      const delivery = signDelivery(webhookBody());
+      const bytes = Buffer.from(delivery.body);
+      const started = Date.now();
+      const outcome = await new Promise<{ status: number; code?: string } | { dropped: string }>((resolve) => {
+        const req = request({ host: '127.0.0.1', port: r.port, method: 'POST', path: delivery.target, setHost: false, headers: { ...delivery.headers, 'content-length': String(bytes.length) } }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (chunk: Buffer) => chunks.push(chunk));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, code: (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { code?: string }).code }));
+        });
+        req.on('error', (error: NodeJS.ErrnoException) => resolve({ dropped: error.code ?? error.message }));
+        req.write(bytes.subarray(0, bytes.length >> 1));
+      });
+      expect(Date.now() - started).toBeLessThan(5_000);
+      expect(outcome).toEqual({ status: 408, code: 'BODY_TIMEOUT' });
+      expect(r.calls).toHaveLength(0);
+    });
+  }
+});

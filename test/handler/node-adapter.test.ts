@@ -60,3 +60,48 @@ describe('req.body left by a body parser', () => {
     expect(calls).toEqual([delivery.id]);
   });
 });
+
+/**
+ * Sends the headers and the first half of a signed delivery's body, then
+ * stalls; resolves with the answer and whether the server then closed the
+ * connection.
+ */
+function sendHalfAndStall(port: number): Promise<{ status: number; body: string; closed: Promise<void> }> {
+  const delivery = signDelivery(webhookBody());
+  const bytes = Buffer.from(delivery.body);
+  return new Promise((resolve, reject) => {
+    const req = request({
+      host: '127.0.0.1', port, method: 'POST', path: delivery.target, setHost: false,
+      headers: { ...delivery.headers, 'content-length': String(bytes.length) },
+    }, (res) => {
+      const chunks: Buffer[] = [];
+      const closed = new Promise<void>((done) => req.socket?.once('close', () => done()));
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), closed }));
+    });
+    req.on('error', reject);
+    req.write(bytes.subarray(0, bytes.length >> 1));
+    // …and never the rest.
+  });
+}
+
+describe('bodyTimeoutMs', () => {
+  it('answers 408 BODY_TIMEOUT to a client that sends half a body and stalls, and closes the connection', async () => {
+    const errors: Array<[string, number]> = [];
+    const r = await serve({ bodyTimeoutMs: 200, onError: (error) => { errors.push([error.code, error.status]); } });
+    const started = Date.now();
+    const answer = await sendHalfAndStall(r.port);
+    expect(answer.status).toBe(408);
+    expect(JSON.parse(answer.body)).toMatchObject({ ok: false, code: 'BODY_TIMEOUT' });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(190);
+    await answer.closed;
+    expect(errors).toEqual([['BODY_TIMEOUT', 408]]);
+    expect(r.calls).toEqual([]);
+  });
+
+  it('refuses a bodyTimeoutMs that is not a positive number of milliseconds', () => {
+    for (const bodyTimeoutMs of [0, -1, Number.NaN, Infinity]) {
+      expect(() => createNodeWebhookHandler({ publicKeys: PUBLIC_KEY, webhookUrl: WEBHOOK_URL, onPayment: () => {}, bodyTimeoutMs })).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
+    }
+  });
+});

@@ -1,0 +1,44 @@
+// The Web adapter's body reading: a deadline on the whole body, and the
+// stream let go of when it passes.
+import { describe, expect, it } from 'vitest';
+import { createWebhookHandler } from '../../src/web/index.js';
+import { PUBLIC_KEY, signDelivery, webhookBody } from '../helpers/sign.js';
+
+const WEBHOOK_URL = 'https://shop.example.kg/webhooks/payments';
+
+describe('bodyTimeoutMs (Web handler)', () => {
+  it('answers 408 BODY_TIMEOUT when half a body arrives and the rest never does, and cancels the stream', async () => {
+    const calls: string[] = [];
+    const handler = createWebhookHandler({ publicKeys: PUBLIC_KEY, webhookUrl: WEBHOOK_URL, bodyTimeoutMs: 150, onPayment: (webhook) => { calls.push(webhook.id); } });
+    const delivery = signDelivery(webhookBody());
+    const bytes = new TextEncoder().encode(delivery.body);
+    let cancelled: unknown = 'not cancelled';
+    const stalled = new ReadableStream<Uint8Array>({
+      start(controller) { controller.enqueue(bytes.subarray(0, bytes.length >> 1)); },
+      cancel(reason) { cancelled = reason; },
+    });
+    const started = Date.now();
+    const response = await handler(new Request(WEBHOOK_URL, { method: 'POST', headers: delivery.headers, body: stalled, duplex: 'half' } as RequestInit));
+    expect(response.status).toBe(408);
+    expect(await response.json()).toMatchObject({ ok: false, code: 'BODY_TIMEOUT' });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(140);
+    expect(cancelled).not.toBe('not cancelled');
+    expect(calls).toEqual([]);
+  });
+
+  it('does not time out a body that arrives in time', async () => {
+    const handler = createWebhookHandler({ publicKeys: PUBLIC_KEY, webhookUrl: WEBHOOK_URL, bodyTimeoutMs: 1_000, onPayment: () => {} });
+    const delivery = signDelivery(webhookBody());
+    const bytes = new TextEncoder().encode(delivery.body);
+    const slow = new ReadableStream<Uint8Array>({
+      async start(controller) {
+        controller.enqueue(bytes.subarray(0, 10));
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        controller.enqueue(bytes.subarray(10));
+        controller.close();
+      },
+    });
+    const response = await handler(new Request(WEBHOOK_URL, { method: 'POST', headers: delivery.headers, body: slow, duplex: 'half' } as RequestInit));
+    expect(response.status).toBe(200);
+  });
+});
