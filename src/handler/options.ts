@@ -203,7 +203,9 @@ export interface WebhookHandlerOptions extends VerifyWebhookOptions {
   dedupKey?: (webhook: PaymentWebhook) => string;
   /**
    * How long a claim holds when its worker dies. Redeliveries meanwhile get
-   * 409; the first one after it is processed. Must exceed `handlerTimeoutMs`.
+   * 409; the first one after it is processed. Must exceed
+   * `handlerTimeoutMs + 2 * storeTimeoutMs` (the handler and the claim and
+   * complete calls around it).
    * @defaultValue 60 000 (the service retries every 30 s at first)
    */
   leaseMs?: number;

@@ -134,8 +134,13 @@ export function createPipeline(options: WebhookHandlerOptions): Pipeline {
   if (typeof retentionMs !== 'number' || !(retentionMs > 0)) {
     throw misuse('retentionMs must be a number of milliseconds greater than 0 (Infinity to keep forever).');
   }
-  if (leaseMs <= handlerTimeoutMs) {
-    throw misuse(`leaseMs (${leaseMs}) must be longer than handlerTimeoutMs (${handlerTimeoutMs}): a claim must outlive its handler.`);
+  // A claim is taken, then onPayment runs, then complete is sent: the lease
+  // must outlive the handler and both store calls around it, or a retry could
+  // claim the delivery again while the first run is still being recorded.
+  if (!(leaseMs > handlerTimeoutMs + 2 * storeTimeoutMs)) {
+    throw misuse(
+      `leaseMs (${leaseMs}) must be longer than handlerTimeoutMs + 2 × storeTimeoutMs (${handlerTimeoutMs} + 2 × ${storeTimeoutMs}): a claim must outlive its handler and the store calls around it.`,
+    );
   }
   const { toleranceMs } = resolveClock(options);
   if (retentionMs < 2 * toleranceMs) {

@@ -33,6 +33,22 @@ describe('createWebhookHandler options', () => {
     expect(() => createWebhookHandler({ ...base, retentionMs: 20_000, toleranceMs: 10_000 })).not.toThrow();
   });
 
+  it('requires leaseMs > handlerTimeoutMs + 2 × storeTimeoutMs, so a claim outlives its handler and the store calls around it', () => {
+    // Longer than the handler alone, but not than handler + claim + complete.
+    for (const options of [
+      { leaseMs: 20_000, handlerTimeoutMs: 10_000, storeTimeoutMs: 5_000 },
+      { leaseMs: 15_000, handlerTimeoutMs: 10_000 },
+      { leaseMs: 12_000, handlerTimeoutMs: 1_000, storeTimeoutMs: 6_000 },
+    ]) {
+      expect(() => createWebhookHandler({ ...base, ...options }), JSON.stringify(options)).toThrow(
+        expect.objectContaining({ code: 'INVALID_ARGUMENT', message: expect.stringContaining('storeTimeoutMs') }),
+      );
+    }
+    expect(() => createWebhookHandler({ ...base, leaseMs: 20_001, handlerTimeoutMs: 10_000, storeTimeoutMs: 5_000 })).not.toThrow();
+    // The defaults (60 s > 10 s + 2 × 5 s) pass.
+    expect(() => createWebhookHandler(base)).not.toThrow();
+  });
+
   it('refuses to be created without webhookUrl unless allowAnyHost: true says the Host is guaranteed', async () => {
     const { webhookUrl: _pinned, ...unpinned } = base;
     for (const create of [createWebhookHandler, createNodeWebhookHandler] as const) {
