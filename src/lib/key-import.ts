@@ -149,7 +149,7 @@ export function verificationKeys(
   inputs: KeyInput | readonly KeyInput[] | null | undefined,
   options: KeyOptions | undefined,
 ): CryptoKey[] | Promise<CryptoKey[]> {
-  const list = [inputs ?? []].flat() as KeyInput[];
+  const list = (Array.isArray(inputs) ? inputs : inputs === undefined || inputs === null ? [] : [inputs]) as readonly KeyInput[];
   if (list.length === 0) {
     throw new PayhookError('INVALID_ARGUMENT', 'No public key was given (PRODUCTION_PUBLIC_KEY, BETA_PUBLIC_KEY or your own).');
   }

@@ -32,7 +32,7 @@ const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
 
 type Issues = PayhookIssue[];
 /** Checks one value at `path`: its (possibly rebuilt) value, or `undefined` after reporting an issue. */
-type Reader = (issues: Issues, path: string, value: unknown) => unknown;
+type Reader = (issues: Issues, path: string | (() => string), value: unknown) => unknown;
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -47,7 +47,8 @@ const is = (expected: string, test: (value: unknown) => boolean): Reader => (iss
     : typeof value === 'number' ? (Number.isFinite(value) ? `number ${value}` : String(value))
     : value === '' ? 'empty string'
     : typeof value;
-  issues.push({ path, message: `expected ${expected}, ${value === undefined ? 'but it is missing' : `got ${got}`}` });
+  // A path is built only for an issue (most values pass).
+  issues.push({ path: typeof path === 'string' ? path : path(), message: `expected ${expected}, ${value === undefined ? 'but it is missing' : `got ${got}`}` });
   return undefined;
 };
 
@@ -62,7 +63,7 @@ const WITH_ID_OBJECT = /* @__PURE__ */ is('object with a string id', isObject);
 /** `service`, `item`: an object with a string `id`, rebuilt as `{ id }`. */
 const WITH_ID: Reader = (issues, path, value) => {
   if (WITH_ID_OBJECT(issues, path, value) === undefined) return undefined;
-  const id = STRING(issues, `${path}.id`, Object.hasOwn(value as object, 'id') ? (value as Record<string, unknown>)['id'] : undefined);
+  const id = STRING(issues, `${path as string}.id`, Object.hasOwn(value as object, 'id') ? (value as Record<string, unknown>)['id'] : undefined);
   return id === undefined ? undefined : { id };
 };
 
@@ -76,7 +77,7 @@ const record = (readerOf: (key: string) => Reader | undefined): Reader => (issue
   const out = Object.create(null) as Record<string, unknown>;
   for (const key of Object.keys(value as object)) {
     const entry = (value as Record<string, unknown>)[key];
-    readerOf(key)?.(issues, IDENTIFIER.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`, entry);
+    readerOf(key)?.(issues, () => (IDENTIFIER.test(key) ? `${path as string}.${key}` : `${path as string}[${JSON.stringify(key)}]`), entry);
     out[key] = entry;
   }
   return out;
@@ -124,16 +125,15 @@ export function validateWebhookObject(
   options?: { strict?: boolean },
 ): WebhookValidation {
   const issues: Issues = [];
-  // Every own key, read once; the known ones are taken out, the rest is `extra`.
+  // Every own key read once: the known ones here, the others into `extra`.
   const extra = Object.create(null) as Record<string, unknown>;
-  for (const key of Object.keys(value)) extra[key] = value[key];
-  const known: Record<string, unknown> = {};
+  for (const key of Object.keys(value)) if (!FIELDS.some(([name]) => name === key)) extra[key] = value[key];
+  const webhook: Record<string, unknown> = {};
   for (const [name, read, required] of FIELDS) {
-    const entry = extra[name];
-    delete extra[name];
+    const entry = Object.hasOwn(value, name) ? value[name] : undefined;
     if (entry !== undefined || required === true || (name === 'requestDate' && options?.strict === true)) {
       const checked = read(issues, name, entry);
-      if (entry !== undefined) known[name] = checked;
+      if (entry !== undefined) webhook[name] = checked;
     }
   }
   if (issues.length > 0) {
@@ -142,8 +142,12 @@ export function validateWebhookObject(
     const error = new PayhookError('INVALID_PAYLOAD', `The body is not a payment webhook: ${shown.join('; ')}.`, { issues });
     return { success: false, error: error as WebhookParseError };
   }
-  const { id, status } = known as { id: string; status: string };
-  // `status` keeps its place; the raw spelling moves to `rawStatus`.
-  const webhook = { ...known, status: normaliseStatus(status), rawStatus: status, operation: operationOf(id), extra, raw: value };
+  const status = webhook['status'] as string;
+  // `status` keeps its place; the raw spelling goes to `rawStatus`.
+  webhook['status'] = normaliseStatus(status);
+  webhook['rawStatus'] = status;
+  webhook['operation'] = operationOf(webhook['id'] as string);
+  webhook['extra'] = extra;
+  webhook['raw'] = value;
   return { success: true, webhook: webhook as unknown as PaymentWebhook };
 }
