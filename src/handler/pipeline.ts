@@ -74,8 +74,8 @@ function misuse(message: string): PayhookError {
 
 function duration(name: string, value: unknown, fallback: number): number {
   const ms = value ?? fallback;
-  if (typeof ms !== 'number' || !(ms > 0) || !Number.isFinite(ms)) {
-    throw misuse(`${name} must be a finite number of milliseconds greater than 0.`);
+  if (typeof ms !== 'number' || !(ms > 0) || !(ms <= Number.MAX_SAFE_INTEGER)) {
+    throw misuse(`${name} must be a number of milliseconds greater than 0 and at most Number.MAX_SAFE_INTEGER.`);
   }
   return ms;
 }
@@ -131,8 +131,8 @@ export function createPipeline(options: WebhookHandlerOptions): Pipeline {
   const storeTimeoutMs = duration('storeTimeoutMs', options.storeTimeoutMs, DEFAULTS.storeTimeoutMs);
   const bodyTimeoutMs = duration('bodyTimeoutMs', options.bodyTimeoutMs, DEFAULTS.bodyTimeoutMs);
   const retentionMs = options.retentionMs ?? DEFAULTS.retentionMs;
-  if (typeof retentionMs !== 'number' || !(retentionMs > 0)) {
-    throw misuse('retentionMs must be a number of milliseconds greater than 0 (Infinity to keep forever).');
+  if (typeof retentionMs !== 'number' || !(retentionMs > 0) || (retentionMs > Number.MAX_SAFE_INTEGER && retentionMs !== Infinity)) {
+    throw misuse('retentionMs must be a number of milliseconds greater than 0 and at most Number.MAX_SAFE_INTEGER (Infinity to keep forever).');
   }
   // A claim is taken, then onPayment runs, then complete is sent: the lease
   // must outlive the handler and both store calls around it, or a retry could

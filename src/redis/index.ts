@@ -120,8 +120,17 @@ function commandSender(client: RedisClientLike): Send {
   );
 }
 
-function milliseconds(ms: number): string {
-  return String(Math.max(1, Math.ceil(ms)));
+/**
+ * A duration as Redis reads it: a plain positive integer. `String(ms)` would
+ * send `1e+21` for a huge value, or `1.5` for a fractional one, and Redis
+ * refuses both (so every claim or complete would fail); fractions round up.
+ */
+function milliseconds(name: 'leaseMs' | 'retentionMs', ms: number): string {
+  const whole = Math.ceil(ms);
+  if (!(whole >= 1 && whole <= Number.MAX_SAFE_INTEGER)) {
+    throw new PayhookError('INVALID_ARGUMENT', `${name} must be a number of milliseconds from 1 to ${Number.MAX_SAFE_INTEGER}${name === 'retentionMs' ? ' (or Infinity)' : ''}, not ${ms}.`);
+  }
+  return whole.toFixed(0);
 }
 
 /**
@@ -139,6 +148,8 @@ function milliseconds(ms: number): string {
  * later (through `sendCommand`), and with any client wrapped as
  * `{ sendCommand(args) }`. A failing command rejects with
  * `STORE_UNAVAILABLE`; the pipeline then answers 503 so the service retries.
+ * `leaseMs` and `retentionMs` are sent as whole milliseconds (fractions
+ * round up); a value above `Number.MAX_SAFE_INTEGER` is `INVALID_ARGUMENT`.
  * Commands are sent as the client sends them: configure its timeouts and
  * offline queue (the pipeline also bounds each store call with
  * `storeTimeoutMs`).
@@ -190,7 +201,7 @@ export function createRedisStore(options: RedisStoreOptions): DedupStore {
       checkLease(claimOptions?.leaseMs);
       const redisKey = prefix + key;
       const token = newClaimToken();
-      const lease = milliseconds(claimOptions.leaseMs);
+      const lease = milliseconds('leaseMs', claimOptions.leaseMs);
       // Two tries: the key may expire or be released between SET and GET.
       for (let attempt = 0; attempt < 2; attempt++) {
         const set = await run('SET NX PX', ['SET', redisKey, CLAIMED + token, 'NX', 'PX', lease]);
@@ -208,7 +219,7 @@ export function createRedisStore(options: RedisStoreOptions): DedupStore {
       checkKey(key);
       checkToken(token);
       checkRetention(completeOptions?.retentionMs);
-      const retention = completeOptions.retentionMs === Infinity ? 'inf' : milliseconds(completeOptions.retentionMs);
+      const retention = completeOptions.retentionMs === Infinity ? 'inf' : milliseconds('retentionMs', completeOptions.retentionMs);
       await run('EVAL (complete)', ['EVAL', COMPLETE_SCRIPT, '1', prefix + key, CLAIMED + token, retention]);
     },
     async release(key: string, token: string): Promise<void> {

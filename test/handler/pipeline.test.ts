@@ -24,6 +24,8 @@ describe('createWebhookHandler options', () => {
       { handlerTimeoutMs: 0 },
       { storeTimeoutMs: Number.NaN },
       { retentionMs: 599_999 },
+      { retentionMs: 1e21 },
+      { leaseMs: 1e21 },
       { store: {} as DedupStore },
       { maxBodyBytes: -1 },
     ];
