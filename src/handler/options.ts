@@ -133,7 +133,7 @@ export interface WebhookLogRecord {
 
 /**
  * Options of the receiving handlers: everything {@link VerifyWebhookOptions}
- * takes, plus the merchant's `onPayment` and the deduplication settings.
+ * takes (with `now` also accepting a clock function), plus the merchant's `onPayment` and the deduplication settings.
  * `webhookUrl` is required unless you opt in with `allowAnyHost: true`.
  *
  * The pipeline per delivery: non-POST → 405; too large → 413; body not
@@ -154,7 +154,16 @@ export interface WebhookLogRecord {
  * };
  * ```
  */
-export interface WebhookHandlerOptions extends VerifyWebhookOptions {
+export interface WebhookHandlerOptions extends Omit<VerifyWebhookOptions, 'now'> {
+  /**
+   * The clock deliveries are checked against: a function is called once per
+   * delivery (`() => Date.now()`, a test's fake clock). A fixed number or
+   * `Date` is for tests only: it stays the same for the handler's whole
+   * life, so a long-running handler given `now: Date.now()` would refuse
+   * every delivery five minutes after it was created.
+   * @defaultValue the current time, at each delivery
+   */
+  now?: number | Date | (() => number | Date);
   /**
    * Accept the `Host` (and, with `trustForwardedHeaders`, `X-Forwarded-Host`)
    * as received instead of pinning it with `webhookUrl`.

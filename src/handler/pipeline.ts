@@ -5,7 +5,7 @@ import { createMemoryStore } from '../dedup/memory.js';
 import type { ClaimResult, DedupStore } from '../dedup/store.js';
 import { isPayhookError, PayhookError, type PayhookErrorCode } from '../errors.js';
 import { resolveClock } from '../lib/clock.js';
-import { prepareVerifier, type VerifyWebhookResult, type WebhookRequest } from '../verify-webhook.js';
+import { prepareVerifier, type VerifyWebhookOptions, type VerifyWebhookResult, type WebhookRequest } from '../verify-webhook.js';
 import type { PaymentWebhook } from '../webhook/types.js';
 import type { PaymentContext, WebhookHandlerOptions, WebhookLogRecord } from './options.js';
 
@@ -125,7 +125,13 @@ export function createPipeline(options: WebhookHandlerOptions): Pipeline {
         'Only if your infrastructure already guarantees the Host (a proxy that routes only your domain to this app), set allowAnyHost: true instead.',
     );
   }
-  const verifier = prepareVerifier(options);
+  // `now` may be a clock read per delivery; the verifier takes a fixed value,
+  // so with a function each delivery gets a verifier prepared for its moment
+  // (keys come from the process-wide cache, imported once).
+  const { now: nowOption, ...fixedOptions } = options;
+  const clock = typeof nowOption === 'function' ? nowOption : undefined;
+  const verifyOptions: VerifyWebhookOptions = clock === undefined ? options as VerifyWebhookOptions : fixedOptions;
+  const verifier = prepareVerifier(verifyOptions);
   const leaseMs = duration('leaseMs', options.leaseMs, DEFAULTS.leaseMs);
   const handlerTimeoutMs = duration('handlerTimeoutMs', options.handlerTimeoutMs, DEFAULTS.handlerTimeoutMs);
   const storeTimeoutMs = duration('storeTimeoutMs', options.storeTimeoutMs, DEFAULTS.storeTimeoutMs);
@@ -142,7 +148,7 @@ export function createPipeline(options: WebhookHandlerOptions): Pipeline {
       `leaseMs (${leaseMs}) must be longer than handlerTimeoutMs + 2 × storeTimeoutMs (${handlerTimeoutMs} + 2 × ${storeTimeoutMs}): a claim must outlive its handler and the store calls around it.`,
     );
   }
-  const { toleranceMs } = resolveClock(options);
+  const { toleranceMs } = resolveClock(verifyOptions);
   if (retentionMs < 2 * toleranceMs) {
     throw misuse(
       `retentionMs (${retentionMs}) must be at least twice toleranceMs (${toleranceMs}), so a replayed delivery is either remembered or stale.`,
@@ -236,7 +242,7 @@ export function createPipeline(options: WebhookHandlerOptions): Pipeline {
 
     let result: VerifyWebhookResult;
     try {
-      result = await verifier.verify(request);
+      result = await (clock === undefined ? verifier : prepareVerifier({ ...fixedOptions, now: clock() })).verify(request);
     } catch (error) {
       // Only misconfiguration gets here (a bad key, a request of the wrong shape).
       const code = isPayhookError(error) ? error.code : 'INVALID_ARGUMENT';

@@ -82,6 +82,41 @@ describe('createWebhookHandler options', () => {
   });
 });
 
+describe('now: a fixed value or a clock read per delivery', () => {
+  const T = 1_763_712_000_000;
+
+  it('a function is called for every delivery, so the handler keeps accepting fresh deliveries as time goes on', async () => {
+    let clock = T;
+    let reads = 0;
+    const handler = createWebhookHandler({ ...base, now: () => { reads++; return clock; } });
+    expect((await handler(toRequest(signDelivery(webhookBody(), { timestamp: T })))).status).toBe(200);
+    clock = T + 3_600_000; // an hour later
+    expect((await handler(toRequest(signDelivery(webhookBody(), { timestamp: clock })))).status).toBe(200);
+    const old = await handler(toRequest(signDelivery(webhookBody(), { timestamp: T })));
+    expect([old.status, (await old.json() as { code?: string }).code]).toEqual([401, 'TIMESTAMP_OUT_OF_WINDOW']);
+    expect(reads).toBe(3);
+    const dated = createWebhookHandler({ ...base, now: () => new Date(clock) });
+    expect((await dated(toRequest(signDelivery(webhookBody(), { timestamp: clock })))).status).toBe(200);
+  });
+
+  it('a fixed value stays fixed (for tests): a delivery signed at the real time is out of its window', async () => {
+    const handler = createWebhookHandler({ ...base, now: T });
+    expect((await handler(toRequest(signDelivery(webhookBody(), { timestamp: T + 1_000 })))).status).toBe(200);
+    const real = await handler(toRequest(signDelivery(webhookBody())));
+    expect([real.status, (await real.json() as { code?: string }).code]).toEqual([401, 'TIMESTAMP_OUT_OF_WINDOW']);
+    const dated = createWebhookHandler({ ...base, now: new Date(T) });
+    expect((await dated(toRequest(signDelivery(webhookBody(), { timestamp: T })))).status).toBe(200);
+  });
+
+  it('a clock that returns no time answers 500 as a misconfiguration', async () => {
+    const logs: WebhookLogRecord[] = [];
+    const handler = createWebhookHandler({ ...base, now: () => Number.NaN, logger: (record) => logs.push(record) });
+    const response = await handler(toRequest(signDelivery(webhookBody())));
+    expect([response.status, (await response.json() as { code?: string }).code]).toEqual([500, 'INVALID_ARGUMENT']);
+    expect(logs.map((record) => record.event)).toContain('misconfigured');
+  });
+});
+
 describe('hooks and logger', () => {
   it('reports refusals to onError, onSignatureMismatch and the logger', async () => {
     const errors: Array<[string, number]> = [];
