@@ -299,7 +299,7 @@ export function prepareVerifier(options: VerifyWebhookOptions): PreparedVerifier
     if (!(await verifyWithKeys(cryptoKeys, canonical, signature))) {
       return failure(
         'SIGNATURE_MISMATCH',
-        'The signature does not verify: the body, Host, path, query or an x-api-* header changed, or the key is for another environment.',
+        'The signature does not verify: body, Host, path, query or an x-api-* header changed, or the key is for another environment.',
       );
     }
 
@@ -317,8 +317,8 @@ export function prepareVerifier(options: VerifyWebhookOptions): PreparedVerifier
   return { verify, ready: async () => importKeys(), maxBodyBytes };
 }
 
-/** Prepared verifiers by options object, with the option values they were prepared from. */
-const prepared = /* @__PURE__ */ new WeakMap<object, [values: readonly unknown[], verifier: PreparedVerifier]>();
+/** Prepared verifiers by options object: options are read once per object. */
+const prepared = /* @__PURE__ */ new WeakMap<object, PreparedVerifier>();
 
 /**
  * Verifies one delivery the way the spec's receiver must (§4.1), checking in
@@ -336,10 +336,11 @@ const prepared = /* @__PURE__ */ new WeakMap<object, [values: readonly unknown[]
  *
  * The body is decoded and `JSON.parse`d once; the parsed object serves the
  * canonical string and the payment model. PEM keys are imported once per
- * process and cached. The options are checked once per options object and
- * the result reused while none of them is replaced: to change an option,
- * assign a new value (or pass a new object); a key list changed in place is
- * not noticed. It never throws for a bad delivery — it resolves
+ * process and cached. The options are read and checked once per options
+ * object, on its first call, and that result is reused for every later call
+ * with the same object: to change an option (to rotate keys, say), pass a
+ * new options object — changing a property of one already used has no
+ * effect. It never throws for a bad delivery — it resolves
  * `{ ok: false, error }` — and throws only for misuse: no key configured,
  * an unusable key (`INVALID_KEY`, `WEAK_KEY`), or options or a request of
  * the wrong type (`INVALID_ARGUMENT`).
@@ -363,14 +364,8 @@ const prepared = /* @__PURE__ */ new WeakMap<object, [values: readonly unknown[]
  * ```
  */
 export async function verifyWebhook(request: WebhookRequest, options: VerifyWebhookOptions): Promise<VerifyWebhookResult> {
-  // One prepared verifier per options object, prepared again only when one of
-  // the options it read was replaced: repeated calls do no preparation.
-  const values = readOptions(options);
-  const entry = prepared.get(options);
-  let verifier = entry?.[1];
-  if (verifier === undefined || values.some((value, i) => value !== entry?.[0][i])) {
-    verifier = prepareVerifier(options);
-    prepared.set(options, [values, verifier]);
-  }
+  // One prepared verifier per options object: repeated calls do no preparation.
+  let verifier = prepared.get(options);
+  if (verifier === undefined) prepared.set(options, (verifier = prepareVerifier(options)));
   return verifier.verify(request);
 }

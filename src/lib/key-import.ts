@@ -29,8 +29,7 @@ export const PEM_CACHE_SIZE = 16;
 const pemCache = new Map<string, Entry>();
 let jwkCache = new WeakMap<object, Entry>();
 
-const invalidKey = (message: string, cause?: unknown): PayhookError =>
-  new PayhookError('INVALID_KEY', message, cause === undefined ? undefined : { cause });
+const invalidKey = (message: string, cause?: unknown): PayhookError => new PayhookError('INVALID_KEY', message, { cause });
 
 /** Remembers `promise` under `key`, then the key it resolves to; forgets a failed import, so the next call tries again. */
 function remember<K extends object | string>(
@@ -52,7 +51,7 @@ const NOT_RSA_JWK = 'The JSON Web Key is not an RSA public key.';
 async function importKey(format: 'spki' | 'jwk', data: Uint8Array | JsonWebKey): Promise<CryptoKey> {
   const subtle = (globalThis as { crypto?: Crypto }).crypto?.subtle;
   if (!subtle) {
-    throw new PayhookError('INVALID_ARGUMENT', 'This runtime has no Web Crypto (globalThis.crypto.subtle).');
+    throw new PayhookError('INVALID_ARGUMENT', 'No Web Crypto (crypto.subtle) in this runtime.');
   }
   try {
     return await subtle.importKey(format as 'jwk', data as JsonWebKey, ALGORITHM, false, ['verify']);
