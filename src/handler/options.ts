@@ -120,7 +120,7 @@ export interface DuplicateDelivery {
  */
 export interface WebhookLogRecord {
   readonly level: 'debug' | 'info' | 'warn' | 'error';
-  /** What happened, stable: `handled`, `duplicate`, `in-progress`, `rejected`, `handler-failed`, `handler-timeout`, `store-unavailable`, `bookkeeping-failed`, `late-handler-settled`, `misconfigured`. */
+  /** What happened, stable: `handled`, `duplicate`, `in-progress`, `rejected`, `handler-failed`, `handler-timeout`, `store-unavailable`, `bookkeeping-failed`, `late-handler-settled`, `misconfigured`, `aborted` (the client went away while sending the body: `info`, not reported to `onError`, nothing answered). */
   readonly event: string;
   readonly message: string;
   readonly status?: number;

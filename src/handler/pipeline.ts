@@ -33,6 +33,12 @@ export interface Pipeline {
   tooLarge(): Answer;
   /** The answer when the adapter could not read the body at all. */
   unreadable(message: string, cause: unknown): Answer;
+  /**
+   * The client went away while the body was read: logged (event `aborted`,
+   * level `info`), not an error. The answer is for adapters that must return
+   * one; nobody is there to receive it.
+   */
+  aborted(cause: unknown): Answer;
   /** The answer when the body did not arrive within `bodyTimeoutMs` (408; the adapter stops reading). */
   bodyTimeout(): Answer;
   readonly bodyTimeoutMs: number;
@@ -347,5 +353,11 @@ export function createPipeline(options: WebhookHandlerOptions): Pipeline {
     return answer;
   }
 
-  return { precheck, tooLarge, unreadable, bodyTimeout, handle, maxBodyBytes: verifier.maxBodyBytes, bodyTimeoutMs };
+  function aborted(cause: unknown): Answer {
+    const message = 'The client went away while sending the body; nothing was processed (the service retries).';
+    log({ level: 'info', event: 'aborted', message, ...(cause === undefined ? {} : { error: cause }) });
+    return { status: 400, body: { ok: false, message }, headers: { ...JSON_HEADERS, connection: 'close' } };
+  }
+
+  return { precheck, tooLarge, unreadable, aborted, bodyTimeout, handle, maxBodyBytes: verifier.maxBodyBytes, bodyTimeoutMs };
 }

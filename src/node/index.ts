@@ -125,7 +125,14 @@ export type NodeWebhookHandler = (
   next?: (error?: unknown) => void,
 ) => Promise<void>;
 
-type BodyOutcome = { body: BodyInput } | { tooLarge: true } | { timedOut: true } | { error: unknown };
+type BodyOutcome = { body: BodyInput } | { tooLarge: true } | { timedOut: true } | { aborted: unknown } | { error: unknown };
+
+/** Node's IncomingMessage errors with `aborted` / ECONNRESET when the client goes away mid-body. */
+function isClientAbort(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  return code === 'ECONNRESET' || code === 'ECONNABORTED' || message === 'aborted';
+}
 
 function readBody(req: NodeRequestLike, limit: number, timeoutMs: number): Promise<BodyOutcome> {
   return new Promise((resolve) => {
@@ -144,6 +151,7 @@ function readBody(req: NodeRequestLike, limit: number, timeoutMs: number): Promi
       req.removeListener('end', onEnd);
       req.removeListener('error', onError);
       req.removeListener('aborted', onAborted);
+      req.removeListener('close', onClose);
     };
     const onData = (chunk: Uint8Array | string) => {
       const bytes = typeof chunk === 'string' ? (encoder ??= new TextEncoder()).encode(chunk) : chunk;
@@ -169,13 +177,19 @@ function readBody(req: NodeRequestLike, limit: number, timeoutMs: number): Promi
     };
     const onError = (error: unknown) => {
       cleanup();
-      resolve({ error });
+      resolve(isClientAbort(error) ? { aborted: error } : { error });
     };
-    const onAborted = () => onError(new Error('The client aborted the request.'));
+    const onAborted = () => {
+      cleanup();
+      resolve({ aborted: undefined });
+    };
+    // Closed before its end: the client went away.
+    const onClose = onAborted;
     req.on('data', onData);
     req.on('end', onEnd);
     req.on('error', onError);
     req.on('aborted', onAborted);
+    req.on('close', onClose);
   });
 }
 
@@ -283,6 +297,11 @@ export function createNodeWebhookHandler(options: WebhookHandlerOptions): NodeWe
           if (typeof res.once === 'function') res.once('finish', drop);
           send(res, pipeline.bodyTimeout());
           if (typeof res.once !== 'function') drop();
+          return;
+        }
+        if ('aborted' in outcome) {
+          // Nobody to answer: the socket is gone. Normal traffic, not an error.
+          pipeline.aborted(outcome.aborted);
           return;
         }
         if ('error' in outcome) return send(res, pipeline.unreadable('The request body could not be read.', outcome.error));

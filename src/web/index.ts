@@ -49,7 +49,7 @@ export interface WebhookHandlerContext {
  */
 export type WebhookHandler = (request: Request, context?: WebhookHandlerContext) => Promise<Response>;
 
-type BodyOutcome = { body: Uint8Array } | { tooLarge: true } | { timedOut: true };
+type BodyOutcome = { body: Uint8Array } | { tooLarge: true } | { timedOut: true } | { aborted: unknown };
 
 const TIMED_OUT = Symbol('timed out');
 
@@ -68,7 +68,13 @@ async function readBody(request: Request, limit: number, timeoutMs: number): Pro
   });
   try {
     for (;;) {
-      const next = await Promise.race([reader.read(), deadline]);
+      let next: ReadableStreamReadResult<Uint8Array> | typeof TIMED_OUT;
+      try {
+        next = await Promise.race([reader.read(), deadline]);
+      } catch (error) {
+        // The stream was readable and broke mid-body: the client went away.
+        return { aborted: error };
+      }
       if (next === TIMED_OUT) {
         // A client that stalls mid-body: stop waiting and let go of the stream.
         reader.cancel().catch(() => {});
@@ -158,6 +164,7 @@ export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHan
     }
     if ('tooLarge' in outcome) return toResponse(pipeline.tooLarge());
     if ('timedOut' in outcome) return toResponse(pipeline.bodyTimeout());
+    if ('aborted' in outcome) return toResponse(pipeline.aborted(outcome.aborted));
     const answer = await pipeline.handle({ method: request.method, url: request.url, headers: request.headers, body: outcome.body });
     if (answer.after !== undefined && typeof context?.waitUntil === 'function') {
       try {

@@ -3,7 +3,7 @@
 // gets.
 import { createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { WebhookHandlerOptions } from '../../src/handler/options.js';
+import type { WebhookHandlerOptions, WebhookLogRecord } from '../../src/handler/options.js';
 import { createNodeWebhookHandler } from '../../src/node/index.js';
 import { listen, send, type RunningServer } from '../helpers/http.js';
 import { PUBLIC_KEY, signDelivery, webhookBody } from '../helpers/sign.js';
@@ -103,5 +103,30 @@ describe('bodyTimeoutMs', () => {
     for (const bodyTimeoutMs of [0, -1, Number.NaN, Infinity]) {
       expect(() => createNodeWebhookHandler({ publicKeys: PUBLIC_KEY, webhookUrl: WEBHOOK_URL, onPayment: () => {}, bodyTimeoutMs })).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
     }
+  });
+});
+
+describe('a client that goes away while the body is read', () => {
+  it('is logged as aborted (info), not reported to onError, and not answered', async () => {
+    const logs: WebhookLogRecord[] = [];
+    const errors: string[] = [];
+    const r = await serve({ logger: (record) => logs.push(record), onError: (error) => { errors.push(error.code); } });
+    const delivery = signDelivery(webhookBody());
+    const bytes = Buffer.from(delivery.body);
+    let answered = false;
+    await new Promise<void>((resolve) => {
+      const req = request({
+        host: '127.0.0.1', port: r.port, method: 'POST', path: delivery.target, setHost: false,
+        headers: { ...delivery.headers, 'content-length': String(bytes.length) },
+      }, () => { answered = true; });
+      req.on('error', () => resolve());
+      req.write(bytes.subarray(0, bytes.length >> 1), () => setTimeout(() => req.destroy(), 50));
+    });
+    const deadline = Date.now() + 2_000;
+    while (!logs.some((record) => record.event === 'aborted') && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(logs.map((record) => [record.event, record.level])).toEqual([['aborted', 'info']]);
+    expect(errors).toEqual([]);
+    expect(answered).toBe(false);
+    expect(r.calls).toEqual([]);
   });
 });

@@ -1,6 +1,7 @@
 // The Web adapter's body reading: a deadline on the whole body, and the
 // stream let go of when it passes.
 import { describe, expect, it } from 'vitest';
+import type { WebhookLogRecord } from '../../src/handler/options.js';
 import { createWebhookHandler } from '../../src/web/index.js';
 import { PUBLIC_KEY, signDelivery, webhookBody } from '../helpers/sign.js';
 
@@ -40,5 +41,38 @@ describe('bodyTimeoutMs (Web handler)', () => {
     });
     const response = await handler(new Request(WEBHOOK_URL, { method: 'POST', headers: delivery.headers, body: slow, duplex: 'half' } as RequestInit));
     expect(response.status).toBe(200);
+  });
+});
+
+describe('a client that goes away while the body is read (Web handler)', () => {
+  it('is logged as aborted (info) and not reported to onError', async () => {
+    const logs: WebhookLogRecord[] = [];
+    const errors: string[] = [];
+    const handler = createWebhookHandler({
+      publicKeys: PUBLIC_KEY, webhookUrl: WEBHOOK_URL, onPayment: () => {},
+      logger: (record) => logs.push(record), onError: (error) => { errors.push(error.code); },
+    });
+    const delivery = signDelivery(webhookBody());
+    const bytes = new TextEncoder().encode(delivery.body);
+    const broken = new ReadableStream<Uint8Array>({
+      async start(controller) {
+        controller.enqueue(bytes.subarray(0, bytes.length >> 1));
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        controller.error(Object.assign(new Error('aborted'), { code: 'ECONNRESET' }));
+      },
+    });
+    await handler(new Request(WEBHOOK_URL, { method: 'POST', headers: delivery.headers, body: broken, duplex: 'half' } as RequestInit));
+    expect(logs.map((record) => [record.event, record.level])).toEqual([['aborted', 'info']]);
+    expect(errors).toEqual([]);
+  });
+
+  it('a body read before the handler is still a misconfiguration (500), not an abort', async () => {
+    const logs: WebhookLogRecord[] = [];
+    const handler = createWebhookHandler({ publicKeys: PUBLIC_KEY, webhookUrl: WEBHOOK_URL, onPayment: () => {}, logger: (record) => logs.push(record) });
+    const delivery = signDelivery(webhookBody());
+    const request = new Request(WEBHOOK_URL, { method: 'POST', headers: delivery.headers, body: delivery.body });
+    request.body?.getReader(); // locked by someone else
+    expect((await handler(request)).status).toBe(500);
+    expect(logs.map((record) => record.event)).toEqual(['misconfigured']);
   });
 });
