@@ -22,12 +22,23 @@ Exit codes (every command): 0 success; 1 the check failed (a delivery did
 not verify, an endpoint did not answer 200, a demo outcome was unexpected,
 a key file exists); 2 usage error.`;
 
-const COMMANDS: Record<string, { run: (args: readonly string[], io: Io) => Promise<number>; help: string }> = {
+type Command = { run: (args: readonly string[], io: Io) => Promise<number>; help: string };
+
+const COMMANDS: Record<string, Command> = {
   demo: { run: demoCommand, help: DEMO_HELP },
   send: { run: sendCommand, help: SEND_HELP },
   keygen: { run: keygenCommand, help: KEYGEN_HELP },
   verify: { run: verifyCommand, help: VERIFY_HELP },
 };
+
+/**
+ * The command named `name`, looked up among COMMANDS' own keys only: a plain
+ * `COMMANDS[name]` also finds `constructor`, `toString`, `__proto__`… on the
+ * prototype, and "payhook constructor" crashed with a TypeError.
+ */
+function commandNamed(name: string | undefined): Command | undefined {
+  return name !== undefined && Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
+}
 
 function version(): string {
   try {
@@ -41,7 +52,7 @@ function version(): string {
 export async function main(args: readonly string[], io: Io): Promise<number> {
   const [name, ...rest] = args;
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
-    const topic = name === 'help' && rest[0] !== undefined ? COMMANDS[rest[0]] : undefined;
+    const topic = name === 'help' ? commandNamed(rest[0]) : undefined;
     io.out(topic?.help ?? MAIN_HELP);
     return name === undefined ? EXIT.USAGE : EXIT.OK;
   }
@@ -49,7 +60,7 @@ export async function main(args: readonly string[], io: Io): Promise<number> {
     io.out(version());
     return EXIT.OK;
   }
-  const command = COMMANDS[name];
+  const command = commandNamed(name);
   if (command === undefined) {
     io.err(`payhook: unknown command ${JSON.stringify(name)}\n\n${MAIN_HELP}`);
     return EXIT.USAGE;

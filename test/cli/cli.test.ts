@@ -30,6 +30,20 @@ describe('payhook (no command, help, version)', () => {
     expect(result.stderr).toContain('unknown command "frobnicate"');
   });
 
+  it.each(['constructor', 'toString', '__proto__', 'hasOwnProperty', 'valueOf'])('refuses %s (a name on Object.prototype) as an unknown command with exit 2 and the usage', async (name) => {
+    const result = await run([name]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(`unknown command ${JSON.stringify(name)}`);
+    expect(result.stderr).toContain('Usage: payhook <command>');
+    expect(result.stderr).not.toContain('TypeError');
+  });
+
+  it('help with a prototype name prints the general usage', async () => {
+    const result = await run(['help', 'constructor']);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('Usage: payhook <command>');
+  });
+
   it.each(['demo', 'send', 'keygen', 'verify'])('%s --help prints its usage, options and exit codes, exit 0', async (command) => {
     for (const flag of ['--help', '-h']) {
       const result = await run([command, flag]);
