@@ -82,7 +82,17 @@ IYlaJNwGYv5BdFAUEl2TLEw=
 `,
 });
 
-/** Options for {@link generateTestKeyPair}. */
+/**
+ * Options for {@link generateTestKeyPair}.
+ *
+ * @example
+ * ```ts
+ * import { generateTestKeyPair, type GenerateTestKeyPairOptions } from 'payhook/testing';
+ *
+ * const options: GenerateTestKeyPairOptions = { modulusLength: 3072 };
+ * const { publicKey } = await generateTestKeyPair(options);
+ * ```
+ */
 export interface GenerateTestKeyPairOptions {
   /**
    * The RSA modulus length in bits. Receivers refuse keys under 2048 bits
