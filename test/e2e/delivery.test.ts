@@ -285,7 +285,7 @@ describe('a client that sends half a body and stalls (slow-loris)', () => {
       const delivery = signDelivery(webhookBody());
       const bytes = Buffer.from(delivery.body);
       const started = Date.now();
-      const outcome = await new Promise<{ status: number; code?: string } | { dropped: string }>((resolve) => {
+      const outcome = await new Promise<{ status: number; code: string | undefined } | { dropped: string }>((resolve) => {
         const req = request({ host: '127.0.0.1', port: r.port, method: 'POST', path: delivery.target, setHost: false, headers: { ...delivery.headers, 'content-length': String(bytes.length) } }, (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (chunk: Buffer) => chunks.push(chunk));
