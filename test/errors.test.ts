@@ -49,11 +49,16 @@ describe('isPayhookError', () => {
   });
 
   it('knows every documented code', () => {
-    const codes: PayhookErrorCode[] = [
-      'MISSING_HOST', 'MALFORMED_PATH', 'MALFORMED_QUERY', 'INVALID_BODY', 'INVALID_PAYLOAD', 'INVALID_KEY', 'WEAK_KEY',
-      'MISSING_SIGNATURE', 'SIGNATURE_MISMATCH', 'MISSING_TIMESTAMP', 'MALFORMED_TIMESTAMP', 'TIMESTAMP_OUT_OF_WINDOW',
-      'BODY_TOO_LARGE', 'INVALID_ARGUMENT', 'METHOD_NOT_ALLOWED', 'DELIVERY_IN_PROGRESS', 'STORE_UNAVAILABLE', 'HANDLER_FAILED',
-    ];
+    // `satisfies` makes this list fail to compile when a code is added to
+    // the union without being listed here.
+    const every = {
+      MISSING_HOST: true, MALFORMED_PATH: true, MALFORMED_QUERY: true, INVALID_BODY: true, INVALID_PAYLOAD: true,
+      INVALID_KEY: true, WEAK_KEY: true, MISSING_SIGNATURE: true, SIGNATURE_MISMATCH: true, MISSING_TIMESTAMP: true,
+      MALFORMED_TIMESTAMP: true, TIMESTAMP_OUT_OF_WINDOW: true, BODY_TOO_LARGE: true, BODY_TIMEOUT: true,
+      INVALID_ARGUMENT: true, METHOD_NOT_ALLOWED: true, DELIVERY_IN_PROGRESS: true, STORE_UNAVAILABLE: true,
+      HANDLER_FAILED: true,
+    } satisfies Record<PayhookErrorCode, true>;
+    const codes = Object.keys(every) as PayhookErrorCode[];
     for (const code of codes) expect(isPayhookError(new PayhookError(code, code), code)).toBe(true);
   });
 });

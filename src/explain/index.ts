@@ -638,7 +638,11 @@ export interface ExplainHookOptions {
  * import { createNodeWebhookHandler } from 'payhook/node';
  * import { explainSignatureMismatch } from 'payhook/explain';
  *
- * const options = { environment: 'production' as const, onPayment: async () => {} };
+ * const options = {
+ *   environment: 'production' as const,
+ *   webhookUrl: 'https://shop.example.kg/webhooks/payments',
+ *   onPayment: async () => {},
+ * };
  * const handler = createNodeWebhookHandler({ ...options, onSignatureMismatch: explainSignatureMismatch(options) });
  * ```
  */
