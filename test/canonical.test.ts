@@ -1,7 +1,7 @@
 import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { buildCanonicalString, type CanonicalRequest } from '../src/canonical.js';
-import { isPayhookError } from '../src/errors.js';
+import { codeOf } from './helpers/codes.js';
 
 const base: CanonicalRequest = {
   method: 'POST',
@@ -10,16 +10,6 @@ const base: CanonicalRequest = {
   body: '{"status":"SUCCEEDED","amount":100}',
 };
 const build = (overrides: Partial<CanonicalRequest>): string => buildCanonicalString({ ...base, ...overrides });
-
-function codeOf(run: () => unknown): string | undefined {
-  try {
-    run();
-  } catch (error) {
-    if (isPayhookError(error)) return error.code;
-    throw error;
-  }
-  return undefined;
-}
 
 describe('buildCanonicalString: the layout', () => {
   it('writes method, path, headers and body, one per line, without a trailing newline', () => {

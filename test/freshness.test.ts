@@ -1,20 +1,10 @@
 import { runInNewContext } from 'node:vm';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { isPayhookError } from '../src/errors.js';
 import { checkTimestamp, DEFAULT_TOLERANCE_MS, isTimestampFresh } from '../src/freshness.js';
+import { codeOf } from './helpers/codes.js';
 
 const NOW = 1_763_712_345_678;
 const at = (offset: number): string => String(NOW + offset);
-
-function codeOf(run: () => unknown): string | undefined {
-  try {
-    run();
-  } catch (error) {
-    if (isPayhookError(error)) return error.code;
-    throw error;
-  }
-  return undefined;
-}
 
 afterEach(() => vi.useRealTimers());
 

@@ -1,28 +1,13 @@
 import { createPublicKey, createSign, generateKeyPairSync } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { isPayhookError } from '../src/errors.js';
 import { clearKeyCache, importPublicKey, type KeyInput, type RsaJsonWebKey } from '../src/keys.js';
 import { importVerificationKeys, PEM_CACHE_SIZE } from '../src/lib/key-import.js';
+import { rejectionCodeOf, spelling } from './helpers/codes.js';
 
 const keys = JSON.parse(readFileSync(new URL('./fixtures/keys.json', import.meta.url), 'utf8')) as Record<string, { publicKeyPem: string; privateKeyPem?: string }>;
 const pem = (name: string): string => keys[name]!.publicKeyPem;
 const subtle = globalThis.crypto.subtle;
-
-async function codeOf(promise: Promise<unknown>): Promise<string | undefined> {
-  try {
-    await promise;
-  } catch (error) {
-    if (isPayhookError(error)) return error.code;
-    throw error;
-  }
-  return undefined;
-}
-
-/** The same key written differently: a distinct cache entry, a valid PEM. */
-function spelling(base: string, index: number): string {
-  return base + '\n'.repeat(index + 1);
-}
 
 beforeEach(() => clearKeyCache());
 afterEach(() => vi.restoreAllMocks());
@@ -78,12 +63,12 @@ describe('importPublicKey: refused keys', () => {
     ['undefined', () => undefined as unknown as KeyInput],
     ['an array', () => [pem('conformance-2048')] as unknown as KeyInput],
   ])('%s: INVALID_KEY', async (_label, make) => {
-    expect(await codeOf(importPublicKey(make()))).toBe('INVALID_KEY');
+    expect(await rejectionCodeOf(importPublicKey(make()))).toBe('INVALID_KEY');
   });
 
   it('an EC CryptoKey: INVALID_KEY', async () => {
     const pair = await subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, false, ['sign', 'verify']);
-    expect(await codeOf(importPublicKey(pair.publicKey))).toBe('INVALID_KEY');
+    expect(await rejectionCodeOf(importPublicKey(pair.publicKey))).toBe('INVALID_KEY');
   });
 
   it.each([
@@ -94,41 +79,41 @@ describe('importPublicKey: refused keys', () => {
   ] as const)('a CryptoKey for %s: INVALID_KEY', async (_label, algorithm, usages) => {
     const der = createPublicKey(pem('conformance-2048')).export({ type: 'spki', format: 'der' });
     const key = await subtle.importKey('spki', der, algorithm, false, [...usages]);
-    expect(await codeOf(importPublicKey(key))).toBe('INVALID_KEY');
+    expect(await rejectionCodeOf(importPublicKey(key))).toBe('INVALID_KEY');
   });
 
   it('a private RSASSA CryptoKey: INVALID_KEY', async () => {
     const pair = await subtle.generateKey({ name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256', modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]) }, false, ['sign', 'verify']);
-    expect(await codeOf(importPublicKey(pair.privateKey))).toBe('INVALID_KEY');
+    expect(await rejectionCodeOf(importPublicKey(pair.privateKey))).toBe('INVALID_KEY');
     expect((await importPublicKey(pair.publicKey)).type).toBe('public');
   });
 
   it('a look-alike object that is no CryptoKey and has no modulus length: INVALID_KEY', async () => {
     const fake = { type: 'public', extractable: false, algorithm: { name: 'RSASSA-PKCS1-v1_5', hash: { name: 'SHA-256' } }, usages: ['verify'] };
-    expect(await codeOf(importPublicKey(fake))).toBe('INVALID_KEY');
+    expect(await rejectionCodeOf(importPublicKey(fake))).toBe('INVALID_KEY');
   });
 });
 
 describe('weak keys', () => {
   it('refuses a 1024-bit RSA PEM with WEAK_KEY', async () => {
-    expect(await codeOf(importPublicKey(pem('weak-1024')))).toBe('WEAK_KEY');
+    expect(await rejectionCodeOf(importPublicKey(pem('weak-1024')))).toBe('WEAK_KEY');
   });
 
   it('accepts it with { allowWeakKeys: true }, and only then', async () => {
     const key = await importPublicKey(pem('weak-1024'), { allowWeakKeys: true });
     expect(key.algorithm).toMatchObject({ modulusLength: 1024 });
-    expect(await codeOf(importPublicKey(pem('weak-1024'), { allowWeakKeys: false }))).toBe('WEAK_KEY');
+    expect(await rejectionCodeOf(importPublicKey(pem('weak-1024'), { allowWeakKeys: false }))).toBe('WEAK_KEY');
     // Only the boolean true opts in; a truthy string does not.
-    expect(await codeOf(importPublicKey(pem('weak-1024'), { allowWeakKeys: 'yes' as unknown as boolean }))).toBe('WEAK_KEY');
+    expect(await rejectionCodeOf(importPublicKey(pem('weak-1024'), { allowWeakKeys: 'yes' as unknown as boolean }))).toBe('WEAK_KEY');
     // The cached import does not carry the opt-in over to a later call.
-    expect(await codeOf(importPublicKey(pem('weak-1024')))).toBe('WEAK_KEY');
+    expect(await rejectionCodeOf(importPublicKey(pem('weak-1024')))).toBe('WEAK_KEY');
   });
 
   it('refuses weak JWKs and CryptoKeys too', async () => {
     const jwk = createPublicKey(pem('weak-1024')).export({ format: 'jwk' }) as RsaJsonWebKey;
-    expect(await codeOf(importPublicKey(jwk))).toBe('WEAK_KEY');
+    expect(await rejectionCodeOf(importPublicKey(jwk))).toBe('WEAK_KEY');
     const cryptoKey = await subtle.importKey('jwk', jwk as JsonWebKey, { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' }, false, ['verify']);
-    expect(await codeOf(importPublicKey(cryptoKey))).toBe('WEAK_KEY');
+    expect(await rejectionCodeOf(importPublicKey(cryptoKey))).toBe('WEAK_KEY');
     expect((await importPublicKey(cryptoKey, { allowWeakKeys: true })).type).toBe('public');
   });
 });
@@ -163,15 +148,15 @@ describe('the PEM cache', () => {
 
   it('does not cache a failed import: the next call tries again', async () => {
     const spy = vi.spyOn(subtle, 'importKey');
-    expect(await codeOf(importPublicKey(pem('ec-p256')))).toBe('INVALID_KEY');
-    expect(await codeOf(importPublicKey(pem('ec-p256')))).toBe('INVALID_KEY');
+    expect(await rejectionCodeOf(importPublicKey(pem('ec-p256')))).toBe('INVALID_KEY');
+    expect(await rejectionCodeOf(importPublicKey(pem('ec-p256')))).toBe('INVALID_KEY');
     expect(spy).toHaveBeenCalledTimes(2);
   });
 
   it('a failed import does not poison a later successful one for the same PEM', async () => {
     const base = pem('conformance-2048');
     const spy = vi.spyOn(subtle, 'importKey').mockRejectedValueOnce(new Error('transient'));
-    expect(await codeOf(importPublicKey(base))).toBe('INVALID_KEY');
+    expect(await rejectionCodeOf(importPublicKey(base))).toBe('INVALID_KEY');
     const key = await importPublicKey(base);
     expect(key.type).toBe('public');
     await importPublicKey(base);
@@ -201,13 +186,13 @@ describe('importVerificationKeys', () => {
   });
 
   it('throws INVALID_ARGUMENT for an empty list or no keys at all', async () => {
-    expect(await codeOf(importVerificationKeys([], undefined))).toBe('INVALID_ARGUMENT');
-    expect(await codeOf(importVerificationKeys(undefined, undefined))).toBe('INVALID_ARGUMENT');
-    expect(await codeOf(importVerificationKeys(null, undefined))).toBe('INVALID_ARGUMENT');
+    expect(await rejectionCodeOf(importVerificationKeys([], undefined))).toBe('INVALID_ARGUMENT');
+    expect(await rejectionCodeOf(importVerificationKeys(undefined, undefined))).toBe('INVALID_ARGUMENT');
+    expect(await rejectionCodeOf(importVerificationKeys(null, undefined))).toBe('INVALID_ARGUMENT');
   });
 
   it('fails the whole list when one key is unusable', async () => {
-    expect(await codeOf(importVerificationKeys([pem('conformance-2048'), pem('ec-p256')], undefined))).toBe('INVALID_KEY');
-    expect(await codeOf(importVerificationKeys([pem('conformance-2048'), pem('weak-1024')], undefined))).toBe('WEAK_KEY');
+    expect(await rejectionCodeOf(importVerificationKeys([pem('conformance-2048'), pem('ec-p256')], undefined))).toBe('INVALID_KEY');
+    expect(await rejectionCodeOf(importVerificationKeys([pem('conformance-2048'), pem('weak-1024')], undefined))).toBe('WEAK_KEY');
   });
 });

@@ -1,10 +1,10 @@
 import { createPublicKey, createSign, generateKeyPairSync } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { isPayhookError } from '../src/errors.js';
 import { clearKeyCache, type RsaJsonWebKey } from '../src/keys.js';
 import { BETA_PUBLIC_KEY, PRODUCTION_PUBLIC_KEY, SERVICE_PUBLIC_KEYS } from '../src/service-keys.js';
 import { verifySignature } from '../src/signature.js';
+import { rejectionCodeOf } from './helpers/codes.js';
 
 const keys = JSON.parse(readFileSync(new URL('./fixtures/keys.json', import.meta.url), 'utf8')) as Record<string, { publicKeyPem: string; privateKeyPem?: string }>;
 const signatures = JSON.parse(readFileSync(new URL('./fixtures/signatures.json', import.meta.url), 'utf8')) as { signatures: Array<{ name: string; canonical: string; signature: string; key: string; valid: boolean }> };
@@ -15,16 +15,6 @@ const canonical = 'post\n/webhooks/payments\nhost:shop.example.kg&x-api-timestam
 const sign = (text: string, key = privatePem): Buffer => createSign('sha256').update(text, 'utf8').sign(key);
 const signature = sign(canonical);
 const base64 = signature.toString('base64');
-
-async function codeOf(promise: Promise<unknown>): Promise<string | undefined> {
-  try {
-    await promise;
-  } catch (error) {
-    if (isPayhookError(error)) return error.code;
-    throw error;
-  }
-  return undefined;
-}
 
 beforeEach(() => clearKeyCache());
 
@@ -89,26 +79,26 @@ describe('verifySignature', () => {
   });
 
   it('throws INVALID_ARGUMENT for a canonical string that is not a string', async () => {
-    expect(await codeOf(verifySignature(undefined as unknown as string, base64, publicPem))).toBe('INVALID_ARGUMENT');
+    expect(await rejectionCodeOf(verifySignature(undefined as unknown as string, base64, publicPem))).toBe('INVALID_ARGUMENT');
   });
 
   it('throws INVALID_ARGUMENT for an empty key list or no key, even with an empty signature', async () => {
-    expect(await codeOf(verifySignature(canonical, base64, []))).toBe('INVALID_ARGUMENT');
-    expect(await codeOf(verifySignature(canonical, '', []))).toBe('INVALID_ARGUMENT');
-    expect(await codeOf(verifySignature(canonical, base64, undefined as never))).toBe('INVALID_ARGUMENT');
+    expect(await rejectionCodeOf(verifySignature(canonical, base64, []))).toBe('INVALID_ARGUMENT');
+    expect(await rejectionCodeOf(verifySignature(canonical, '', []))).toBe('INVALID_ARGUMENT');
+    expect(await rejectionCodeOf(verifySignature(canonical, base64, undefined as never))).toBe('INVALID_ARGUMENT');
   });
 
   it('throws INVALID_KEY for an unusable key rather than answering false', async () => {
-    expect(await codeOf(verifySignature(canonical, base64, keys['garbage']!.publicKeyPem))).toBe('INVALID_KEY');
-    expect(await codeOf(verifySignature(canonical, base64, keys['ec-p256']!.publicKeyPem))).toBe('INVALID_KEY');
-    expect(await codeOf(verifySignature(canonical, '', 'not a pem'))).toBe('INVALID_KEY');
+    expect(await rejectionCodeOf(verifySignature(canonical, base64, keys['garbage']!.publicKeyPem))).toBe('INVALID_KEY');
+    expect(await rejectionCodeOf(verifySignature(canonical, base64, keys['ec-p256']!.publicKeyPem))).toBe('INVALID_KEY');
+    expect(await rejectionCodeOf(verifySignature(canonical, '', 'not a pem'))).toBe('INVALID_KEY');
   });
 
   it('throws WEAK_KEY for a 1024-bit key unless allowWeakKeys is set, then verifies with it', async () => {
     const weak = generateKeyPairSync('rsa', { modulusLength: 1024 });
     const weakPem = weak.publicKey.export({ type: 'spki', format: 'pem' }) as string;
     const weakSignature = createSign('sha256').update(canonical).sign(weak.privateKey).toString('base64');
-    expect(await codeOf(verifySignature(canonical, weakSignature, weakPem))).toBe('WEAK_KEY');
+    expect(await rejectionCodeOf(verifySignature(canonical, weakSignature, weakPem))).toBe('WEAK_KEY');
     expect(await verifySignature(canonical, weakSignature, weakPem, { allowWeakKeys: true })).toBe(true);
     expect(await verifySignature(canonical, base64, weakPem, { allowWeakKeys: true })).toBe(false);
   });

@@ -8,6 +8,7 @@ import { isPayhookError } from '../../src/errors.js';
 import { clearKeyCache, importPublicKey, type RsaJsonWebKey } from '../../src/keys.js';
 import { PEM_CACHE_SIZE, verificationKeys } from '../../src/lib/key-import.js';
 import { verifySignature } from '../../src/signature.js';
+import { rejectionCodeOf, spelling } from '../helpers/codes.js';
 
 const keys = JSON.parse(readFileSync(new URL('../fixtures/keys.json', import.meta.url), 'utf8')) as Record<
   string,
@@ -19,21 +20,6 @@ const canonical = 'post\n/webhooks/payments\nhost:shop.example.kg&x-api-timestam
 
 function signWith(name: string, text = canonical): string {
   return createSign('sha256').update(text).sign(keys[name]!.privateKeyPem!, 'base64');
-}
-
-async function codeOf(promise: Promise<unknown>): Promise<string | undefined> {
-  try {
-    await promise;
-  } catch (error) {
-    if (isPayhookError(error)) return error.code;
-    throw error;
-  }
-  return undefined;
-}
-
-/** The same key written differently: a distinct cache entry, a valid PEM. */
-function spelling(base: string, index: number): string {
-  return base + '\n'.repeat(index + 1);
 }
 
 beforeEach(() => clearKeyCache());
@@ -62,11 +48,11 @@ describe('verifySignature with keys already imported', () => {
     const weak = pem('weak-1024');
     // The fixtures hold no private half of weak-1024; any signature shows the error path.
     const signature = signWith('conformance-2048');
-    expect(await codeOf(verifySignature(canonical, signature, weak))).toBe('WEAK_KEY');
-    expect(await codeOf(verifySignature(canonical, signature, weak))).toBe('WEAK_KEY');
+    expect(await rejectionCodeOf(verifySignature(canonical, signature, weak))).toBe('WEAK_KEY');
+    expect(await rejectionCodeOf(verifySignature(canonical, signature, weak))).toBe('WEAK_KEY');
     expect(await verifySignature(canonical, signature, weak, { allowWeakKeys: true })).toBe(false);
-    expect(await codeOf(verifySignature(canonical, signature, [pem('conformance-2048'), weak]))).toBe('WEAK_KEY');
-    expect(await codeOf(verifySignature(canonical, signature, weak))).toBe('WEAK_KEY');
+    expect(await rejectionCodeOf(verifySignature(canonical, signature, [pem('conformance-2048'), weak]))).toBe('WEAK_KEY');
+    expect(await rejectionCodeOf(verifySignature(canonical, signature, weak))).toBe('WEAK_KEY');
   });
 
   it('keeps the least-recently-used order: a PEM used by verifySignature is not the one evicted', async () => {
@@ -127,6 +113,6 @@ describe('verificationKeys', () => {
   it('refuses an unusable CryptoKey at once, and verifySignature reports it as INVALID_KEY', async () => {
     const { publicKey } = (await subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, ['sign', 'verify'])) as CryptoKeyPair;
     expect(syncCodeOf(() => verificationKeys(publicKey, undefined))).toBe('INVALID_KEY');
-    expect(await codeOf(verifySignature(canonical, signWith('conformance-2048'), publicKey))).toBe('INVALID_KEY');
+    expect(await rejectionCodeOf(verifySignature(canonical, signWith('conformance-2048'), publicKey))).toBe('INVALID_KEY');
   });
 });

@@ -1,23 +1,13 @@
 import { createPublicKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { isPayhookError } from '../../src/errors.js';
 import { derToPem, pemToSpki, pkcs1ToSpki } from '../../src/lib/pem.js';
+import { codeOf } from '../helpers/codes.js';
 
 const keys = JSON.parse(readFileSync(new URL('../fixtures/keys.json', import.meta.url), 'utf8')) as Record<string, { publicKeyPem: string; privateKeyPem?: string }>;
 const spkiPem = keys['conformance-2048']!.publicKeyPem;
 const pkcs1Pem = keys['conformance-2048.pkcs1']!.publicKeyPem;
 const spkiDer = new Uint8Array(createPublicKey(spkiPem).export({ type: 'spki', format: 'der' }));
-
-function codeOf(run: () => unknown): string | undefined {
-  try {
-    run();
-  } catch (error) {
-    if (isPayhookError(error)) return error.code;
-    throw error;
-  }
-  return undefined;
-}
 
 describe('pemToSpki', () => {
   it('returns the DER of an SPKI PEM unchanged', () => {
