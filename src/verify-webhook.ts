@@ -13,6 +13,7 @@ import { getHeader } from './lib/headers.js';
 import { isBytes, parseJsonBody, type JsonObject } from './lib/json-body.js';
 import { verificationKeys } from './lib/key-import.js';
 import { verifyWithKeys } from './lib/rsa-verify.js';
+import { splitUrl, type UrlParts } from './lib/url.js';
 import type { BodyInput, HeadersInput } from './request.js';
 import { SERVICE_PUBLIC_KEYS, type ServiceEnvironment } from './service-keys.js';
 import { validateWebhookObject } from './webhook/validate.js';
@@ -171,7 +172,6 @@ export type VerifyWebhookResult =
 export const DEFAULT_MAX_BODY_BYTES = 1_048_576;
 
 /** scheme://userinfo@authority, path, ?query, #fragment: the raw parts, nothing decoded. */
-const URL_PARTS = /^(?:[a-z][\w+.-]*:\/\/(?:[^/?#]*@)?([^/?#]*))?([^?#]*)(?:\?([^#]*))?/i;
 
 const misuse = (message: string): PayhookError => new PayhookError('INVALID_ARGUMENT', message);
 
@@ -179,25 +179,8 @@ function failure(code: VerifyWebhookErrorCode, message: string, issues?: readonl
   return { ok: false, error: { code, message, ...(issues && { issues }) } };
 }
 
-/** Internal: a URL split into its raw parts, nothing decoded or normalised. */
-export interface UrlParts {
-  authority: string | undefined;
-  path: string;
-  query: string;
-}
-
-/**
- * Internal: splits an absolute URL or a request target (`/p?q`) without
- * `new URL` (which refuses relative input and normalises the path). The
- * path stays percent-encoded; the query is the raw text after `?`.
- */
-export function splitUrl(url: string): UrlParts {
-  const [, authority, path = '', query = ''] = URL_PARTS.exec(url) as RegExpExecArray;
-  return { authority, path: authority !== undefined && path === '' ? '/' : path, query };
-}
-
 /** Internal: the size of a raw body in bytes (counted up to just past `limit`); `undefined` for a parsed value. */
-export function bodySize(body: BodyInput, limit: number): number | undefined {
+function bodySize(body: BodyInput, limit: number): number | undefined {
   if (typeof body !== 'string') return isBytes(body) ? body.byteLength : undefined;
   // Every UTF-16 unit is 1 to 3 UTF-8 bytes: most bodies need no count.
   if (body.length * 3 <= limit) return body.length;

@@ -5,6 +5,7 @@ import { decodeBase64Lenient } from '../lib/base64.js';
 import { assembleCanonical } from '../lib/canonical.js';
 import { forEachHeader, getHeader } from '../lib/headers.js';
 import { parseJsonBody, type JsonObject } from '../lib/json-body.js';
+import { splitUrl } from '../lib/url.js';
 import type { BodyInput, HeadersInput } from '../request.js';
 import { SERVICE_PUBLIC_KEYS, type ServiceEnvironment } from '../service-keys.js';
 import { verifySignature } from '../signature.js';
@@ -147,18 +148,6 @@ interface Variant {
   readonly path: string;
   readonly query: string;
   readonly dropHeaders: readonly string[];
-}
-
-function splitUrl(url: string): { path: string; query: string } {
-  let rest = url;
-  const scheme = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i.exec(rest);
-  if (scheme) rest = rest.slice(scheme[0].length);
-  const hash = rest.indexOf('#');
-  if (hash >= 0) rest = rest.slice(0, hash);
-  const q = rest.indexOf('?');
-  const path = q >= 0 ? rest.slice(0, q) : rest;
-  const query = q >= 0 ? rest.slice(q + 1) : '';
-  return { path: path === '' ? '/' : path, query };
 }
 
 function parseWebhookUrl(webhookUrl: string | undefined): { host: string; path: string; query: string } | undefined {
