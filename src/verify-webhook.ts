@@ -168,7 +168,16 @@ export type VerifyWebhookResult =
   | { readonly ok: true; readonly webhook: PaymentWebhook; readonly canonical: string; readonly timestamp: number }
   | { readonly ok: false; readonly error: VerifyWebhookError };
 
-/** 1 MiB: real deliveries are a few kilobytes. */
+/**
+ * The default `maxBodyBytes`: 1 MiB. Real deliveries are a few kilobytes.
+ *
+ * @example
+ * ```ts
+ * import { DEFAULT_MAX_BODY_BYTES, verifyWebhook } from 'payhook';
+ *
+ * await verifyWebhook(request, { environment: 'production', maxBodyBytes: DEFAULT_MAX_BODY_BYTES / 4 });
+ * ```
+ */
 export const DEFAULT_MAX_BODY_BYTES = 1_048_576;
 
 /** scheme://userinfo@authority, path, ?query, #fragment: the raw parts, nothing decoded. */

@@ -14,7 +14,20 @@ import { PayhookError, type PayhookIssue } from '../errors.js';
 import { normaliseStatus } from '../status.js';
 import type { PaymentOperation, PaymentWebhook } from './types.js';
 
-/** An `INVALID_PAYLOAD` or `INVALID_BODY` error that always lists its issues. */
+/**
+ * An `INVALID_PAYLOAD` or `INVALID_BODY` error that always lists its issues.
+ *
+ * @example
+ * ```ts
+ * import { safeParseWebhook, type WebhookParseError } from 'payhook';
+ *
+ * const result = safeParseWebhook('{"id":"x"}');
+ * if (!result.success) {
+ *   const error: WebhookParseError = result.error;
+ *   for (const issue of error.issues) console.warn(`${issue.path}: ${issue.message}`);
+ * }
+ * ```
+ */
 export type WebhookParseError = PayhookError & {
   readonly code: 'INVALID_BODY' | 'INVALID_PAYLOAD';
   readonly issues: readonly PayhookIssue[];
