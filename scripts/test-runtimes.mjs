@@ -86,25 +86,10 @@ async function processRuntime(command, args, env) {
   return { ...counts, output };
 }
 
-async function bundleWorker() {
-  const { build } = await import('esbuild');
-  const result = await build({
-    entryPoints: [join(runtimesDir, 'worker.mjs')],
-    bundle: true,
-    write: false,
-    format: 'esm',
-    platform: 'neutral',
-    conditions: ['workerd', 'worker', 'browser'],
-    mainFields: ['module', 'main'],
-    target: 'es2022',
-    logLevel: 'silent',
-  });
-  return result.outputFiles[0].text;
-}
-
 async function withMiniflare(use) {
   const { Miniflare } = await import('miniflare');
-  const script = await bundleWorker();
+  const { bundleForWorkerd } = await import('../test/helpers/bundle-worker.mjs');
+  const script = await bundleForWorkerd(join(runtimesDir, 'worker.mjs'));
   // No nodejs_compat flag: the core and payhook/web must need no Node API.
   const mf = new Miniflare({ modules: true, script, compatibilityDate: '2025-09-01' });
   try {

@@ -5,7 +5,6 @@
 // copy, and its `onPayment` ran exactly once (it logs one `payment …` line).
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
-import { build } from 'esbuild';
 import { Miniflare } from 'miniflare';
 import { toRequest } from 'payhook/testing';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -23,6 +22,7 @@ import {
   tampered,
   type RunningExample,
 } from './harness.js';
+import { bundleForWorkerd } from '../helpers/bundle-worker.mjs';
 
 beforeAll(() => {
   installPacked(examplesDir);
@@ -102,22 +102,12 @@ describe('example: Next.js app-router route handler', () => {
 
 describe('example: Cloudflare Worker (workerd through Miniflare)', () => {
   it('answers real fetches: a signed delivery 200, its repetition 200, a tampered copy 401, and handles the payment once', async () => {
-    const bundle = await build({
-      entryPoints: [join(examplesDir, 'cloudflare-worker', 'src', 'index.ts')],
-      bundle: true,
-      write: false,
-      format: 'esm',
-      platform: 'neutral',
-      conditions: ['workerd', 'worker', 'browser'],
-      mainFields: ['module', 'main'],
-      target: 'es2022',
-      logLevel: 'silent',
-    });
+    const script = await bundleForWorkerd(join(examplesDir, 'cloudflare-worker', 'src', 'index.ts'));
     const lines: string[] = [];
     const webhookUrl = 'https://shop.example.kg/webhooks/payments';
     const mf = new Miniflare({
       modules: true,
-      script: bundle.outputFiles[0]?.text ?? '',
+      script,
       compatibilityDate: '2025-09-01',
       // Miniflare hands the Worker `Host: 127.0.0.1:<port>`: pin the
       // registered URL, as the example's wrangler.toml does.
