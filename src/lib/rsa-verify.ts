@@ -1,6 +1,7 @@
 import { decodeBase64Lenient } from './base64.js';
+import { allot, utf8 } from './bytes.js';
 
-let utf8Encoder: TextEncoder | undefined;
+const RSASSA = { name: 'RSASSA-PKCS1-v1_5' };
 
 /**
  * Internal: whether `signature` (the header, base64) is a valid
@@ -16,15 +17,15 @@ let utf8Encoder: TextEncoder | undefined;
  * ```
  */
 export async function verifyWithKeys(keys: readonly CryptoKey[], canonical: string, signature: unknown): Promise<boolean> {
-  const bytes = typeof signature === 'string' ? decodeBase64Lenient(signature) : null;
+  const bytes = typeof signature === 'string' ? decodeBase64Lenient(signature, allot) : null;
   if (bytes === null) return false;
-  const data = (utf8Encoder ??= new TextEncoder()).encode(canonical);
+  const data = utf8(canonical);
   for (const key of keys) {
     // A signature is exactly as long as the key's modulus; anything else
     // cannot verify, and some runtimes throw instead of answering false.
     if (bytes.length !== Math.ceil((key.algorithm as RsaHashedKeyAlgorithm).modulusLength / 8)) continue;
     try {
-      if (await globalThis.crypto.subtle.verify('RSASSA-PKCS1-v1_5', key, bytes as BufferSource, data)) return true;
+      if (await globalThis.crypto.subtle.verify(RSASSA, key, bytes as BufferSource, data as BufferSource)) return true;
     } catch {
       // Treated as "does not verify": a malformed signature is never a throw.
     }
