@@ -253,16 +253,20 @@ export function prepareVerifier(options: VerifyWebhookOptions): PreparedVerifier
   }
   const keyOptions: KeyOptions = { allowWeakKeys: allowWeakKeys === true };
   const parseOptions = { strict: strict === true };
-  const importKeys = (): CryptoKey[] | Promise<CryptoKey[]> => verificationKeys(keys, keyOptions);
+  // The checked keys once imported: later deliveries skip even the cache look-up.
+  let imported: CryptoKey[] | undefined;
+  const importKeys = (): CryptoKey[] | Promise<CryptoKey[]> => {
+    const found = verificationKeys(keys, keyOptions);
+    return Array.isArray(found) ? (imported = found) : found.then((list) => (imported = list));
+  };
 
   async function verify(request: WebhookRequest): Promise<VerifyWebhookResult> {
     const { method, url, headers, body } = Object(request) as Partial<WebhookRequest>;
     if (typeof method !== 'string' || typeof url !== 'string' || typeof headers !== 'object' || headers === null) {
       throw misuse('verifyWebhook needs a request { method, url, headers, body }.');
     }
-    // Keys already imported come back without an await; a bad key throws on every call.
-    let cryptoKeys = importKeys();
-    if (!Array.isArray(cryptoKeys)) cryptoKeys = await cryptoKeys;
+    // A bad key is never kept, so it throws on every call.
+    const cryptoKeys = imported ?? (await importKeys());
 
     const signature = getHeader(headers, 'signature');
     if (!signature) return failure('MISSING_SIGNATURE', 'The request has no signature header.');

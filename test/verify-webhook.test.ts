@@ -83,9 +83,14 @@ describe('verifyWebhook', () => {
   it('imports a PEM key once, however many deliveries use it', async () => {
     clearKeyCache();
     const importKey = vi.spyOn(globalThis.crypto.subtle, 'importKey');
+    // A fresh options object: one already used keeps the keys it imported.
+    const options = { ...base };
     for (let i = 0; i < 5; i++) {
-      expect(await code(asRequest(signDelivery(webhookBody(), { timestamp: NOW })))).toBe('OK');
+      expect(await code(asRequest(signDelivery(webhookBody(), { timestamp: NOW })), options)).toBe('OK');
     }
+    expect(importKey).toHaveBeenCalledTimes(1);
+    // Another options object with the same PEM finds it in the process-wide cache.
+    expect(await code(asRequest(signDelivery(webhookBody(), { timestamp: NOW })), { ...base })).toBe('OK');
     expect(importKey).toHaveBeenCalledTimes(1);
   });
 
@@ -190,6 +195,10 @@ describe('verifyWebhook', () => {
       await expect(verifyWebhook(request, { publicKeys: [] })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
       await expect(verifyWebhook(request, { environment: 'staging' as never })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
       await expect(verifyWebhook(request, { publicKeys: 'not a key' })).rejects.toMatchObject({ code: 'INVALID_KEY' });
+      // A key that failed is not kept: the same options object fails again, it never verifies without keys.
+      const badKey: VerifyWebhookOptions = { publicKeys: STRANGER_PUBLIC_KEY.replace(/[A-Za-z]{8}/, '!!!!!!!!') };
+      await expect(verifyWebhook(request, badKey)).rejects.toMatchObject({ code: 'INVALID_KEY' });
+      await expect(verifyWebhook(request, badKey)).rejects.toMatchObject({ code: 'INVALID_KEY' });
       await expect(verifyWebhook(request, { ...base, maxBodyBytes: 0 })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
       await expect(verifyWebhook(request, { ...base, toleranceMs: -1 })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
       await expect(verifyWebhook(request, { ...base, webhookUrl: '/webhooks/payments' })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
