@@ -1,5 +1,6 @@
 // Measurement helpers for the benchmark scripts. Nothing here is part of the
 // package; it only times functions and formats what it measured.
+import { readFileSync } from 'node:fs';
 
 /** The median of a list of numbers (the mean of the two middle ones for an even count). */
 export function median(values) {
@@ -15,10 +16,28 @@ function cpuSince(start) {
   return used.user + used.system;
 }
 
+const MAIN_THREAD_STAT = `/proc/self/task/${process.pid}/schedstat`;
+
+/**
+ * CPU time of the main (JavaScript) thread alone, in µs, from Linux's
+ * schedstat; `NaN` where that file does not exist. With Web Crypto the RSA
+ * work runs on libuv's pool, so this says how much of a delivery's CPU the
+ * one JavaScript thread has to do: the figure that caps throughput when the
+ * pool has idle threads.
+ */
+function mainThreadCpu() {
+  try {
+    return Number(readFileSync(MAIN_THREAD_STAT, 'utf8').split(' ')[0]) / 1000;
+  } catch {
+    return Number.NaN;
+  }
+}
+
 /**
  * Runs a synchronous `fn` back to back over `items` (cycling) for `durationMs`
- * and returns `{ opsPerSecond, cpuPerOp }`: operations per second, and the
- * process's CPU time per operation in µs (all threads). The CPU figure
+ * and returns `{ opsPerSecond, cpuPerOp, mainCpuPerOp }`: operations per
+ * second, the process's CPU time per operation in µs (all threads), and the
+ * main thread's share of it (`NaN` off Linux). The CPU figure
  * depends less on what else the machine runs than the throughput does (it
  * still grows under contention, most for the thread-pool figures), so it
  * explains the throughput. Every call must return a truthy value:
@@ -29,6 +48,7 @@ export function measureSync(fn, items, durationMs) {
   const n = items.length;
   let ops = 0;
   const cpu = process.cpuUsage();
+  const main = mainThreadCpu();
   const start = performance.now();
   const end = start + durationMs;
   let now = start;
@@ -41,13 +61,14 @@ export function measureSync(fn, items, durationMs) {
     }
     now = performance.now();
   }
-  return { opsPerSecond: (ops * 1000) / (now - start), cpuPerOp: cpuSince(cpu) / ops };
+  return { opsPerSecond: (ops * 1000) / (now - start), cpuPerOp: cpuSince(cpu) / ops, mainCpuPerOp: (mainThreadCpu() - main) / ops };
 }
 
 /**
  * Runs an async `fn` over `items` with `concurrency` calls in flight (each of
  * `concurrency` workers awaits its call before starting the next) for
- * `durationMs`, and returns `{ opsPerSecond, cpuPerOp }` as measureSync does.
+ * `durationMs`, and returns `{ opsPerSecond, cpuPerOp, mainCpuPerOp }` as
+ * measureSync does.
  */
 export async function measureAsync(fn, items, durationMs, concurrency) {
   const n = items.length;
@@ -55,6 +76,7 @@ export async function measureAsync(fn, items, durationMs, concurrency) {
   let ops = 0;
   let failure;
   const cpu = process.cpuUsage();
+  const main = mainThreadCpu();
   const start = performance.now();
   const end = start + durationMs;
   async function worker() {
@@ -76,7 +98,7 @@ export async function measureAsync(fn, items, durationMs, concurrency) {
   }
   await Promise.all(Array.from({ length: concurrency }, worker));
   if (failure !== undefined) throw failure;
-  return { opsPerSecond: (ops * 1000) / (performance.now() - start), cpuPerOp: cpuSince(cpu) / ops };
+  return { opsPerSecond: (ops * 1000) / (performance.now() - start), cpuPerOp: cpuSince(cpu) / ops, mainCpuPerOp: (mainThreadCpu() - main) / ops };
 }
 
 /** Formats operations per second with a thousands separator. */
