@@ -97,8 +97,11 @@ const ORDER_CACHE_SIZE = 64;
  * costly part of the body line, so each key list is sorted once.
  */
 function writtenOrder(keys: string[]): readonly string[] {
-  const known = orders.find(([received]) => received.length === keys.length && received.every((key, i) => key === keys[i]));
-  if (known !== undefined) return known[1];
+  search: for (const [received, written] of orders) {
+    if (received.length !== keys.length) continue;
+    for (let i = 0; i < keys.length; i++) if (received[i] !== keys[i]) continue search;
+    return written;
+  }
   const sorted: JsonObject = Object.create(null) as JsonObject;
   for (const key of [...keys].sort((collator ??= new Intl.Collator('en-US')).compare)) sorted[key] = 0;
   const written = Object.keys(sorted);
@@ -131,11 +134,8 @@ function writtenOrder(keys: string[]): readonly string[] {
 export function canonicalBody(body: JsonObject | null): string {
   if (body === null) return '';
   try {
-    const keys = Object.keys(body);
-    // Only a "__proto__" key needs an object without a prototype (see above);
-    // an ordinary object is quicker to fill and to write.
-    const sorted: JsonObject = keys.includes('__proto__') ? (Object.create(null) as JsonObject) : {};
-    for (const key of writtenOrder(keys)) sorted[key] = body[key];
+    const sorted: JsonObject = Object.create(null) as JsonObject;
+    for (const key of writtenOrder(Object.keys(body))) sorted[key] = body[key];
     return JSON.stringify(sorted);
   } catch (cause) {
     // Only an already parsed body can get here: a cycle, a BigInt, a throwing
