@@ -90,6 +90,12 @@ type KeyOrder = readonly [received: readonly string[], written: readonly string[
 const orders: KeyOrder[] = [];
 /** Distinct key lists remembered; real deliveries have a handful, and the list starts over when full. */
 const ORDER_CACHE_SIZE = 64;
+/**
+ * The longest key list remembered, in characters (all keys together). A
+ * delivery's has about 150; the bound keeps what unsigned requests can park
+ * in the cache small, whatever bodies they send.
+ */
+const ORDER_CACHE_LIST_CHARS = 1024;
 
 /**
  * The order in which the body line writes `keys`: en-US collation, then what
@@ -105,8 +111,10 @@ function writtenOrder(keys: string[]): readonly string[] {
   const sorted: JsonObject = Object.create(null) as JsonObject;
   for (const key of [...keys].sort((collator ??= new Intl.Collator('en-US')).compare)) sorted[key] = 0;
   const written = Object.keys(sorted);
-  if (orders.length >= ORDER_CACHE_SIZE) orders.length = 0;
-  orders.push([keys, written]);
+  if (keys.join('').length <= ORDER_CACHE_LIST_CHARS) {
+    if (orders.length >= ORDER_CACHE_SIZE) orders.length = 0;
+    orders.push([keys, written]);
+  }
   return written;
 }
 
