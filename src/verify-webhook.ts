@@ -7,16 +7,16 @@
 import { PayhookError, type PayhookIssue } from './errors.js';
 import { checkTimestamp, type FreshnessOptions } from './freshness.js';
 import type { KeyInput, KeyOptions } from './keys.js';
-import { assembleCanonical } from './lib/canonical.js';
+import { canonicalOf } from './lib/canonical.js';
 import { resolveClock } from './lib/clock.js';
 import { getHeader } from './lib/headers.js';
 import { isBytes, parseJsonBody, type JsonObject } from './lib/json-body.js';
-import { verificationKeys } from './lib/key-import.js';
+import { checkedKeys } from './lib/key-import.js';
 import { verifyWithKeys } from './lib/rsa-verify.js';
 import { splitUrl, type UrlParts } from './lib/url.js';
 import type { BodyInput, HeadersInput } from './request.js';
-import { SERVICE_PUBLIC_KEYS, type ServiceEnvironment } from './service-keys.js';
-import { validateWebhookObject } from './webhook/validate.js';
+import { BETA_PUBLIC_KEY, PRODUCTION_PUBLIC_KEY, type ServiceEnvironment } from './service-keys.js';
+import { checkWebhookObject } from './webhook/validate.js';
 import type { PaymentWebhook } from './webhook/types.js';
 
 /**
@@ -188,24 +188,15 @@ function failure(code: VerifyWebhookErrorCode, message: string, issues?: readonl
   return { ok: false, error: { code, message, ...(issues && { issues }) } };
 }
 
-/** Internal: the size of a raw body in bytes (counted up to just past `limit`); `undefined` for a parsed value. */
-function bodySize(body: BodyInput, limit: number): number | undefined {
-  if (typeof body !== 'string') return isBytes(body) ? body.byteLength : undefined;
+/** Internal: the size of a raw body in bytes (counted up to just past `limit`); 0 for a parsed value, which is not measured. */
+function bodySize(body: BodyInput, limit: number): number {
+  if (typeof body !== 'string') return isBytes(body) ? body.byteLength : 0;
   // Every UTF-16 unit is 1 to 3 UTF-8 bytes: most bodies need no count.
   if (body.length * 3 <= limit) return body.length;
   let bytes = 0;
   // By code point: a surrogate pair is 4 bytes, a lone surrogate 3 (as U+FFFD).
   for (const char of body) if ((bytes += char.length > 1 ? 4 : char < '\x80' ? 1 : char < '\u0800' ? 2 : 3) > limit) break;
   return bytes;
-}
-
-/**
- * Every option a verifier is prepared from, in one read (null, undefined or
- * a primitive reads as no options, hence no key).
- */
-function readOptions(options: VerifyWebhookOptions) {
-  const o = Object(options) as VerifyWebhookOptions;
-  return [o.publicKeys, o.environment, o.webhookUrl, o.maxBodyBytes, o.now, o.toleranceMs, o.allowWeakKeys, o.trustForwardedHeaders, o.strict] as const;
 }
 
 /** Internal: verifyWebhook with its options checked once. */
@@ -219,17 +210,37 @@ export interface PreparedVerifier {
 /**
  * Internal: checks the options (throwing `INVALID_ARGUMENT` for misuse) and
  * returns a verifier. The handlers keep one per handler; {@link verifyWebhook}
- * keeps one per options object.
+ * keeps one per options object (its `verify` only, so a bundle of
+ * verifyWebhook alone leaves the rest out).
  */
 export function prepareVerifier(options: VerifyWebhookOptions): PreparedVerifier {
-  const [publicKeys, environment, webhookUrl, maxBodyBytes = DEFAULT_MAX_BODY_BYTES, now, toleranceMs, allowWeakKeys, trustForwardedHeaders, strict] =
-    readOptions(options);
+  const [verify, importKeys, maxBodyBytes] = prepare(options);
+  return { verify, ready: async () => importKeys(), maxBodyBytes };
+}
+
+/** The parts of a {@link PreparedVerifier}: `verify`, the key import behind `ready`, `maxBodyBytes`. */
+function prepare(
+  options: VerifyWebhookOptions,
+): [verify: PreparedVerifier['verify'], importKeys: () => CryptoKey[] | Promise<CryptoKey[]>, maxBodyBytes: number] {
+  // Every option in one read (null, undefined or a primitive reads as no
+  // options, hence no key).
+  const {
+    publicKeys,
+    environment,
+    webhookUrl,
+    maxBodyBytes = DEFAULT_MAX_BODY_BYTES,
+    now,
+    toleranceMs,
+    allowWeakKeys,
+    trustForwardedHeaders,
+    strict,
+  } = Object(options) as VerifyWebhookOptions;
   const keys = [publicKeys ?? []].flat() as KeyInput[];
   for (const name of [environment ?? []].flat() as unknown[]) {
     if (name !== 'production' && name !== 'beta') {
       throw misuse(`Unknown service environment ${JSON.stringify(name)}: use 'production' or 'beta'.`);
     }
-    keys.push(SERVICE_PUBLIC_KEYS[name]);
+    keys.push(name === 'production' ? PRODUCTION_PUBLIC_KEY : BETA_PUBLIC_KEY);
   }
   if (keys.length === 0) {
     throw misuse("verifyWebhook needs { environment: 'production' } (or 'beta') or { publicKeys }.");
@@ -256,7 +267,7 @@ export function prepareVerifier(options: VerifyWebhookOptions): PreparedVerifier
   // The checked keys once imported: later deliveries skip even the cache look-up.
   let imported: CryptoKey[] | undefined;
   const importKeys = (): CryptoKey[] | Promise<CryptoKey[]> => {
-    const found = verificationKeys(keys, keyOptions);
+    const found = checkedKeys(keys, keyOptions); // `keys` is not empty (checked above)
     return Array.isArray(found) ? (imported = found) : found.then((list) => (imported = list));
   };
 
@@ -272,7 +283,7 @@ export function prepareVerifier(options: VerifyWebhookOptions): PreparedVerifier
     if (!signature) return failure('MISSING_SIGNATURE', 'The request has no signature header.');
 
     const size = bodySize(body, maxBodyBytes);
-    if ((size ?? 0) > maxBodyBytes) {
+    if (size > maxBodyBytes) {
       return failure('BODY_TOO_LARGE', `The body has ${size} bytes or more; the limit is ${maxBodyBytes}.`);
     }
 
@@ -282,11 +293,11 @@ export function prepareVerifier(options: VerifyWebhookOptions): PreparedVerifier
       parsed = parseJsonBody(body);
       const parts = pinned ?? splitUrl(url);
       let host = pinned?.authority;
-      if (host === undefined && trustForwardedHeaders === true) host = getHeader(headers, 'x-forwarded-host')?.split(',')[0]?.trim();
+      if (host === undefined && trustForwardedHeaders === true) host = getHeader(headers, 'x-forwarded-host')?.split(',')[0]!.trim();
       // No Host header (some HTTP/2 stacks): an absolute URL's authority is
       // what the client addressed.
       if (host === undefined && parts.authority !== undefined && getHeader(headers, 'host') === undefined) host = parts.authority;
-      canonical = assembleCanonical({ method, path: parts.path, headers, query: parts.query }, parsed, host || undefined);
+      canonical = canonicalOf(method, parts, headers, parsed, host || undefined);
     } catch (error) {
       if (error instanceof PayhookError && error.code !== 'INVALID_ARGUMENT') return failure(error.code as VerifyWebhookErrorCode, error.message);
       throw error;
@@ -305,16 +316,16 @@ export function prepareVerifier(options: VerifyWebhookOptions): PreparedVerifier
     if (parsed === null) {
       return failure('INVALID_PAYLOAD', 'The body is empty.', [{ path: '', message: 'the body is empty' }]);
     }
-    const validation = validateWebhookObject(parsed, parseOptions);
-    if (!validation.success) return failure('INVALID_PAYLOAD', validation.error.message, validation.error.issues);
-    return { ok: true, webhook: validation.webhook, canonical, timestamp: check.timestamp };
+    const checked = checkWebhookObject(parsed, parseOptions);
+    if (checked.issues !== undefined) return failure('INVALID_PAYLOAD', checked.message, checked.issues);
+    return { ok: true, webhook: checked.webhook, canonical, timestamp: check.timestamp };
   }
 
-  return { verify, ready: async () => importKeys(), maxBodyBytes };
+  return [verify, importKeys, maxBodyBytes];
 }
 
 /** Prepared verifiers by options object: options are read once per object. */
-const prepared = /* @__PURE__ */ new WeakMap<object, PreparedVerifier>();
+const prepared = /* @__PURE__ */ new WeakMap<object, PreparedVerifier['verify']>();
 
 /**
  * Verifies one delivery the way the spec's receiver must (§4.1), checking in
@@ -361,7 +372,7 @@ const prepared = /* @__PURE__ */ new WeakMap<object, PreparedVerifier>();
  */
 export async function verifyWebhook(request: WebhookRequest, options: VerifyWebhookOptions): Promise<VerifyWebhookResult> {
   // One prepared verifier per options object: repeated calls do no preparation.
-  let verifier = prepared.get(options);
-  if (verifier === undefined) prepared.set(options, (verifier = prepareVerifier(options)));
-  return verifier.verify(request);
+  let verify = prepared.get(options);
+  if (verify === undefined) prepared.set(options, (verify = prepare(options)[0]));
+  return verify(request);
 }

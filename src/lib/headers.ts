@@ -1,5 +1,6 @@
 import { PayhookError } from '../errors.js';
 import type { HeadersInput, HeadersLike } from '../request.js';
+import { ownValue } from './object.js';
 
 /**
  * Whether headers are a `Headers`-like object rather than a plain record.
@@ -72,7 +73,7 @@ export function getHeader(headers: HeadersInput, name: string): string | undefin
   const lower = name.toLowerCase();
   // The lower-cased name first (what Node and WHATWG Headers hold), then a scan.
   let found = headerValue(
-    isHeadersLike(headers) ? headers.get(lower) : Object.hasOwn(headers, lower) ? (headers as Record<string, unknown>)[lower] : undefined,
+    isHeadersLike(headers) ? headers.get(lower) : ownValue(headers, lower),
     lower,
   );
   if (found === undefined) {

@@ -152,6 +152,23 @@ export function verificationKeys(
   if (list.length === 0) {
     throw new PayhookError('INVALID_ARGUMENT', 'No public key was given (PRODUCTION_PUBLIC_KEY, BETA_PUBLIC_KEY or your own).');
   }
+  return checkedKeys(list, options);
+}
+
+/**
+ * {@link verificationKeys} for a list already known to hold at least one
+ * key (verifyWebhook builds its own): the same result, without the argument
+ * checks (so a bundle that only needs this leaves them out).
+ *
+ * @example
+ * ```ts
+ * import { checkedKeys } from './key-import.js';
+ *
+ * declare const production: string;
+ * const found = checkedKeys([production], { allowWeakKeys: false });
+ * ```
+ */
+export function checkedKeys(list: readonly KeyInput[], options: KeyOptions | undefined): CryptoKey[] | Promise<CryptoKey[]> {
   const entries = list.map(lookup);
   const check = (keys: CryptoKey[]): CryptoKey[] => keys.map((key) => checkStrength(key, options));
   return entries.some((entry) => entry instanceof Promise) ? Promise.all(entries).then(check) : check(entries as CryptoKey[]);

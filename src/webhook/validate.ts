@@ -11,6 +11,7 @@
  * @module
  */
 import { PayhookError, type PayhookIssue } from '../errors.js';
+import { ownValue } from '../lib/object.js';
 import { normaliseStatus } from '../status.js';
 import type { PaymentOperation, PaymentWebhook } from './types.js';
 
@@ -67,7 +68,8 @@ const is = (expected: string, test: (value: unknown) => boolean): Reader => (iss
 
 const STRING = /* @__PURE__ */ is('string', (value) => typeof value === 'string');
 const NON_EMPTY_STRING = /* @__PURE__ */ is('non-empty string', (value) => typeof value === 'string' && value !== '');
-const NUMBER = /* @__PURE__ */ is('number', (value) => typeof value === 'number' && Number.isFinite(value));
+// Number.isFinite is false for anything but a finite number (it does not convert).
+const NUMBER = /* @__PURE__ */ is('number', Number.isFinite);
 /** UNIX time in milliseconds: a non-negative safe integer. */
 const MILLISECONDS = /* @__PURE__ */ is('integer milliseconds', (value) => Number.isSafeInteger(value) && (value as number) >= 0);
 const OBJECT = /* @__PURE__ */ is('object', isObject);
@@ -76,7 +78,7 @@ const WITH_ID_OBJECT = /* @__PURE__ */ is('object with a string id', isObject);
 /** `service`, `item`: an object with a string `id`, rebuilt as `{ id }`. */
 const WITH_ID: Reader = (issues, path, value) => {
   if (WITH_ID_OBJECT(issues, path, value) === undefined) return undefined;
-  const id = STRING(issues, `${path as string}.id`, Object.hasOwn(value as object, 'id') ? (value as Record<string, unknown>)['id'] : undefined);
+  const id = STRING(issues, `${path as string}.id`, ownValue(value as object, 'id'));
   return id === undefined ? undefined : { id };
 };
 
@@ -140,13 +142,40 @@ export function validateWebhookObject(
   value: Record<string, unknown>,
   options?: { strict?: boolean },
 ): WebhookValidation {
+  const checked = checkWebhookObject(value, options);
+  if (checked.issues === undefined) return { success: true, webhook: checked.webhook };
+  const error = new PayhookError('INVALID_PAYLOAD', checked.message, { issues: checked.issues });
+  return { success: false, error: error as WebhookParseError };
+}
+
+/**
+ * The outcome of {@link checkWebhookObject}: the webhook, or every issue and
+ * the message that lists them.
+ */
+export type WebhookCheck =
+  | { readonly webhook: PaymentWebhook; readonly issues?: undefined }
+  | { readonly issues: readonly PayhookIssue[]; readonly message: string };
+
+/**
+ * {@link validateWebhookObject} without the error object: verifyWebhook
+ * reports the issues in its own result.
+ *
+ * @example
+ * ```ts
+ * import { checkWebhookObject } from './validate.js';
+ *
+ * const checked = checkWebhookObject({ id: 'x' }, undefined);
+ * if (checked.issues !== undefined) console.warn(checked.message);
+ * ```
+ */
+export function checkWebhookObject(value: Record<string, unknown>, options: { strict?: boolean } | undefined): WebhookCheck {
   const issues: Issues = [];
   // Every own key read once: the known ones here, the others into `extra`.
   const extra = Object.create(null) as Record<string, unknown>;
   for (const key of Object.keys(value)) if (!KNOWN.has(key)) extra[key] = value[key];
   const webhook: Record<string, unknown> = {};
   for (const [name, read, required] of FIELDS) {
-    const entry = Object.hasOwn(value, name) ? value[name] : undefined;
+    const entry = ownValue(value, name);
     if (entry !== undefined || required === true || (name === 'requestDate' && options?.strict === true)) {
       const checked = read(issues, name, entry);
       if (entry !== undefined) webhook[name] = checked;
@@ -155,8 +184,7 @@ export function validateWebhookObject(
   if (issues.length > 0) {
     const shown = issues.slice(0, MESSAGE_ISSUES).map((issue) => `${issue.path}: ${issue.message}`);
     if (issues.length > MESSAGE_ISSUES) shown.push(`and ${issues.length - MESSAGE_ISSUES} more`);
-    const error = new PayhookError('INVALID_PAYLOAD', `The body is not a payment webhook: ${shown.join('; ')}.`, { issues });
-    return { success: false, error: error as WebhookParseError };
+    return { issues, message: `The body is not a payment webhook: ${shown.join('; ')}.` };
   }
   const status = webhook['status'] as string;
   // `status` keeps its place; the raw spelling goes to `rawStatus`.
@@ -165,5 +193,5 @@ export function validateWebhookObject(
   webhook['operation'] = operationOf(webhook['id'] as string);
   webhook['extra'] = extra;
   webhook['raw'] = value;
-  return { success: true, webhook: webhook as unknown as PaymentWebhook };
+  return { webhook: webhook as unknown as PaymentWebhook };
 }
