@@ -40,8 +40,8 @@ export function normaliseStatus(raw: unknown): PaymentStatus {
   // toLowerCase, not toLocaleLowerCase: the result must not depend on the
   // runtime's locale (a Turkish locale lower-cases `I` differently).
   const status = raw.trim().toLowerCase();
-  // Every other accepted spelling is the status itself, lower-cased.
-  return status === 'success' ? 'SUCCEEDED'
-    : status === 'succeeded' || status === 'failed' || status === 'processing' ? (status.toUpperCase() as PaymentStatus)
+  return status === 'succeeded' || status === 'success' ? 'SUCCEEDED'
+    : status === 'failed' ? 'FAILED'
+    : status === 'processing' ? 'PROCESSING'
     : 'UNKNOWN';
 }

@@ -293,6 +293,7 @@ function prepare(
       parsed = parseJsonBody(body);
       const parts = pinned ?? splitUrl(url);
       let host = pinned?.authority;
+      // `split` always gives at least one item.
       if (host === undefined && trustForwardedHeaders === true) host = getHeader(headers, 'x-forwarded-host')?.split(',')[0]!.trim();
       // No Host header (some HTTP/2 stacks): an absolute URL's authority is
       // what the client addressed.

@@ -14,7 +14,7 @@ const byName = (a: Pair, b: Pair): number => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1
 
 /** Line 2: the path as `decodeURI` decodes it (`MALFORMED_PATH` when it cannot). */
 function canonicalPath(path: unknown): string {
-  if (path === undefined || path === null || path === '') return '';
+  if (path === undefined || path === null) return '';
   try {
     if (typeof path === 'string') return path.includes('%') ? decodeURI(path) : path;
   } catch {

@@ -19,7 +19,8 @@ export function isHeadersLike(headers: HeadersInput): headers is HeadersLike {
 
 /** A header value as a string (arrays joined by `", "`), `undefined` when absent. */
 function headerValue(value: unknown, name: string): string | undefined {
-  if (value === undefined || value === null || typeof value === 'string') return value ?? undefined;
+  if (typeof value === 'string') return value;
+  if (value === undefined || value === null) return undefined;
   const parts = [value].flat();
   // Hand-built header maps sometimes hold numbers (`'x-api-timestamp': Date.now()`).
   if (!parts.every((item) => ['string', 'number', 'boolean', 'bigint'].includes(typeof item))) {

@@ -63,7 +63,6 @@ export function isBytes(value: unknown): value is Uint8Array | ArrayBuffer {
  * ```
  */
 export function parseJsonBody(body: BodyInput): JsonObject | null {
-  if (body === undefined || body === null) return null;
   let value: unknown = body;
   if (typeof body === 'string' || isBytes(body)) {
     const text = typeof body === 'string' ? body : decodeUtf8(body);
@@ -74,7 +73,8 @@ export function parseJsonBody(body: BodyInput): JsonObject | null {
       throw new PayhookError('INVALID_BODY', 'The body is not valid JSON.', { cause });
     }
   }
-  if (value === null) return null;
+  // No body at all, or JSON `null`.
+  if (value === undefined || value === null) return null;
   if (typeof value !== 'object' || Array.isArray(value)) {
     throw new PayhookError('INVALID_BODY', `The body must be a JSON object, but it is ${Array.isArray(value) ? 'an array' : `a ${typeof value}`}.`);
   }

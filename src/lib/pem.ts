@@ -50,6 +50,7 @@ export function pemToSpki(pem: string): Uint8Array {
   // Line breaks may arrive as literal `\n` when a PEM was pasted into an
   // environment variable or a JSON file; a backslash is never base64, so
   // dropping those escapes cannot change the key.
+  // Group 2 always takes part in a match (it may be empty).
   const body = (match[2] as string).replace(/\\[rn]|\s+/g, '');
   const der = decodeBase64Lenient(body);
   if (!der) throw new PayhookError('INVALID_KEY', 'The PEM block does not hold valid base64.');

@@ -21,6 +21,7 @@ const URL_PARTS = /^(?:[a-z][\w+.-]*:\/\/(?:[^/?#]*@)?([^/?#]*))?([^?#]*)(?:\?([
  * ```
  */
 export function splitUrl(url: string): UrlParts {
-  const [, authority, path = '', query = ''] = URL_PARTS.exec(url) as RegExpExecArray;
+  // The path group always takes part in the match (it may match nothing).
+  const [, authority, path, query = ''] = URL_PARTS.exec(url) as RegExpExecArray & [string, string | undefined, string];
   return { authority, path: authority !== undefined && path === '' ? '/' : path, query };
 }
