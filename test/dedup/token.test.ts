@@ -14,7 +14,7 @@ describe('newClaimToken', () => {
 
   it('falls back to 128 random bits in hex where crypto.randomUUID is missing', () => {
     const real = globalThis.crypto;
-    const getRandomValues = vi.fn(<T extends ArrayBufferView | null>(array: T): T => real.getRandomValues(array));
+    const getRandomValues = vi.fn((array: Uint8Array): Uint8Array => real.getRandomValues(array));
     vi.stubGlobal('crypto', { getRandomValues });
     const tokens = new Set(Array.from({ length: 1000 }, newClaimToken));
     expect(getRandomValues).toHaveBeenCalledTimes(1000);
