@@ -141,7 +141,9 @@ export interface WebhookLogRecord {
  * (401 signature/timestamp, 400 not a webhook); claim in the `store` (503
  * when unreachable; 200 when already handled; 409 while another worker holds
  * it); `onPayment` within `handlerTimeoutMs` (500 and the claim released when
- * it throws); complete; 200.
+ * it throws; 500 when it is late, the claim settled when it finishes);
+ * complete; 200 (also when only the completion fails: `onPayment` has
+ * already handed the payment off).
  *
  * @example
  * ```ts
@@ -230,13 +232,16 @@ export interface WebhookHandlerOptions extends Omit<VerifyWebhookOptions, 'now'>
    * The deadline for `onPayment`. When it passes, the service is answered
    * 500, `context.signal` is aborted, and the claim is settled when the late
    * handler does (completed if it resolves, released if it throws, or left
-   * to its lease), so a retry never runs beside it.
+   * to its lease). Until then a retry is answered 409; once `leaseMs` has
+   * passed, a retry is processed even if the late handler is still running,
+   * so stop when `context.signal` aborts. At most 2 147 483 647 (about
+   * 24.8 days, the longest timer JavaScript keeps).
    * @defaultValue 10 000
    */
   handlerTimeoutMs?: number;
   /**
    * The deadline for each store call; a slower store counts as unreachable
-   * (503).
+   * (503). At most 2 147 483 647, as for `handlerTimeoutMs`.
    * @defaultValue 5 000
    */
   storeTimeoutMs?: number;
@@ -246,11 +251,16 @@ export interface WebhookHandlerOptions extends Omit<VerifyWebhookOptions, 'now'>
    * would otherwise hold a connection and up to `maxBodyBytes` of memory;
    * when it passes, the handler answers 408 `BODY_TIMEOUT` and stops reading
    * (cancels the stream; the Node handler closes the connection). Not used
-   * when a body parser already read the body.
+   * when a body parser already read the body. At most 2 147 483 647, as for
+   * `handlerTimeoutMs`.
    * @defaultValue 10 000
    */
   bodyTimeoutMs?: number;
-  /** Called for every delivery not answered 200, and for failures after a 200 (store errors on completion). */
+  /**
+   * Called for every delivery not answered 200 (409 `DELIVERY_IN_PROGRESS`
+   * included, which also reaches `onDuplicate`), and for failures after a
+   * 200 (store errors on completion).
+   */
   onError?: (error: WebhookHandlerError) => void | Promise<void>;
   /** Called for every duplicate (already handled, or in progress elsewhere). */
   onDuplicate?: (duplicate: DuplicateDelivery) => void | Promise<void>;

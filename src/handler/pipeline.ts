@@ -78,10 +78,19 @@ function misuse(message: string): PayhookError {
   return new PayhookError('INVALID_ARGUMENT', message);
 }
 
-function duration(name: string, value: unknown, fallback: number): number {
+/**
+ * The longest delay `setTimeout` keeps (2³¹ − 1 ms, about 24.8 days): a
+ * longer one fires after 1 ms in every runtime.
+ */
+const MAX_TIMER_MS = 2_147_483_647;
+
+/** A positive number of milliseconds up to `max`, or `fallback` when absent. */
+function duration(name: string, value: unknown, fallback: number, max = Number.MAX_SAFE_INTEGER): number {
   const ms = value ?? fallback;
-  if (typeof ms !== 'number' || !(ms > 0) || !(ms <= Number.MAX_SAFE_INTEGER)) {
-    throw misuse(`${name} must be a number of milliseconds greater than 0 and at most Number.MAX_SAFE_INTEGER.`);
+  if (typeof ms !== 'number' || !(ms > 0) || !(ms <= max)) {
+    throw misuse(
+      `${name} must be a number of milliseconds greater than 0 and at most ${max === MAX_TIMER_MS ? `${MAX_TIMER_MS} (about 24.8 days, the longest timer JavaScript keeps)` : 'Number.MAX_SAFE_INTEGER'}.`,
+    );
   }
   return ms;
 }
@@ -139,9 +148,10 @@ export function createPipeline(options: WebhookHandlerOptions): Pipeline {
   const verifyOptions: VerifyWebhookOptions = clock === undefined ? options as VerifyWebhookOptions : fixedOptions;
   const verifier = prepareVerifier(verifyOptions);
   const leaseMs = duration('leaseMs', options.leaseMs, DEFAULTS.leaseMs);
-  const handlerTimeoutMs = duration('handlerTimeoutMs', options.handlerTimeoutMs, DEFAULTS.handlerTimeoutMs);
-  const storeTimeoutMs = duration('storeTimeoutMs', options.storeTimeoutMs, DEFAULTS.storeTimeoutMs);
-  const bodyTimeoutMs = duration('bodyTimeoutMs', options.bodyTimeoutMs, DEFAULTS.bodyTimeoutMs);
+  // The deadlines are timers; the lease is a time the store keeps.
+  const handlerTimeoutMs = duration('handlerTimeoutMs', options.handlerTimeoutMs, DEFAULTS.handlerTimeoutMs, MAX_TIMER_MS);
+  const storeTimeoutMs = duration('storeTimeoutMs', options.storeTimeoutMs, DEFAULTS.storeTimeoutMs, MAX_TIMER_MS);
+  const bodyTimeoutMs = duration('bodyTimeoutMs', options.bodyTimeoutMs, DEFAULTS.bodyTimeoutMs, MAX_TIMER_MS);
   const retentionMs = options.retentionMs ?? DEFAULTS.retentionMs;
   if (typeof retentionMs !== 'number' || !(retentionMs > 0) || (retentionMs > Number.MAX_SAFE_INTEGER && retentionMs !== Infinity)) {
     throw misuse('retentionMs must be a number of milliseconds greater than 0 and at most Number.MAX_SAFE_INTEGER (Infinity to keep forever).');
@@ -283,6 +293,9 @@ export function createPipeline(options: WebhookHandlerOptions): Pipeline {
     if (claim.status !== 'claimed') {
       hook(onDuplicate, { key, state: 'in-progress', webhook });
       const message = 'Another worker is handling this delivery; retry later.';
+      // Not answered 200, so onError hears of it too (a claim that stays
+      // in progress across retries is worth an alert).
+      hook(onError, { code: 'DELIVERY_IN_PROGRESS', message, status: 409, key });
       log({ level: 'info', event: 'in-progress', message, status: 409, code: 'DELIVERY_IN_PROGRESS', key, transactionId });
       return fail('DELIVERY_IN_PROGRESS', message);
     }

@@ -231,8 +231,8 @@ function send(res: NodeResponseLike, answer: Answer): void {
  * `maxBodyBytes` with 413). Then it runs the same pipeline and answers as `createWebhookHandler` from `payhook/web`:
  * 200 handled or duplicate, 400 not a webhook, 401 signature or timestamp,
  * 405 not POST, 408 body not received within `bodyTimeoutMs`, 409 in progress
- * elsewhere, 413 too large, 500 `onPayment`
- * failed (claim released), 503 store unreachable.
+ * elsewhere, 413 too large, 500 `onPayment` threw (claim released) or was
+ * late (claim settled when it finishes), 503 store unreachable when claiming.
  *
  * - `node:http`: `createServer(handler)`.
  * - Express: `app.post('/webhooks/payments', handler)`, with or without

@@ -122,8 +122,8 @@ function toResponse(answer: Answer): Response {
  * | 408 | the body did not arrive within `bodyTimeoutMs` (`BODY_TIMEOUT`; the stream is cancelled) |
  * | 409 | another worker is handling the same delivery (`DELIVERY_IN_PROGRESS`) |
  * | 413 | body larger than `maxBodyBytes` |
- * | 500 | `onPayment` threw or missed `handlerTimeoutMs` (claim released: the retry is processed) |
- * | 503 | the store is unreachable (`STORE_UNAVAILABLE`) — never 200 without a record |
+ * | 500 | `onPayment` threw (claim released: the retry is processed) or missed `handlerTimeoutMs` (the claim is settled when it finishes; a retry meanwhile gets 409) |
+ * | 503 | the store is unreachable when claiming (`STORE_UNAVAILABLE`) — never 200 without a claim; if only recording the success fails, the answer is 200 and `onError` reports it |
  *
  * Every answer is JSON `{ ok, code?, message? }`. Give it the request before
  * anything reads its body (in Hono, `c.req.raw`). Pass the platform's

@@ -23,6 +23,10 @@ describe('createWebhookHandler options', () => {
       { leaseMs: 5_000, handlerTimeoutMs: 5_000 },
       { handlerTimeoutMs: 0 },
       { storeTimeoutMs: Number.NaN },
+      // Timers longer than 2³¹ − 1 ms fire at once in every runtime.
+      { handlerTimeoutMs: 2 ** 31, leaseMs: 2 ** 33 },
+      { storeTimeoutMs: 2 ** 31, leaseMs: 2 ** 33 },
+      { bodyTimeoutMs: 2 ** 31 },
       { retentionMs: 599_999 },
       { retentionMs: 1e21 },
       { leaseMs: 1e21 },
@@ -33,6 +37,9 @@ describe('createWebhookHandler options', () => {
       expect(() => createWebhookHandler({ ...base, ...options } as WebhookHandlerOptions), JSON.stringify(options)).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
     }
     expect(() => createWebhookHandler({ ...base, retentionMs: 20_000, toleranceMs: 10_000 })).not.toThrow();
+    // The longest timer is allowed, and says so when exceeded.
+    expect(() => createWebhookHandler({ ...base, bodyTimeoutMs: 2 ** 31 - 1, handlerTimeoutMs: 2 ** 31 - 1, leaseMs: 2 ** 33 })).not.toThrow();
+    expect(() => createWebhookHandler({ ...base, bodyTimeoutMs: 2 ** 31 })).toThrow(/at most 2147483647 \(about 24\.8 days/);
   });
 
   it('requires leaseMs > handlerTimeoutMs + 2 × storeTimeoutMs, so a claim outlives its handler and the store calls around it', () => {
@@ -222,6 +229,31 @@ describe('deduplication key and handler context', () => {
     const response = await handler(toRequest(signDelivery(webhookBody())));
     expect(response.status).toBe(200);
     expect(errors).toEqual([['STORE_UNAVAILABLE', 200]]);
+  });
+
+  it('reports a 409 to onError as well as onDuplicate, and answers a retry 409 while a late handler still holds the claim', async () => {
+    const errors: Array<[string, number]> = [];
+    const duplicates: string[] = [];
+    const pending: Promise<unknown>[] = [];
+    let finish: () => void = () => {};
+    const handler = createWebhookHandler({
+      ...base,
+      handlerTimeoutMs: 50,
+      onError: (error) => { errors.push([error.code, error.status]); },
+      onDuplicate: (duplicate) => { duplicates.push(duplicate.state); },
+      onPayment: () => new Promise<void>((resolve) => { finish = resolve; }),
+    });
+    const delivery = signDelivery(webhookBody());
+    const late = await handler(toRequest(delivery), { waitUntil: (promise) => { pending.push(promise); } });
+    expect(late.status).toBe(500);
+    const retry = await handler(toRequest(delivery));
+    expect(retry.status).toBe(409);
+    expect(errors).toEqual([['HANDLER_FAILED', 500], ['DELIVERY_IN_PROGRESS', 409]]);
+    expect(duplicates).toEqual(['in-progress']);
+    // The late handler finishes: its claim is completed, and the next retry is a duplicate.
+    finish();
+    await Promise.all(pending);
+    expect(await (await handler(toRequest(delivery))).json()).toEqual({ ok: true, duplicate: true });
   });
 
   it('answers 500 when the body was already read before the handler', async () => {
