@@ -188,15 +188,21 @@ function failure(code: VerifyWebhookErrorCode, message: string, issues?: readonl
   return { ok: false, error: { code, message, ...(issues && { issues }) } };
 }
 
-/** Internal: the size of a raw body in bytes (counted up to just past `limit`); 0 for a parsed value, which is not measured. */
-function bodySize(body: BodyInput, limit: number): number {
+/**
+ * Internal: the size of a raw body in UTF-8 bytes, counted only as far as it
+ * takes to compare it with `limit`; 0 for a parsed value, which is not
+ * measured.
+ */
+export function bodySize(body: BodyInput, limit: number): number {
   if (typeof body !== 'string') return isBytes(body) ? body.byteLength : 0;
-  // Every UTF-16 unit is 1 to 3 UTF-8 bytes: most bodies need no count.
-  if (body.length * 3 <= limit) return body.length;
-  let bytes = 0;
-  // By code point: a surrogate pair is 4 bytes, a lone surrogate 3 (as U+FFFD).
-  for (const char of body) if ((bytes += char.length > 1 ? 4 : char < '\x80' ? 1 : char < '\u0800' ? 2 : 3) > limit) break;
-  return bytes;
+  // Every UTF-16 unit is 1 to 3 UTF-8 bytes: a short text needs no count,
+  // and one with more units than the limit has more bytes too.
+  const bytes = body.length;
+  if (bytes * 3 <= limit || bytes > limit) return bytes;
+  // In between, the runtime counts: a Blob holds the text as UTF-8 (a lone
+  // surrogate as U+FFFD, 3 bytes), natively, about ten times faster than a
+  // loop over code points in JavaScript.
+  return new Blob([body]).size;
 }
 
 /** Internal: verifyWebhook with its options checked once. */
