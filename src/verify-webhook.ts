@@ -81,6 +81,13 @@ export interface VerifyWebhookOptions extends KeyOptions, FreshnessOptions {
    * The largest body accepted, in bytes, checked before the body is parsed
    * (`BODY_TOO_LARGE`). An already parsed body is not measured: the body
    * parser that produced it applied its own limit.
+   *
+   * The limit also bounds what an unsigned request can cost: the canonical
+   * string needs the whole body parsed and its top-level keys sorted before
+   * the signature can be checked. At 1 MiB, a body of 110 000 tiny keys took
+   * about 270 ms of CPU (`JSON.parse` alone about 65 ms) on the benchmark
+   * machine; at 64 KiB, about 10 ms. Real deliveries are a few kilobytes, so
+   * `65_536` is a safe, cheaper choice in production.
    * @defaultValue 1 048 576 (1 MiB)
    */
   maxBodyBytes?: number;
