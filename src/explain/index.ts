@@ -4,7 +4,7 @@ import { importPublicKey, type KeyInput } from '../keys.js';
 import { decodeBase64Lenient } from '../lib/base64.js';
 import { assembleCanonical } from '../lib/canonical.js';
 import { forEachHeader, getHeader } from '../lib/headers.js';
-import { parseJsonBody, type JsonObject } from '../lib/json-body.js';
+import { canonicalBody, parseJsonBody, type JsonObject } from '../lib/json-body.js';
 import { splitUrl } from '../lib/url.js';
 import type { BodyInput, HeadersInput } from '../request.js';
 import { SERVICE_PUBLIC_KEYS, type ServiceEnvironment } from '../service-keys.js';
@@ -356,9 +356,12 @@ function result(partial: Partial<VerificationDiagnosis> & Pick<VerificationDiagn
  * other environment's key — and names the change that makes the signature
  * verify, with the fix. Where nothing matches, it says what was tried.
  *
- * The search is bounded (at most 600 signature checks, about 20 ms), so it
- * is safe in an error path; it never throws for a bad delivery (a missing
- * `Host`, a body that is not JSON, a garbage signature), only reports.
+ * The search is bounded (at most 600 signature checks, about 20 ms, and
+ * none when no key has the signature's length), and the body is parsed and
+ * its line written once, as verifyWebhook does, so it is safe in an error
+ * path. It reports the first failure with the code verifyWebhook would give,
+ * and never throws for a bad delivery (a missing `Host`, a body that is not
+ * JSON, a garbage signature).
  * Use it while debugging, or through a handler's debug option: it is not a
  * verifier, and a "would verify with …" is a diagnosis, never a reason to
  * accept a delivery.
@@ -406,6 +409,14 @@ async function explain(request: ExplainRequest, options: ExplainOptions): Promis
   const basePath = registered?.path ?? path;
   const baseQuery = registered?.query ?? query;
 
+  // verifyWebhook's order: the signature header, then the body, then the
+  // canonical string's parts.
+  if (!signature) {
+    return result({
+      code: 'MISSING_SIGNATURE',
+      message: 'The request has no `signature` header: it was not sent by the service, or a proxy dropped the header.',
+    });
+  }
   let body: JsonObject | null;
   try {
     body = parseJsonBody(request.body);
@@ -417,39 +428,50 @@ async function explain(request: ExplainRequest, options: ExplainOptions): Promis
   }
   // WEB and signed-body deliveries carry the registered callback URL in the body.
   const announced = parseWebhookUrl(registeredUrlInBody(body));
-  if (signature === undefined || signature.trim() === '') {
-    return result({
-      code: 'MISSING_SIGNATURE',
-      message: 'The request has no `signature` header: it was not sent by the service, or a proxy dropped the header.',
-    });
-  }
-  if (baseHost === undefined) {
-    return result({
-      code: 'MISSING_HOST',
-      message: 'The request has no Host header, so no canonical string can be built: set `webhookUrl` to the URL registered with the service.',
-    });
-  }
 
   const apiHeaders: string[] = [];
   forEachHeader(headers, (name) => {
     if (name.startsWith('x-api-') && name !== 'x-api-timestamp' && !apiHeaders.includes(name)) apiHeaders.push(name);
   });
-  const build = (variant: Variant): string | null => {
-    const withHost: Record<string, string> = { host: variant.host };
+  // Lines 1 to 4 of a variant (`host` undefined: none, as received), then
+  // the body line. The body is the same in every variant, so its line (the
+  // costly part: every top-level key sorted) is written once.
+  let bodyLine = '';
+  const lines = (variant: { host: string | undefined; path: string; query: string; dropHeaders: readonly string[] }): string => {
+    const withHost: Record<string, string> = variant.host === undefined ? {} : { host: variant.host };
     forEachHeader(headers, (name, value) => {
       if (name.startsWith('x-api-') && !variant.dropHeaders.includes(name)) withHost[name] = value;
     });
+    // With no body, assembleCanonical ends where the body line starts.
+    return assembleCanonical({ method, path: variant.path, headers: withHost, query: variant.query }, null);
+  };
+  let canonical: string;
+  try {
+    // The as-received string: a failure here is the one verifyWebhook reports.
+    canonical = lines({ host: baseHost, path: basePath, query: baseQuery, dropHeaders: [] });
+    bodyLine = canonicalBody(body);
+    canonical += bodyLine;
+  } catch (error) {
+    const payhookCode = isPayhookError(error) ? error.code : null;
+    return result({
+      code: payhookCode,
+      message:
+        payhookCode === 'MISSING_HOST'
+          ? 'The request has no Host header, so no canonical string can be built: set `webhookUrl` to the URL registered with the service.'
+          : `No canonical string can be built: ${error instanceof Error ? error.message : String(error)}`,
+    });
+  }
+  // A string: the as-received build refuses a missing host (MISSING_HOST).
+  const host = baseHost as string;
+  const baseVariant: Variant = { host, path: basePath, query: baseQuery, dropHeaders: [] };
+  const build = (variant: Variant): string | null => {
     try {
-      return assembleCanonical({ method, path: variant.path, headers: withHost, query: variant.query }, body);
+      return lines(variant) + bodyLine;
     } catch {
+      // This variant's path or query cannot be written: not a candidate.
       return null;
     }
   };
-  const baseVariant: Variant = { host: baseHost, path: basePath, query: baseQuery, dropHeaders: [] };
-  const canonical = build(baseVariant);
-  if (canonical === null) {
-    return result({ code: 'MALFORMED_PATH', message: 'The path or query holds a malformed percent escape, so no canonical string can be built.' });
-  }
 
   const environmentKeys = options.environmentKeys ?? SERVICE_PUBLIC_KEYS;
   const configured = configuredKeys(options, environmentKeys);
@@ -514,7 +536,7 @@ async function explain(request: ExplainRequest, options: ExplainOptions): Promis
   const lengthMatches = usable.filter((key) => bytes.length === Math.ceil((key.imported.algorithm as RsaHashedKeyAlgorithm).modulusLength / 8));
 
   const hint = registered ?? parseWebhookUrl(options.registeredUrl) ?? announced;
-  const hosts = candidateHosts(baseHost, headers, hint?.host);
+  const hosts = candidateHosts(host, headers, hint?.host);
   if (receivedHost !== undefined) pushUnique(hosts, receivedHost, MAX_HOSTS + 1);
   const paths = candidatePaths(basePath, headers, hint?.path);
   if (basePath !== path) pushUnique(paths, path, MAX_PATHS + 1);
@@ -525,15 +547,15 @@ async function explain(request: ExplainRequest, options: ExplainOptions): Promis
   // Fewest changes first: each single change, then pairs of host/path/query.
   const variants: Array<{ variant: Variant; changes: DiagnosisChange[] }> = [{ variant: baseVariant, changes: [] }];
   const change = (part: DiagnosisChange['part'], received: string, expected: string): DiagnosisChange => ({ part, received, expected });
-  for (const host of hosts.slice(1)) variants.push({ variant: { ...baseVariant, host }, changes: [change('host', baseHost, host)] });
+  for (const h of hosts.slice(1)) variants.push({ variant: { ...baseVariant, host: h }, changes: [change('host', host, h)] });
   for (const p of paths.slice(1)) variants.push({ variant: { ...baseVariant, path: p }, changes: [change('path', basePath, p)] });
   for (const q of queries.slice(1)) variants.push({ variant: { ...baseVariant, query: q }, changes: [change('query', baseQuery, q)] });
   for (const dropHeaders of headerSets.slice(1)) {
     variants.push({ variant: { ...baseVariant, dropHeaders }, changes: [change('header', dropHeaders[0] ?? '', '')] });
   }
-  for (const host of hosts.slice(1)) {
-    for (const p of paths.slice(1)) variants.push({ variant: { ...baseVariant, host, path: p }, changes: [change('host', baseHost, host), change('path', basePath, p)] });
-    for (const q of queries.slice(1)) variants.push({ variant: { ...baseVariant, host, query: q }, changes: [change('host', baseHost, host), change('query', baseQuery, q)] });
+  for (const h of hosts.slice(1)) {
+    for (const p of paths.slice(1)) variants.push({ variant: { ...baseVariant, host: h, path: p }, changes: [change('host', host, h), change('path', basePath, p)] });
+    for (const q of queries.slice(1)) variants.push({ variant: { ...baseVariant, host: h, query: q }, changes: [change('host', host, h), change('query', baseQuery, q)] });
   }
   for (const p of paths.slice(1)) {
     for (const q of queries.slice(1)) variants.push({ variant: { ...baseVariant, path: p, query: q }, changes: [change('path', basePath, p), change('query', baseQuery, q)] });
@@ -541,7 +563,9 @@ async function explain(request: ExplainRequest, options: ExplainOptions): Promis
 
   const tried = { hosts, paths, queries: queries.map((q) => (q === '' ? '(none)' : `?${q}`)), keys: triedKeys };
   const configuredNames = describeKeys(configured);
-  for (const { variant, changes } of variants) {
+  // No key of the signature's length: nothing can verify, so nothing is built.
+  for (const { variant, changes } of lengthMatches.length === 0 ? [] : variants) {
+    if (checks >= MAX_CHECKS) break;
     const text = build(variant);
     if (text === null) continue;
     for (const key of lengthMatches) {

@@ -1,0 +1,81 @@
+// explainVerificationFailure reports the failure verifyWebhook would report,
+// and its search writes the body line once however many variants it tries.
+import { describe, expect, it, vi } from 'vitest';
+import { explainVerificationFailure, type ExplainRequest } from '../src/explain/index.js';
+import * as jsonBody from '../src/lib/json-body.js';
+import { createTestWebhook, signWebhook, TEST_KEY_PAIR } from '../src/testing/index.js';
+import { verifyWebhook } from '../src/verify-webhook.js';
+
+/** Body lines written for a body (an empty body's line is free, and lines 1 to 4 are built with none). */
+const bodyLinesWritten = (): number => vi.mocked(jsonBody.canonicalBody).mock.calls.filter(([body]) => body !== null).length;
+
+vi.mock('../src/lib/json-body.js', async (importOriginal) => {
+  const original = await importOriginal<typeof import('../src/lib/json-body.js')>();
+  return { ...original, canonicalBody: vi.fn(original.canonicalBody) };
+});
+
+const NOW = 1763712000000;
+const options = { publicKeys: TEST_KEY_PAIR.publicKey, now: NOW };
+
+async function signed(url = 'https://shop.example.kg/webhooks/payments') {
+  return signWebhook(createTestWebhook({ now: NOW }), { url, timestamp: NOW });
+}
+
+/** The code verifyWebhook reports for a request (null when it verifies). */
+async function verifyCode(request: ExplainRequest): Promise<string | null> {
+  const result = await verifyWebhook(request as never, options);
+  return result.ok ? null : result.error.code;
+}
+
+describe('explainVerificationFailure reports what verifyWebhook reports', () => {
+  it.each([
+    ['a query escape that decodes to a malformed one', (s: ExplainRequest): ExplainRequest => ({ ...s, url: `${s.url}?a=%25E0` }), 'MALFORMED_QUERY'],
+    ['a malformed path escape', (s: ExplainRequest): ExplainRequest => ({ ...s, url: '/webhooks/%E0' }), 'MALFORMED_PATH'],
+    ['a parsed body JSON cannot write (a BigInt)', (s: ExplainRequest): ExplainRequest => ({ ...s, body: { ...(JSON.parse(s.body as string) as object), big: 1n } }), 'INVALID_BODY'],
+    ['no signature and a body that is not JSON', (s: ExplainRequest): ExplainRequest => ({ ...s, headers: { ...(s.headers as Record<string, string>), signature: '' }, body: '{' }), 'MISSING_SIGNATURE'],
+    ['a signature of spaces', (s: ExplainRequest): ExplainRequest => ({ ...s, headers: { ...(s.headers as Record<string, string>), signature: '   ' } }), 'SIGNATURE_MISMATCH'],
+    ['no Host', (s: ExplainRequest): ExplainRequest => ({ ...s, url: '/webhooks/payments', headers: { ...(s.headers as Record<string, string>), host: undefined as never } }), 'MISSING_HOST'],
+  ])('%s', async (_name, change, expected) => {
+    const delivery = await signed();
+    const request = change({ method: 'POST', url: '/webhooks/payments', headers: delivery.headers, body: delivery.body });
+    expect(await verifyCode(request)).toBe(expected);
+    const diagnosis = await explainVerificationFailure(request, options);
+    expect(diagnosis.code).toBe(expected);
+    expect(diagnosis.ok).toBe(false);
+  });
+});
+
+describe('explainVerificationFailure search cost', () => {
+  it('writes the body line once, whatever the number of variants tried', async () => {
+    const delivery = await signed();
+    // A tampered body: no variant verifies, so every host, path and query candidate is tried.
+    const body = delivery.body.replace('"amount":', '"amount":1');
+    const request = {
+      method: 'POST',
+      url: '/internal/webhooks/payments?x=1',
+      headers: { ...delivery.headers, host: 'internal:8080', 'x-forwarded-host': 'shop.example.kg', 'x-forwarded-prefix': '/api' },
+      body,
+    };
+    vi.mocked(jsonBody.canonicalBody).mockClear();
+    const diagnosis = await explainVerificationFailure(request, options);
+    expect(diagnosis.code).toBe('SIGNATURE_MISMATCH');
+    expect(diagnosis.checks).toBeGreaterThan(5);
+    expect(bodyLinesWritten()).toBe(1);
+  });
+
+  it('builds no variant when no key has the signature length', async () => {
+    const delivery = await signed();
+    vi.mocked(jsonBody.canonicalBody).mockClear();
+    const diagnosis = await explainVerificationFailure(
+      { method: 'POST', url: '/internal?x=1', headers: { ...delivery.headers, host: 'internal:8080', 'x-forwarded-host': 'shop.example.kg', signature: 'AAAA' }, body: delivery.body },
+      options,
+    );
+    expect(diagnosis.code).toBe('SIGNATURE_MISMATCH');
+    expect(diagnosis.message).toContain('matches none of the keys tried');
+    // Only the configured key's check of the as-received string, which the length alone refuses.
+    expect(diagnosis.checks).toBeLessThanOrEqual(1);
+    expect(bodyLinesWritten()).toBe(1);
+    // Lines 1 to 4 are built once, as received: no variant.
+    expect(vi.mocked(jsonBody.canonicalBody).mock.calls.filter(([body]) => body === null)).toHaveLength(1);
+  });
+});
