@@ -88,6 +88,12 @@ export function duration(ms: number): string {
   return `${Math.round(ms / 360_000) / 10} h`;
 }
 
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
+/** The longest delay one `setTimeout` keeps (2³¹ − 1 ms); a longer one fires after 1 ms. */
+export const MAX_TIMER_MS = 2_147_483_647;
+
+/** Waits `ms`, in steps no timer overflows (a retry slowed by a tiny `--speed` can wait years). */
+export async function sleep(ms: number): Promise<void> {
+  for (let left = ms; left > 0; left -= MAX_TIMER_MS) {
+    await new Promise((resolve) => setTimeout(resolve, Math.min(left, MAX_TIMER_MS)));
+  }
 }

@@ -1,7 +1,7 @@
 import { retryDelay } from '../retry.js';
 import { createTestWebhook, TEST_WEBHOOK_VARIANTS, type TestWebhookOverrides, type TestWebhookVariant } from '../testing/deliveries.js';
 import { signWebhook, type SignedWebhook } from '../testing/sign.js';
-import { duration, EXIT, integerFlag, numberFlag, pairs, parse, readInput, sleep, UsageError, type Io } from './io.js';
+import { duration, EXIT, integerFlag, MAX_TIMER_MS, numberFlag, pairs, parse, readInput, sleep, UsageError, type Io } from './io.js';
 
 export const SEND_HELP = `Usage: payhook send <url> [options]
 
@@ -35,11 +35,25 @@ Delivery:
   --timeout <ms>            per attempt (default: 10000)
   -h, --help                show this help
 
-Each attempt is signed afresh (a new x-api-timestamp, the same body), so
-late retries stay inside the receiver's 5-minute window.
+Deliveries that start together send the same signed request. Every later
+delivery and every retry is signed when it starts (a new x-api-timestamp,
+the same body), so late ones stay inside the receiver's 5-minute window.
+An attempt counts as answered once the whole answer has arrived.
 
 Exit codes: 0 every delivery got 200 OK; 1 some did not (or could not
 connect); 2 usage error.`;
+
+/**
+ * Why a fetch failed, as briefly as the runtime says it: the system error
+ * code (`ECONNREFUSED`), else the cause's message (`bad port`), else the
+ * error's name (`TimeoutError`).
+ */
+function failureReason(error: unknown): string {
+  const cause = (error as { cause?: { code?: unknown; message?: unknown } } | null)?.cause;
+  if (typeof cause?.code === 'string') return cause.code;
+  if (typeof cause?.message === 'string' && cause.message !== '') return cause.message;
+  return error instanceof Error ? error.name : 'error';
+}
 
 interface Outcome {
   ok: boolean;
@@ -125,6 +139,7 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
   const speed = numberFlag(values.speed, 'speed', 1);
   const maxAttempts = values.retry ? integerFlag(values['max-attempts'], 'max-attempts', 10) : 1;
   const timeoutMs = integerFlag(values.timeout, 'timeout', 10_000);
+  if (timeoutMs > MAX_TIMER_MS) throw new UsageError(`--timeout must be at most ${MAX_TIMER_MS} ms (about 24.8 days)`);
   const privateKey = values.key === undefined ? undefined : await readInput(values.key, 'key file');
 
   let body: object;
@@ -154,23 +169,28 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
   const deliver = async (index: number): Promise<Outcome> => {
     const label = repeat > 1 ? `[${index + 1}] ` : '';
     for (let attempt = 1; attempt <= maxAttempts; attempt++) {
-      const signed = attempt === 1 ? first : await sign();
+      // The deliveries that start at once send the first signed request;
+      // any later one, and every retry, is signed when it starts, so it is
+      // fresh whatever waited before it.
+      const signed = attempt === 1 && index < concurrency ? first : await sign();
       const started = Date.now();
       let line: string;
       let status = 0;
+      let response: Response | undefined;
       try {
-        const response = await fetch(url, {
+        response = await fetch(url, {
           method: signed.method,
           headers: Object.fromEntries(Object.entries(signed.headers).filter(([name]) => name !== 'host')),
           body: signed.body,
           signal: AbortSignal.timeout(timeoutMs),
         });
-        status = response.status;
         const text = (await response.text()).replace(/\s+/g, ' ').slice(0, 200);
+        // Counted once the whole answer arrived, as the line says.
+        status = response.status;
         line = `${status} ${response.statusText}${text === '' ? '' : ` ${text}`}`;
       } catch (error) {
-        const cause = (error as { cause?: { code?: string } }).cause?.code;
-        line = `no answer (${cause ?? (error as Error).name ?? 'error'})`;
+        const reason = failureReason(error);
+        line = response === undefined ? `no answer (${reason})` : `${response.status} ${response.statusText}, but the body did not arrive (${reason})`;
       }
       io.out(`${label}attempt ${attempt}: ${line} (${Date.now() - started} ms)`);
       if (status === 200) return { ok: true };

@@ -137,6 +137,55 @@ describe('payhook send', () => {
     expect(received[1]!.headers['x-api-timestamp']).toBe('1763712000000');
   });
 
+  it('signs a delivery that starts after others finished when it starts, so it is never stale', async () => {
+    // One at a time, each answered after 300 ms: the third starts about 600 ms after the first was signed.
+    const { url, received } = await endpoint(() => 200, 300);
+    const result = await run(['send', url, '--repeat', '3', '--concurrency', '1']);
+    expect(result.code).toBe(0);
+    expect(received).toHaveLength(3);
+    for (const delivery of received) {
+      // Signed at most a few ms before it arrived, not when the first one was.
+      expect(delivery.at - Number(delivery.headers['x-api-timestamp'])).toBeLessThan(250);
+      expect(await verifies(delivery)).toBe(true);
+    }
+    expect(new Set(received.map((r) => r.headers['signature'])).size).toBe(3);
+    expect(new Set(received.map((r) => r.body)).size).toBe(1);
+  });
+
+  it('does not count a 200 whose body never arrives', async () => {
+    server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        // Headers now, the body never.
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.flushHeaders();
+      });
+    });
+    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const result = await run(['send', `http://127.0.0.1:${port}/webhooks/payments`, '--timeout', '500']);
+    expect(result.stdout).toContain('attempt 1: 200 OK, but the body did not arrive (TimeoutError)');
+    expect(result.stdout).toContain('0 of 1 delivery answered 200 OK');
+    expect(result.code).toBe(1);
+    server.closeAllConnections();
+  });
+
+  it('refuses a --timeout no timer can keep', async () => {
+    const result = await run(['send', 'http://127.0.0.1:9/x', '--timeout', '2147483648']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('--timeout must be at most 2147483647 ms');
+    // The largest one is accepted (the port refuses at once).
+    const largest = await run(['send', 'http://127.0.0.1:9/x', '--timeout', '2147483647']);
+    expect(largest.code).toBe(1);
+  });
+
+  it('names the cause when a fetch fails without a system error code', async () => {
+    // Port 6000 is one fetch refuses to connect to ("bad port").
+    const result = await run(['send', 'http://127.0.0.1:6000/webhooks/payments']);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain('no answer (bad port)');
+  });
+
   it('refuses bad usage with exit 2', async () => {
     for (const args of [
       ['send'],
