@@ -32,7 +32,10 @@ export interface SignWebhookOptions {
   /**
    * The `x-api-timestamp` header: a time (milliseconds or `Date`), a string
    * sent and signed as given (to test malformed timestamps), or `null` to
-   * send none.
+   * send none. HTTP strips whitespace around a header value, so a padded
+   * string (`' 1763712000000'`) only works with `verifyWebhook` directly;
+   * {@link toRequest} and {@link sendWebhook} refuse it. Over HTTP, test a
+   * malformed timestamp with one like `'12:00'`.
    * @defaultValue `Date.now()`
    */
   timestamp?: number | Date | string | null;
@@ -155,6 +158,22 @@ export async function signWebhook(delivery: object | string, options: SignWebhoo
   return { method, url: url.href, headers, body, canonical };
 }
 
+/**
+ * HTTP strips whitespace around a header value (`Headers` does too), so a
+ * padded value would arrive changed and its signature never verify: refused
+ * with `INVALID_ARGUMENT` rather than sent.
+ */
+function checkSendable(headers: Readonly<Record<string, string>>): void {
+  for (const [name, value] of Object.entries(headers)) {
+    if (/^[\t\n\r ]|[\t\n\r ]$/.test(value)) {
+      throw new PayhookError(
+        'INVALID_ARGUMENT',
+        `The header ${JSON.stringify(name)} has whitespace around its value, which HTTP strips, so the delivery would arrive with a signature that does not verify. Pass it to verifyWebhook directly, or use a value such as "12:00" to test a malformed timestamp.`,
+      );
+    }
+  }
+}
+
 function withoutHost(headers: Readonly<Record<string, string>>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(headers)) if (name !== 'host') out[name] = value;
@@ -165,6 +184,10 @@ function withoutHost(headers: Readonly<Record<string, string>>): Record<string, 
  * Turns a signed delivery into a Web `Request`, to call a fetch-style
  * handler (`payhook/web`, Hono, Next.js route handlers, Workers) directly.
  * Its URL is `signed.url`, so the handler sees the signed host and path.
+ *
+ * @throws {@link PayhookError} `INVALID_ARGUMENT` for a header value with
+ * whitespace around it, which `Request` would strip (the signature would
+ * then never verify).
  *
  * @example
  * ```ts
@@ -181,6 +204,7 @@ function withoutHost(headers: Readonly<Record<string, string>>): Record<string, 
  * ```
  */
 export function toRequest(signed: SignedWebhook): Request {
+  checkSendable(signed.headers);
   const init = { method: signed.method, headers: { ...signed.headers }, body: signed.body };
   try {
     return new Request(signed.url, init);
@@ -199,7 +223,9 @@ export function toRequest(signed: SignedWebhook): Request {
  * receiver's `webhookUrl` with the signed one.
  *
  * @throws {@link PayhookError} `INVALID_ARGUMENT` for a `baseUrl` that is
- * not an absolute URL; network errors reject as `fetch` rejects.
+ * not an absolute URL, or a header value with whitespace around it (HTTP
+ * strips it, so the signature would not verify on arrival); network errors
+ * reject as `fetch` rejects.
  *
  * @example
  * ```ts
@@ -211,6 +237,7 @@ export function toRequest(signed: SignedWebhook): Request {
  * ```
  */
 export async function sendWebhook(signed: SignedWebhook, baseUrl?: string): Promise<Response> {
+  checkSendable(signed.headers);
   let target = signed.url;
   if (baseUrl !== undefined) {
     let base: URL;

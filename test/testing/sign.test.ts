@@ -178,6 +178,27 @@ describe('toRequest and sendWebhook', () => {
   });
 });
 
+describe('toRequest and sendWebhook refuse what HTTP would change', () => {
+  it('refuses a header value with whitespace around it, naming the header; verifyWebhook still takes it directly', async () => {
+    for (const [options, name] of [
+      [{ timestamp: ' 1763712000000' }, 'x-api-timestamp'],
+      [{ timestamp: '1763712000000\t' }, 'x-api-timestamp'],
+      [{ headers: { 'x-api-shop': 'seven ' } }, 'x-api-shop'],
+    ] as const) {
+      const signed = await signWebhook(createTestWebhook(), { url: URL_, ...options });
+      expect(() => toRequest(signed)).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT', message: expect.stringContaining(`"${name}"`) }));
+      await expect(sendWebhook(signed, 'http://127.0.0.1:9')).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    }
+    // Inner whitespace is kept by HTTP, so it is sent; a padded value is for verifyWebhook alone.
+    const inner = await signWebhook(createTestWebhook(), { url: URL_, headers: { 'x-api-shop': 'seven shops' } });
+    expect(toRequest(inner).headers.get('x-api-shop')).toBe('seven shops');
+    const padded = await signWebhook(createTestWebhook(), { url: URL_, timestamp: ' 1763712000000' });
+    const { verifyWebhook } = await import('../../src/verify-webhook.js');
+    const result = await verifyWebhook({ method: 'POST', url: padded.url, headers: padded.headers, body: padded.body }, { publicKeys: TEST_KEY_PAIR.publicKey, now: 1763712000000 });
+    expect(result.ok ? null : result.error.code).toBe('MALFORMED_TIMESTAMP');
+  });
+});
+
 function pemBytes(pem: string): Uint8Array {
   return Uint8Array.from(atob(pem.replace(/-----[^-]+-----|\s/g, '')), (c) => c.charCodeAt(0));
 }
