@@ -79,3 +79,17 @@ describe('explainVerificationFailure search cost', () => {
     expect(vi.mocked(jsonBody.canonicalBody).mock.calls.filter(([body]) => body === null)).toHaveLength(1);
   });
 });
+
+describe('explainVerificationFailure with trustForwardedHeaders', () => {
+  it('blames the trusted X-Forwarded-Host, not a rewritten Host, when the received Host is the signed one', async () => {
+    const delivery = await signed();
+    const request = { method: 'POST', url: '/webhooks/payments', headers: { ...delivery.headers, 'x-forwarded-host': 'cdn.example.net' }, body: delivery.body };
+    const trusting = { ...options, trustForwardedHeaders: true };
+    expect((await verifyWebhook(request as never, trusting)).ok).toBe(false);
+    const diagnosis = await explainVerificationFailure(request, trusting);
+    expect(diagnosis.changes).toEqual([{ part: 'host', received: 'cdn.example.net', expected: 'shop.example.kg' }]);
+    expect(diagnosis.message).toContain('(your request has `cdn.example.net` in X-Forwarded-Host, which you trust)');
+    expect(diagnosis.fix).toContain('turn `trustForwardedHeaders` off');
+    expect(diagnosis.fix).not.toContain('rewrites Host');
+  });
+});

@@ -266,7 +266,11 @@ function code(value: unknown): string {
   return `\`${value === '' ? '(none)' : String(value)}\``;
 }
 
-function fixFor(changes: readonly DiagnosisChange[], context: { xfh: string | undefined; pinned: boolean; signedUrl: string }): string {
+/**
+ * `forwarded`: the host checked was X-Forwarded-Host (`trustForwardedHeaders`
+ * with no `webhookUrl`), not the Host header.
+ */
+function fixFor(changes: readonly DiagnosisChange[], context: { xfh: string | undefined; pinned: boolean; forwarded: boolean; signedUrl: string }): string {
   const fixes: string[] = [];
   const urlParts = changes.filter((change) => change.part === 'host' || change.part === 'path' || change.part === 'query');
   const setUrl = `set \`webhookUrl: '${context.signedUrl}'\``;
@@ -275,7 +279,9 @@ function fixFor(changes: readonly DiagnosisChange[], context: { xfh: string | un
     const why: string[] = [];
     for (const change of urlParts) {
       if (context.pinned) why.push(`your \`webhookUrl\` has the ${change.part} ${code(change.received)}, but the service signed ${code(change.expected)}`);
-      else if (change.part === 'host') why.push(change.expected === context.xfh ? 'your proxy rewrites Host and forwards the original in X-Forwarded-Host' : 'something in front of your app rewrites Host');
+      else if (change.part === 'host' && context.forwarded) {
+        why.push('with `trustForwardedHeaders` payhook checks X-Forwarded-Host, but the service signed another host, the Host header your app received included');
+      } else if (change.part === 'host') why.push(change.expected === context.xfh ? 'your proxy rewrites Host and forwards the original in X-Forwarded-Host' : 'something in front of your app rewrites Host');
       else if (change.part === 'path') {
         why.push(
           change.expected.length > change.received.length && change.expected.endsWith(change.received)
@@ -291,9 +297,11 @@ function fixFor(changes: readonly DiagnosisChange[], context: { xfh: string | un
       }
     }
     const onlyForwardedHost = !context.pinned && urlParts.length === 1 && urlParts[0]?.part === 'host' && urlParts[0].expected === context.xfh;
+    const onlyHost = !context.pinned && urlParts.length === 1 && urlParts[0]?.part === 'host';
     fixes.push(
       `${setUrl}, the URL the service signed: ${why.join('; ')}` +
-        (onlyForwardedHost ? ', or `trustForwardedHeaders: true` if every request comes through that proxy' : ''),
+        (onlyForwardedHost && !context.forwarded ? ', or `trustForwardedHeaders: true` if every request comes through that proxy' : '') +
+        (onlyHost && context.forwarded ? ', or turn `trustForwardedHeaders` off' : ''),
     );
   }
   for (const change of changes) {
@@ -311,10 +319,10 @@ function fixFor(changes: readonly DiagnosisChange[], context: { xfh: string | un
   return fixes.join('; ');
 }
 
-function describeChange(change: DiagnosisChange): string {
+function describeChange(change: DiagnosisChange, forwarded = false): string {
   switch (change.part) {
     case 'host':
-      return `Host ${code(change.expected)} (your request has ${code(change.received)})`;
+      return `Host ${code(change.expected)} (your request has ${code(change.received)}${forwarded ? ' in X-Forwarded-Host, which you trust' : ''})`;
     case 'path':
       return `path ${code(change.expected)} (your request has ${code(change.received)})`;
     case 'query':
@@ -404,8 +412,9 @@ async function explain(request: ExplainRequest, options: ExplainOptions): Promis
   // else the forwarded host when trusted, else the request's.
   // An absolute URL's authority stands in for a missing Host (some HTTP/2 stacks).
   const authority = /^[a-z][a-z0-9+.-]*:\/\/([^/?#]*)/i.exec(request.url)?.[1]?.replace(/^.*@/, '');
-  const baseHost =
-    registered?.host ?? (options.trustForwardedHeaders === true && xfh !== undefined ? xfh : receivedHost ?? (authority || undefined));
+  // The forwarded host is what payhook checks when it is trusted and no URL is pinned.
+  const forwarded = registered === undefined && options.trustForwardedHeaders === true && xfh !== undefined;
+  const baseHost = registered?.host ?? (forwarded ? xfh : receivedHost ?? (authority || undefined));
   const basePath = registered?.path ?? path;
   const baseQuery = registered?.query ?? query;
 
@@ -575,7 +584,7 @@ async function explain(request: ExplainRequest, options: ExplainOptions): Promis
       if (!(await verifies(text, key.imported))) continue;
       const all = key.configured ? changes : [...changes, change('key', configuredNames, key.name)];
       const signedUrl = `https://${variant.host}${variant.path}${variant.query === '' ? '' : `?${variant.query}`}`;
-      const fix = fixFor(all, { xfh, pinned: registered !== undefined, signedUrl });
+      const fix = fixFor(all, { xfh, pinned: registered !== undefined, forwarded, signedUrl });
       const freshness = timestamp.ok ? '' : ` (note: the timestamp is refused too: ${timestamp.message})`;
       return result({
         code: 'SIGNATURE_MISMATCH',
@@ -586,7 +595,7 @@ async function explain(request: ExplainRequest, options: ExplainOptions): Promis
         fix,
         checks,
         tried,
-        message: `signature would verify with ${all.map(describeChange).join(' and ')}: ${fix}.${freshness}`,
+        message: `signature would verify with ${all.map((one) => describeChange(one, forwarded)).join(' and ')}: ${fix}.${freshness}`,
       });
     }
   }
