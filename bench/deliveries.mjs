@@ -92,6 +92,8 @@ function assemble(index, now, signOne) {
       body: text,
       bodyBytes: Buffer.from(text, 'utf8'),
       canonical,
+      // The sorted query line with its newline ('' for none), for the floor figure.
+      queryLine: template.query === '' ? '' : `${canonical.split('\n')[3]}\n`,
       canonicalBytes,
       signature,
       signatureBytes,

@@ -20,7 +20,7 @@
 import { cpus, loadavg } from 'node:os';
 import { writeFileSync } from 'node:fs';
 import * as payhook from 'payhook';
-import { naiveReceiver, rawVerify, rawVerifyAsync } from './baselines.mjs';
+import { makeFloorReceiver, naiveReceiver, rawVerify, rawVerifyAsync } from './baselines.mjs';
 import { makeDeliveries, PUBLIC_KEY_OBJECT, PUBLIC_KEY_PEM, VARIANT_COUNT } from './deliveries.mjs';
 import { runHttp } from './http.mjs';
 import { formatOps, formatRatio, measureAsync, measureSync, median, settle, table } from './lib.mjs';
@@ -65,11 +65,15 @@ function printEnvironment() {
   console.log('');
 }
 
+let checkFloor;
+
 /** Checks every delivery once through every path: anything wrong is an error, not a figure. */
 async function checkDeliveries(deliveries) {
   for (const [i, d] of deliveries.entries()) {
     const where = `delivery ${i} (${d.transactionId})`;
     if (!rawVerify(d)) throw new Error(`${where}: raw node:crypto verify failed`);
+    checkFloor ??= makeFloorReceiver(await payhook.importPublicKey(PUBLIC_KEY_PEM));
+    if (!(await checkFloor(d))) throw new Error(`${where}: the floor receiver rejected it`);
     if (!naiveReceiver(d)) throw new Error(`${where}: the naive receiver rejected it`);
     const canonical = payhook.buildCanonicalString({ method: d.method, path: d.path, headers: d.headers, query: d.query, body: d.body });
     if (canonical !== d.canonical) {
@@ -108,6 +112,11 @@ function figures(importedKey) {
       id: 'webCrypto',
       name: 'Web Crypto subtle.verify (imported CryptoKey, bytes ready)',
       async: (d) => globalThis.crypto.subtle.verify('RSASSA-PKCS1-v1_5', importedKey, d.signatureBytes, d.canonicalBytes),
+    },
+    {
+      id: 'floor',
+      name: 'floor: least a Web Crypto receiver must run (no validation)',
+      async: makeFloorReceiver(importedKey),
     },
     { id: 'naive', name: 'naive receiver (PEM re-read, body re-sorted, createVerify)', sync: naiveReceiver, inFlight: true },
     {
