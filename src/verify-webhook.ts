@@ -307,7 +307,8 @@ function prepare(
       const parts = pinned ?? splitUrl(url);
       let host = pinned?.authority;
       // `split` always gives at least one item.
-      if (host === undefined && trustForwardedHeaders === true) host = getHeader(headers, 'x-forwarded-host')?.split(',')[0]!.trim();
+      // A blank forwarded host counts as none.
+      if (host === undefined && trustForwardedHeaders === true) host = getHeader(headers, 'x-forwarded-host')?.split(',')[0]!.trim() || undefined;
       // No Host header (some HTTP/2 stacks): an absolute URL's authority is
       // what the client addressed.
       if (host === undefined && parts.authority !== undefined && getHeader(headers, 'host') === undefined) host = parts.authority;

@@ -22,8 +22,8 @@ async function signed(url = 'https://shop.example.kg/webhooks/payments') {
 }
 
 /** The code verifyWebhook reports for a request (null when it verifies). */
-async function verifyCode(request: ExplainRequest): Promise<string | null> {
-  const result = await verifyWebhook(request as never, options);
+async function verifyCode(request: ExplainRequest, with_: object = options): Promise<string | null> {
+  const result = await verifyWebhook(request as never, with_ as typeof options);
   return result.ok ? null : result.error.code;
 }
 
@@ -92,4 +92,30 @@ describe('explainVerificationFailure with trustForwardedHeaders', () => {
     expect(diagnosis.fix).toContain('turn `trustForwardedHeaders` off');
     expect(diagnosis.fix).not.toContain('rewrites Host');
   });
+
+  it('does not blame trusting X-Forwarded-Host when the received Host would not verify either', async () => {
+    const delivery = await signed();
+    const request = {
+      method: 'POST',
+      url: '/webhooks/payments',
+      headers: { ...delivery.headers, host: 'internal:8080', 'x-forwarded-host': 'cdn.example.net' },
+      body: delivery.body,
+    };
+    const diagnosis = await explainVerificationFailure(request, { ...options, trustForwardedHeaders: true, registeredUrl: 'https://shop.example.kg/webhooks/payments' });
+    expect(diagnosis.changes).toEqual([{ part: 'host', received: 'cdn.example.net', expected: 'shop.example.kg' }]);
+    expect(diagnosis.fix).toContain('which is not the host the service signed');
+    expect(diagnosis.fix).not.toContain('turn `trustForwardedHeaders` off');
+  });
+
+  it('treats a blank X-Forwarded-Host as none, like verifyWebhook: an absolute URL stands in for a missing Host', async () => {
+    const delivery = await signed();
+    const { host: _host, ...withoutHost } = delivery.headers as Record<string, string>;
+    for (const forwarded of ['', ' , cdn.example.net']) {
+      const request = { method: 'POST', url: 'https://shop.example.kg/webhooks/payments', headers: { ...withoutHost, 'x-forwarded-host': forwarded }, body: delivery.body };
+      const trusting = { ...options, trustForwardedHeaders: true };
+      expect(await verifyCode(request, trusting), JSON.stringify(forwarded)).toBeNull();
+      expect((await explainVerificationFailure(request, trusting)).ok).toBe(true);
+    }
+  });
 });
+

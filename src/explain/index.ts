@@ -270,7 +270,10 @@ function code(value: unknown): string {
  * `forwarded`: the host checked was X-Forwarded-Host (`trustForwardedHeaders`
  * with no `webhookUrl`), not the Host header.
  */
-function fixFor(changes: readonly DiagnosisChange[], context: { xfh: string | undefined; pinned: boolean; forwarded: boolean; signedUrl: string }): string {
+function fixFor(
+  changes: readonly DiagnosisChange[],
+  context: { xfh: string | undefined; pinned: boolean; forwarded: boolean; receivedHost: string | undefined; signedUrl: string },
+): string {
   const fixes: string[] = [];
   const urlParts = changes.filter((change) => change.part === 'host' || change.part === 'path' || change.part === 'query');
   const setUrl = `set \`webhookUrl: '${context.signedUrl}'\``;
@@ -280,7 +283,11 @@ function fixFor(changes: readonly DiagnosisChange[], context: { xfh: string | un
     for (const change of urlParts) {
       if (context.pinned) why.push(`your \`webhookUrl\` has the ${change.part} ${code(change.received)}, but the service signed ${code(change.expected)}`);
       else if (change.part === 'host' && context.forwarded) {
-        why.push('with `trustForwardedHeaders` payhook checks X-Forwarded-Host, but the service signed another host, the Host header your app received included');
+        why.push(
+          change.expected === context.receivedHost
+            ? 'with `trustForwardedHeaders` payhook checks X-Forwarded-Host, but the service signed the Host header your app received'
+            : 'with `trustForwardedHeaders` payhook checks X-Forwarded-Host, which is not the host the service signed',
+        );
       } else if (change.part === 'host') why.push(change.expected === context.xfh ? 'your proxy rewrites Host and forwards the original in X-Forwarded-Host' : 'something in front of your app rewrites Host');
       else if (change.part === 'path') {
         why.push(
@@ -297,11 +304,12 @@ function fixFor(changes: readonly DiagnosisChange[], context: { xfh: string | un
       }
     }
     const onlyForwardedHost = !context.pinned && urlParts.length === 1 && urlParts[0]?.part === 'host' && urlParts[0].expected === context.xfh;
-    const onlyHost = !context.pinned && urlParts.length === 1 && urlParts[0]?.part === 'host';
+    // Trusting X-Forwarded-Host is the only fault when the Host received is the signed one.
+    const onlyReceivedHost = !context.pinned && urlParts.length === 1 && urlParts[0]?.part === 'host' && urlParts[0].expected === context.receivedHost;
     fixes.push(
       `${setUrl}, the URL the service signed: ${why.join('; ')}` +
         (onlyForwardedHost && !context.forwarded ? ', or `trustForwardedHeaders: true` if every request comes through that proxy' : '') +
-        (onlyHost && context.forwarded ? ', or turn `trustForwardedHeaders` off' : ''),
+        (onlyReceivedHost && context.forwarded ? ', or turn `trustForwardedHeaders` off' : ''),
     );
   }
   for (const change of changes) {
@@ -584,7 +592,7 @@ async function explain(request: ExplainRequest, options: ExplainOptions): Promis
       if (!(await verifies(text, key.imported))) continue;
       const all = key.configured ? changes : [...changes, change('key', configuredNames, key.name)];
       const signedUrl = `https://${variant.host}${variant.path}${variant.query === '' ? '' : `?${variant.query}`}`;
-      const fix = fixFor(all, { xfh, pinned: registered !== undefined, forwarded, signedUrl });
+      const fix = fixFor(all, { xfh, pinned: registered !== undefined, forwarded, receivedHost, signedUrl });
       const freshness = timestamp.ok ? '' : ` (note: the timestamp is refused too: ${timestamp.message})`;
       return result({
         code: 'SIGNATURE_MISMATCH',
