@@ -306,8 +306,7 @@ function prepare(
       parsed = parseJsonBody(body);
       const parts = pinned ?? splitUrl(url);
       let host = pinned?.authority;
-      // `split` always gives at least one item.
-      // A blank forwarded host counts as none.
+      // The first forwarded host (`split` always gives one item); a blank one counts as none.
       if (host === undefined && trustForwardedHeaders === true) host = getHeader(headers, 'x-forwarded-host')?.split(',')[0]!.trim() || undefined;
       // No Host header (some HTTP/2 stacks): an absolute URL's authority is
       // what the client addressed.

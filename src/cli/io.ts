@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { MAX_TIMER_MS } from '../lib/clock.js';
 
 /** Exit codes every command shares; documented in `payhook --help`. */
 export const EXIT = { OK: 0, FAILED: 1, USAGE: 2 } as const;
@@ -87,9 +88,6 @@ export function duration(ms: number): string {
   if (ms < 3_600_000) return `${Math.round(ms / 6000) / 10} min`;
   return `${Math.round(ms / 360_000) / 10} h`;
 }
-
-/** The longest delay one `setTimeout` keeps (2³¹ − 1 ms); a longer one fires after 1 ms. */
-export const MAX_TIMER_MS = 2_147_483_647;
 
 /** Waits `ms`, in steps no timer overflows (a retry slowed by a tiny `--speed` can wait years). */
 export async function sleep(ms: number): Promise<void> {

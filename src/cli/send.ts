@@ -1,7 +1,8 @@
 import { retryDelay } from '../retry.js';
 import { createTestWebhook, TEST_WEBHOOK_VARIANTS, type TestWebhookOverrides, type TestWebhookVariant } from '../testing/deliveries.js';
 import { signWebhook, type SignedWebhook } from '../testing/sign.js';
-import { duration, EXIT, integerFlag, MAX_TIMER_MS, numberFlag, pairs, parse, readInput, sleep, UsageError, type Io } from './io.js';
+import { MAX_TIMER_MS } from '../lib/clock.js';
+import { duration, EXIT, integerFlag, numberFlag, pairs, parse, readInput, sleep, UsageError, type Io } from './io.js';
 
 export const SEND_HELP = `Usage: payhook send <url> [options]
 

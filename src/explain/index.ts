@@ -303,14 +303,16 @@ function fixFor(
         );
       }
     }
-    const onlyForwardedHost = !context.pinned && urlParts.length === 1 && urlParts[0]?.part === 'host' && urlParts[0].expected === context.xfh;
-    // Trusting X-Forwarded-Host is the only fault when the Host received is the signed one.
-    const onlyReceivedHost = !context.pinned && urlParts.length === 1 && urlParts[0]?.part === 'host' && urlParts[0].expected === context.receivedHost;
-    fixes.push(
-      `${setUrl}, the URL the service signed: ${why.join('; ')}` +
-        (onlyForwardedHost && !context.forwarded ? ', or `trustForwardedHeaders: true` if every request comes through that proxy' : '') +
-        (onlyReceivedHost && context.forwarded ? ', or turn `trustForwardedHeaders` off' : ''),
-    );
+    // The signed host, when the host is the only URL part that differs.
+    const onlyHost = !context.pinned && urlParts.length === 1 && urlParts[0]?.part === 'host' ? urlParts[0].expected : undefined;
+    // Trusting X-Forwarded-Host fixes it when that header holds the signed host;
+    // stopping to trust it fixes it when the Host received is the signed one.
+    const trustSwitch =
+      onlyHost === undefined ? ''
+      : !context.forwarded && onlyHost === context.xfh ? ', or `trustForwardedHeaders: true` if every request comes through that proxy'
+      : context.forwarded && onlyHost === context.receivedHost ? ', or turn `trustForwardedHeaders` off'
+      : '';
+    fixes.push(`${setUrl}, the URL the service signed: ${why.join('; ')}${trustSwitch}`);
   }
   for (const change of changes) {
     if (change.part === 'header') {

@@ -4,7 +4,7 @@
 import { createMemoryStore } from '../dedup/memory.js';
 import type { ClaimResult, DedupStore } from '../dedup/store.js';
 import { isPayhookError, PayhookError, type PayhookErrorCode } from '../errors.js';
-import { resolveClock } from '../lib/clock.js';
+import { MAX_TIMER_MS, resolveClock } from '../lib/clock.js';
 import { prepareVerifier, type VerifyWebhookOptions, type VerifyWebhookResult, type WebhookRequest } from '../verify-webhook.js';
 import type { PaymentWebhook } from '../webhook/types.js';
 import type { PaymentContext, WebhookHandlerOptions, WebhookLogRecord } from './options.js';
@@ -77,12 +77,6 @@ const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8', 'cache
 function misuse(message: string): PayhookError {
   return new PayhookError('INVALID_ARGUMENT', message);
 }
-
-/**
- * The longest delay `setTimeout` keeps (2³¹ − 1 ms, about 24.8 days): a
- * longer one fires after 1 ms in every runtime.
- */
-const MAX_TIMER_MS = 2_147_483_647;
 
 /** A positive number of milliseconds up to `max`, or `fallback` when absent. */
 function duration(name: string, value: unknown, fallback: number, max = Number.MAX_SAFE_INTEGER): number {

@@ -14,6 +14,19 @@ import type { FreshnessOptions } from '../freshness.js';
 export const SERVICE_WINDOW_MS = 300_000;
 
 /**
+ * The longest delay one `setTimeout` keeps (2³¹ − 1 ms, about 24.8 days): a
+ * longer one fires after 1 ms in every runtime.
+ *
+ * @example
+ * ```ts
+ * import { MAX_TIMER_MS } from './clock.js';
+ *
+ * setTimeout(() => {}, Math.min(86_400_000 * 30, MAX_TIMER_MS));
+ * ```
+ */
+export const MAX_TIMER_MS = 2_147_483_647;
+
+/**
  * `now` and `toleranceMs` resolved and validated: `now` defaults to
  * `Date.now()` at the time of the call, the tolerance to the service's window.
  * Throws `INVALID_ARGUMENT` for anything that is not a usable number.

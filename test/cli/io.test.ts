@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { MAX_TIMER_MS, sleep } from '../../src/cli/io.js';
+import { sleep } from '../../src/cli/io.js';
+import { MAX_TIMER_MS } from '../../src/lib/clock.js';
 
 describe('sleep', () => {
   afterEach(() => {
