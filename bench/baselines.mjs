@@ -38,7 +38,11 @@ export function naiveReceiver(delivery) {
     .filter((name) => name.toLowerCase().startsWith('x-api-'))
     .sort()
     .map((name) => `${name.toLowerCase()}:${headers[name]}`);
-  const lines = [delivery.method.toLowerCase(), decodeURI(delivery.path), ['host:' + headers.host, ...apiHeaders].join('&')];
+  const lines = [
+    delivery.method.toLowerCase(),
+    decodeURI(delivery.path),
+    ['host:' + headers.host, ...apiHeaders].join('&'),
+  ];
   if (delivery.query) {
     const params = [...new URLSearchParams(delivery.query)].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     lines.push(params.map(([name, value]) => `${encodeURI(name)}=${encodeURI(value)}`).join('&'));

@@ -108,7 +108,9 @@ function assemble(index, now, signOne) {
  */
 export async function makeDeliveries(count, now = Date.now()) {
   const signAsync = (data) =>
-    new Promise((resolve, reject) => sign('sha256', data, privateKey, (error, signature) => (error ? reject(error) : resolve(signature))));
+    new Promise((resolve, reject) =>
+      sign('sha256', data, privateKey, (error, signature) => (error ? reject(error) : resolve(signature))),
+    );
   const out = new Array(count);
   const batch = 256;
   for (let start = 0; start < count; start += batch) {

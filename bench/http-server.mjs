@@ -78,7 +78,14 @@ process.once('message', async (setup) => {
       }
       if (message === 'stats') {
         const used = process.cpuUsage(cpu);
-        reply({ stats: { ...stats(), answered, cpuPerRequest: (used.user + used.system) / answered, systemPerRequest: used.system / answered } });
+        reply({
+          stats: {
+            ...stats(),
+            answered,
+            cpuPerRequest: (used.user + used.system) / answered,
+            systemPerRequest: used.system / answered,
+          },
+        });
       }
       if (message === 'exit') {
         server.closeAllConnections();

@@ -9,7 +9,11 @@ const SERVER = fileURLToPath(new URL('./http-server.mjs', import.meta.url));
 function startServer(mode, setup) {
   // BENCH_SERVER_ARGS passes Node flags to the server, e.g. '--cpu-prof --cpu-prof-dir=/tmp/prof'.
   const execArgv = (process.env.BENCH_SERVER_ARGS ?? '').split(' ').filter(Boolean);
-  const child = fork(SERVER, [mode], { execArgv, serialization: 'advanced', stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(SERVER, [mode], {
+    execArgv,
+    serialization: 'advanced',
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   const messages = [];
   const waiters = [];
   child.on('message', (message) => {
@@ -73,7 +77,13 @@ function load(port, pool, connections, durationS) {
         method: 'POST',
         setupRequest(request) {
           const delivery = pool[next++ % pool.length];
-          return { ...request, method: 'POST', path: delivery.url, headers: { ...delivery.headers }, body: delivery.body };
+          return {
+            ...request,
+            method: 'POST',
+            path: delivery.url,
+            headers: { ...delivery.headers },
+            body: delivery.body,
+          };
         },
       },
     ],

@@ -61,7 +61,11 @@ export function measureSync(fn, items, durationMs) {
     }
     now = performance.now();
   }
-  return { opsPerSecond: (ops * 1000) / (now - start), cpuPerOp: cpuSince(cpu) / ops, mainCpuPerOp: (mainThreadCpu() - main) / ops };
+  return {
+    opsPerSecond: (ops * 1000) / (now - start),
+    cpuPerOp: cpuSince(cpu) / ops,
+    mainCpuPerOp: (mainThreadCpu() - main) / ops,
+  };
 }
 
 /**
@@ -98,7 +102,11 @@ export async function measureAsync(fn, items, durationMs, concurrency) {
   }
   await Promise.all(Array.from({ length: concurrency }, worker));
   if (failure !== undefined) throw failure;
-  return { opsPerSecond: (ops * 1000) / (performance.now() - start), cpuPerOp: cpuSince(cpu) / ops, mainCpuPerOp: (mainThreadCpu() - main) / ops };
+  return {
+    opsPerSecond: (ops * 1000) / (performance.now() - start),
+    cpuPerOp: cpuSince(cpu) / ops,
+    mainCpuPerOp: (mainThreadCpu() - main) / ops,
+  };
 }
 
 /** Formats operations per second with a thousands separator. */

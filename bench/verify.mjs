@@ -52,16 +52,25 @@ try {
 const has = {
   parseWebhook: typeof payhook.parseWebhook === 'function',
   verifyWebhook: typeof payhook.verifyWebhook === 'function',
-  nodeHandler: typeof payhookNode.createNodeWebhookHandler === 'function' && typeof payhook.createMemoryStore === 'function',
+  nodeHandler:
+    typeof payhookNode.createNodeWebhookHandler === 'function' && typeof payhook.createMemoryStore === 'function',
 };
 
 function printEnvironment() {
   const cpuList = cpus();
   const pool = process.env.UV_THREADPOOL_SIZE;
   console.log('payhook benchmark');
-  console.log(`  node ${process.version} on ${process.platform}/${process.arch}; ${cpuList.length} logical CPUs (${cpuList[0]?.model.trim() ?? 'unknown'})`);
-  console.log(`  UV_THREADPOOL_SIZE=${pool ?? '(unset: libuv default 4)'}; load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
-  console.log(`  ${DELIVERIES} distinct signed deliveries (RSA-2048, ${VARIANT_COUNT} body variants); ${ROUNDS} rounds × ${MS} ms per figure; medians shown`);
+  console.log(
+    `  node ${process.version} on ${process.platform}/${process.arch}; ${cpuList.length} logical CPUs (${cpuList[0]?.model.trim() ?? 'unknown'})`,
+  );
+  console.log(
+    `  UV_THREADPOOL_SIZE=${pool ?? '(unset: libuv default 4)'}; load average ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
+  console.log(
+    `  ${DELIVERIES} distinct signed deliveries (RSA-2048, ${VARIANT_COUNT} body variants); ${ROUNDS} rounds × ${MS} ms per figure; medians shown`,
+  );
   console.log('');
 }
 
@@ -75,21 +84,34 @@ async function checkDeliveries(deliveries) {
     checkFloor ??= makeFloorReceiver(await payhook.importPublicKey(PUBLIC_KEY_PEM));
     if (!(await checkFloor(d))) throw new Error(`${where}: the floor receiver rejected it`);
     if (!naiveReceiver(d)) throw new Error(`${where}: the naive receiver rejected it`);
-    const canonical = payhook.buildCanonicalString({ method: d.method, path: d.path, headers: d.headers, query: d.query, body: d.body });
+    const canonical = payhook.buildCanonicalString({
+      method: d.method,
+      path: d.path,
+      headers: d.headers,
+      query: d.query,
+      body: d.body,
+    });
     if (canonical !== d.canonical) {
-      throw new Error(`${where}: payhook's canonical string differs from the reference:\n${JSON.stringify(canonical)}\n${JSON.stringify(d.canonical)}`);
+      throw new Error(
+        `${where}: payhook's canonical string differs from the reference:\n${JSON.stringify(canonical)}\n${JSON.stringify(d.canonical)}`,
+      );
     }
-    if (!(await payhook.verifySignature(d.canonical, d.signature, PUBLIC_KEY_PEM))) throw new Error(`${where}: verifySignature returned false`);
+    if (!(await payhook.verifySignature(d.canonical, d.signature, PUBLIC_KEY_PEM)))
+      throw new Error(`${where}: verifySignature returned false`);
     const flipped = d.signature.startsWith('A') ? 'B' + d.signature.slice(1) : 'A' + d.signature.slice(1);
-    if (await payhook.verifySignature(d.canonical, flipped, PUBLIC_KEY_PEM)) throw new Error(`${where}: verifySignature accepted an altered signature`);
+    if (await payhook.verifySignature(d.canonical, flipped, PUBLIC_KEY_PEM))
+      throw new Error(`${where}: verifySignature accepted an altered signature`);
     if (has.parseWebhook) {
       const webhook = payhook.parseWebhook(d.body);
-      if (webhook.transactionId !== d.transactionId) throw new Error(`${where}: parseWebhook gave transactionId ${webhook.transactionId}`);
+      if (webhook.transactionId !== d.transactionId)
+        throw new Error(`${where}: parseWebhook gave transactionId ${webhook.transactionId}`);
     }
     if (has.verifyWebhook) {
       const result = await payhook.verifyWebhook(verifyWebhookRequest(d), { publicKeys: PUBLIC_KEY_PEM });
-      if (!result.ok) throw new Error(`${where}: verifyWebhook failed with ${result.error.code}: ${result.error.message}`);
-      if (result.webhook.transactionId !== d.transactionId) throw new Error(`${where}: verifyWebhook gave transactionId ${result.webhook.transactionId}`);
+      if (!result.ok)
+        throw new Error(`${where}: verifyWebhook failed with ${result.error.code}: ${result.error.message}`);
+      if (result.webhook.transactionId !== d.transactionId)
+        throw new Error(`${where}: verifyWebhook gave transactionId ${result.webhook.transactionId}`);
     }
   }
 }
@@ -106,23 +128,41 @@ function verifyWebhookRequest(d) {
  */
 function figures(importedKey) {
   const list = [
-    { id: 'raw', name: 'raw node:crypto verify (sync, cached KeyObject, bytes ready)', sync: rawVerify, inFlight: true },
+    {
+      id: 'raw',
+      name: 'raw node:crypto verify (sync, cached KeyObject, bytes ready)',
+      sync: rawVerify,
+      inFlight: true,
+    },
     { id: 'rawAsync', name: 'node:crypto verify, callback form (libuv pool)', async: rawVerifyAsync },
     {
       id: 'webCrypto',
       name: 'Web Crypto subtle.verify (imported CryptoKey, bytes ready)',
-      async: (d) => globalThis.crypto.subtle.verify('RSASSA-PKCS1-v1_5', importedKey, d.signatureBytes, d.canonicalBytes),
+      async: (d) =>
+        globalThis.crypto.subtle.verify('RSASSA-PKCS1-v1_5', importedKey, d.signatureBytes, d.canonicalBytes),
     },
     {
       id: 'floor',
       name: 'floor: least a Web Crypto receiver must run (no validation)',
       async: makeFloorReceiver(importedKey),
     },
-    { id: 'naive', name: 'naive receiver (PEM re-read, body re-sorted, createVerify)', sync: naiveReceiver, inFlight: true },
+    {
+      id: 'naive',
+      name: 'naive receiver (PEM re-read, body re-sorted, createVerify)',
+      sync: naiveReceiver,
+      inFlight: true,
+    },
     {
       id: 'canonical',
       name: 'payhook buildCanonicalString',
-      sync: (d) => payhook.buildCanonicalString({ method: d.method, path: d.path, headers: d.headers, query: d.query, body: d.body }),
+      sync: (d) =>
+        payhook.buildCanonicalString({
+          method: d.method,
+          path: d.path,
+          headers: d.headers,
+          query: d.query,
+          body: d.body,
+        }),
     },
     {
       id: 'verifySignature',
@@ -130,7 +170,8 @@ function figures(importedKey) {
       async: (d) => payhook.verifySignature(d.canonical, d.signature, PUBLIC_KEY_PEM),
     },
   ];
-  if (has.parseWebhook) list.push({ id: 'parse', name: 'payhook parseWebhook (raw text)', sync: (d) => payhook.parseWebhook(d.body) });
+  if (has.parseWebhook)
+    list.push({ id: 'parse', name: 'payhook parseWebhook (raw text)', sync: (d) => payhook.parseWebhook(d.body) });
   if (has.verifyWebhook) {
     const options = { publicKeys: PUBLIC_KEY_PEM };
     list.push({
@@ -143,7 +184,14 @@ function figures(importedKey) {
 }
 
 async function measureFigure(figure, deliveries, ms) {
-  const out = { seq: Number.NaN, par: Number.NaN, seqCpu: Number.NaN, parCpu: Number.NaN, seqMain: Number.NaN, parMain: Number.NaN };
+  const out = {
+    seq: Number.NaN,
+    par: Number.NaN,
+    seqCpu: Number.NaN,
+    parCpu: Number.NaN,
+    seqMain: Number.NaN,
+    parMain: Number.NaN,
+  };
   const record = (column, { opsPerSecond, cpuPerOp, mainCpuPerOp }) => {
     out[column] = opsPerSecond;
     out[`${column}Cpu`] = cpuPerOp;
@@ -183,7 +231,10 @@ async function microBenchmarks(deliveries) {
       results[figure.id] = await measureFigure(figure, roundDeliveries, MS);
     }
     rounds.push(results);
-    const line = [`raw ${formatOps(results.raw.seq)}`, `verifySignature@${IN_FLIGHT} ${formatOps(results.verifySignature.par)}`];
+    const line = [
+      `raw ${formatOps(results.raw.seq)}`,
+      `verifySignature@${IN_FLIGHT} ${formatOps(results.verifySignature.par)}`,
+    ];
     if (results.verifyWebhook) line.push(`verifyWebhook@${IN_FLIGHT} ${formatOps(results.verifyWebhook.par)}`);
     console.log(`  round ${round + 1}/${ROUNDS}: ${line.join(', ')} ops/s; load average ${loadavg()[0].toFixed(2)}`);
   }
@@ -205,7 +256,7 @@ async function microBenchmarks(deliveries) {
     };
   }
   // Against the naive receiver: its best column in the same round.
-  const versusNaive = (id) => median(rounds.map((r) => r[id].par / Math.max(r.naive.seq, r.naive.par))) ;
+  const versusNaive = (id) => median(rounds.map((r) => r[id].par / Math.max(r.naive.seq, r.naive.par)));
   return { summary, rounds, versusNaive, ids: list.map((f) => f.id) };
 }
 
@@ -213,7 +264,9 @@ function printMicro({ summary, ids }) {
   const cpu = (value) => (Number.isFinite(value) ? value.toFixed(1) : '');
   const rows = ids.map((id) => {
     const s = summary[id];
-    const par = Number.isFinite(s.par) ? [formatOps(s.par), formatRatio(s.parRatio), cpu(s.parCpu), cpu(s.parMain)] : ['n/a (sync)', '', '', ''];
+    const par = Number.isFinite(s.par)
+      ? [formatOps(s.par), formatRatio(s.parRatio), cpu(s.parCpu), cpu(s.parMain)]
+      : ['n/a (sync)', '', '', ''];
     return [s.name, formatOps(s.seq), formatRatio(s.seqRatio), cpu(s.seqCpu), ...par];
   });
   if (!has.parseWebhook) rows.push(['payhook parseWebhook', 'not built yet', '', '', '', '', '', '']);
@@ -221,15 +274,28 @@ function printMicro({ summary, ids }) {
   console.log('');
   console.log(
     table(
-      ['figure (per delivery)', 'sequential ops/s', '× raw', 'CPU µs/op', `${IN_FLIGHT} in flight ops/s`, '× raw', 'CPU µs/op', 'of it main thread'],
+      [
+        'figure (per delivery)',
+        'sequential ops/s',
+        '× raw',
+        'CPU µs/op',
+        `${IN_FLIGHT} in flight ops/s`,
+        '× raw',
+        'CPU µs/op',
+        'of it main thread',
+      ],
       rows,
       ['l', 'r', 'r', 'r', 'r', 'r', 'r', 'r'],
     ),
   );
   console.log('  × raw: divided by the raw sequential figure of the same round (median over rounds).');
-  console.log('  CPU µs/op: CPU time of the whole process (main thread, libuv pool, GC) per operation; on 2 idle cores');
+  console.log(
+    '  CPU µs/op: CPU time of the whole process (main thread, libuv pool, GC) per operation; on 2 idle cores',
+  );
   console.log(`  a figure with ${IN_FLIGHT} in flight can reach at most 2,000,000 / (CPU µs/op) ops/s, and at most`);
-  console.log('  1,000,000 / (main thread µs/op): JavaScript runs on one thread, only the RSA work on the pool. "n/a (sync)": a synchronous helper.');
+  console.log(
+    '  1,000,000 / (main thread µs/op): JavaScript runs on one thread, only the RSA work on the pool. "n/a (sync)": a synchronous helper.',
+  );
 }
 
 async function httpBenchmarks(warmup) {
@@ -249,7 +315,8 @@ async function httpBenchmarks(warmup) {
     const order = round % 2 === 0 ? ['bare', 'payhook'] : ['payhook', 'bare'];
     for (const mode of order) {
       const run = await runHttp(mode, options);
-      if (run.errors > 0 || run.timeouts > 0) throw new Error(`${mode} server: ${run.errors} errors, ${run.timeouts} timeouts`);
+      if (run.errors > 0 || run.timeouts > 0)
+        throw new Error(`${mode} server: ${run.errors} errors, ${run.timeouts} timeouts`);
       if (run.non2xx > 0) throw new Error(`${mode} server answered non-2xx: ${JSON.stringify(run.statusCodes)}`);
       runs[mode].push(run);
       const handled = run.handled === null ? '' : `, ${run.handled} handled as new payments`;
@@ -279,10 +346,34 @@ function printHttp(http) {
   console.log('');
   console.log(
     table(
-      ['HTTP server (node:http, loopback, autocannon)', 'req/s', '× bare', 'p50 ms', 'p99 ms', 'server CPU µs/req', 'of which kernel'],
       [
-        ['bare: raw node:crypto verify only', formatOps(bare.requestsPerSecond), formatRatio(1), bare.p50Ms, bare.p99Ms, bare.cpuPerRequest.toFixed(0), bare.systemPerRequest.toFixed(0)],
-        ['payhook/node handler + memory store', formatOps(ph.requestsPerSecond), formatRatio(http.ratio), ph.p50Ms, ph.p99Ms, ph.cpuPerRequest.toFixed(0), ph.systemPerRequest.toFixed(0)],
+        'HTTP server (node:http, loopback, autocannon)',
+        'req/s',
+        '× bare',
+        'p50 ms',
+        'p99 ms',
+        'server CPU µs/req',
+        'of which kernel',
+      ],
+      [
+        [
+          'bare: raw node:crypto verify only',
+          formatOps(bare.requestsPerSecond),
+          formatRatio(1),
+          bare.p50Ms,
+          bare.p99Ms,
+          bare.cpuPerRequest.toFixed(0),
+          bare.systemPerRequest.toFixed(0),
+        ],
+        [
+          'payhook/node handler + memory store',
+          formatOps(ph.requestsPerSecond),
+          formatRatio(http.ratio),
+          ph.p50Ms,
+          ph.p99Ms,
+          ph.cpuPerRequest.toFixed(0),
+          ph.systemPerRequest.toFixed(0),
+        ],
       ],
       ['l', 'r', 'r', 'r', 'r', 'r', 'r'],
     ),
@@ -323,12 +414,27 @@ async function main() {
   const http = HTTP ? await httpBenchmarks(await makeDeliveries(DELIVERIES)) : null;
   printHttp(http);
   printTargets(micro);
-  console.log(`\nload average at the end: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(
+    `\nload average at the end: ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
   if (process.env.BENCH_JSON) {
     const { summary, rounds } = micro;
     writeFileSync(
       process.env.BENCH_JSON,
-      JSON.stringify({ node: process.version, cpus: cpus().length, uvThreadpoolSize: process.env.UV_THREADPOOL_SIZE ?? null, summary, rounds, http }, null, 2),
+      JSON.stringify(
+        {
+          node: process.version,
+          cpus: cpus().length,
+          uvThreadpoolSize: process.env.UV_THREADPOOL_SIZE ?? null,
+          summary,
+          rounds,
+          http,
+        },
+        null,
+        2,
+      ),
     );
   }
 }

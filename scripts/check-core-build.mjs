@@ -30,7 +30,11 @@ function isReference(node) {
   const parent = node.parent;
   if (!parent) return true;
   if ((ts.isPropertyAccessExpression(parent) || ts.isQualifiedName(parent)) && parent.name === node) return false;
-  if ((ts.isPropertyAssignment(parent) || ts.isMethodDeclaration(parent) || ts.isPropertyDeclaration(parent)) && parent.name === node) return false;
+  if (
+    (ts.isPropertyAssignment(parent) || ts.isMethodDeclaration(parent) || ts.isPropertyDeclaration(parent)) &&
+    parent.name === node
+  )
+    return false;
   if (ts.isBindingElement(parent) && parent.propertyName === node) return false;
   return true;
 }
@@ -49,7 +53,11 @@ function scan(file) {
     else if (value.startsWith('.')) deps.push(resolve(dirname(file), value));
   };
   const visit = (node) => {
-    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
+    if (
+      (ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) &&
+      node.moduleSpecifier &&
+      ts.isStringLiteral(node.moduleSpecifier)
+    ) {
       specifier(node, node.moduleSpecifier.text);
     } else if (ts.isCallExpression(node) && node.arguments.length > 0 && ts.isStringLiteralLike(node.arguments[0])) {
       const callee = node.expression;
@@ -88,5 +96,7 @@ for (const entry of ENTRIES) {
 const files = [...seen].map((file) => relative(dist, file)).sort();
 console.log(`check-core-build: scanned ${files.length} files (${files.join(', ')})`);
 for (const problem of problems) console.log(`FAIL ${problem}`);
-console.log(`check-core-build: ${problems.length === 0 ? 'no node: import, no Buffer, no process' : `${problems.length} problem(s)`}`);
+console.log(
+  `check-core-build: ${problems.length === 0 ? 'no node: import, no Buffer, no process' : `${problems.length} problem(s)`}`,
+);
 process.exit(problems.length === 0 ? 0 : 1);

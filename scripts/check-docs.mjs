@@ -12,7 +12,11 @@ const committed = join(root, 'docs', 'api');
 const fresh = join(root, '.tmp', 'docs-api-check');
 
 rmSync(fresh, { recursive: true, force: true });
-const typedoc = spawnSync(process.execPath, [join(root, 'node_modules', 'typedoc', 'bin', 'typedoc'), '--out', fresh, '--logLevel', 'Error'], { cwd: root, encoding: 'utf8' });
+const typedoc = spawnSync(
+  process.execPath,
+  [join(root, 'node_modules', 'typedoc', 'bin', 'typedoc'), '--out', fresh, '--logLevel', 'Error'],
+  { cwd: root, encoding: 'utf8' },
+);
 if (typedoc.status !== 0) {
   console.log(`FAIL typedoc exited ${typedoc.status}\n${typedoc.stdout}${typedoc.stderr}`);
   process.exit(1);
@@ -31,11 +35,14 @@ const have = files(committed);
 const problems = [];
 for (const file of want) {
   if (!have.includes(file)) problems.push(`docs/api/${file} is missing`);
-  else if (readFileSync(join(fresh, file), 'utf8') !== readFileSync(join(committed, file), 'utf8')) problems.push(`docs/api/${file} differs from the TSDoc`);
+  else if (readFileSync(join(fresh, file), 'utf8') !== readFileSync(join(committed, file), 'utf8'))
+    problems.push(`docs/api/${file} differs from the TSDoc`);
 }
 for (const file of have) if (!want.includes(file)) problems.push(`docs/api/${file} documents nothing any more`);
 rmSync(fresh, { recursive: true, force: true });
 
 for (const problem of problems) console.log(`FAIL ${problem}`);
-console.log(`check-docs: ${want.length} pages; ${problems.length === 0 ? 'docs/api matches the TSDoc' : `${problems.length} out of date: run \`npm run docs\` and commit docs/api`}`);
+console.log(
+  `check-docs: ${want.length} pages; ${problems.length === 0 ? 'docs/api matches the TSDoc' : `${problems.length} out of date: run \`npm run docs\` and commit docs/api`}`,
+);
 process.exit(problems.length === 0 ? 0 : 1);

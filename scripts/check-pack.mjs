@@ -27,7 +27,8 @@ const paths = new Set(files.map((file) => file.path));
 const problems = [];
 
 for (const path of paths) {
-  if (!ALLOWED.some((pattern) => pattern.test(path))) problems.push(`${path} would be published but users do not need it`);
+  if (!ALLOWED.some((pattern) => pattern.test(path)))
+    problems.push(`${path} would be published but users do not need it`);
 }
 
 const manifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
@@ -51,5 +52,7 @@ if (manifest.dependencies && Object.keys(manifest.dependencies).length > 0) {
 }
 
 for (const problem of problems) console.log(`FAIL ${problem}`);
-console.log(`check-pack: ${paths.size} files, ${(size / 1024).toFixed(1)} KB packed, ${(unpackedSize / 1024).toFixed(1)} KB unpacked; ${problems.length === 0 ? 'only what users need' : `${problems.length} problem(s)`}`);
+console.log(
+  `check-pack: ${paths.size} files, ${(size / 1024).toFixed(1)} KB packed, ${(unpackedSize / 1024).toFixed(1)} KB unpacked; ${problems.length === 0 ? 'only what users need' : `${problems.length} problem(s)`}`,
+);
 process.exit(problems.length === 0 ? 0 : 1);

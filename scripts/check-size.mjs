@@ -18,5 +18,9 @@ if (major < 22) {
     process.exit(1);
   }
 }
-const result = spawnSync(node, [join(root, 'node_modules', 'size-limit', 'bin.js'), ...process.argv.slice(2)], { cwd: root, stdio: 'inherit', env: { ...process.env, NO_COLOR: '1' } });
+const result = spawnSync(node, [join(root, 'node_modules', 'size-limit', 'bin.js'), ...process.argv.slice(2)], {
+  cwd: root,
+  stdio: 'inherit',
+  env: { ...process.env, NO_COLOR: '1' },
+});
 process.exit(result.status ?? 1);

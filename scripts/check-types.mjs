@@ -22,13 +22,37 @@ const consumer = join(root, 'test', 'package');
 const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
 
 const groups = {
-  core: { lib: ['ES2022'], types: [], files: ['core.mts', 'core-require.cts', 'node.mts', 'node-require.cts', 'redis.mts', 'redis-require.cts', 'explain.mts', 'explain-require.cts'] },
-  dom: { lib: ['ES2022', 'DOM'], types: [], files: ['web.mts', 'web-require.cts', 'testing.mts', 'testing-require.cts'] },
-  node: { lib: ['ES2022'], types: ['node'], files: ['web.mts', 'web-require.cts', 'testing.mts', 'testing-require.cts'] },
+  core: {
+    lib: ['ES2022'],
+    types: [],
+    files: [
+      'core.mts',
+      'core-require.cts',
+      'node.mts',
+      'node-require.cts',
+      'redis.mts',
+      'redis-require.cts',
+      'explain.mts',
+      'explain-require.cts',
+    ],
+  },
+  dom: {
+    lib: ['ES2022', 'DOM'],
+    types: [],
+    files: ['web.mts', 'web-require.cts', 'testing.mts', 'testing-require.cts'],
+  },
+  node: {
+    lib: ['ES2022'],
+    types: ['node'],
+    files: ['web.mts', 'web-require.cts', 'testing.mts', 'testing-require.cts'],
+  },
 };
 // The TypeScript examples a user copies (Next.js route, Cloudflare Worker)
 // must compile too. The Deno and Bun ones need those runtimes' own types.
-const examples = ['../../examples/nextjs/app/api/webhooks/payments/route.ts', '../../examples/cloudflare-worker/src/index.ts'];
+const examples = [
+  '../../examples/nextjs/app/api/webhooks/payments/route.ts',
+  '../../examples/cloudflare-worker/src/index.ts',
+];
 
 const resolutions = {
   bundler: { module: 'ESNext', moduleResolution: 'Bundler' },
@@ -58,22 +82,41 @@ const jobs = [];
 for (const [group, { lib, types, files }] of Object.entries(groups)) {
   for (const [resolution, options] of Object.entries(resolutions)) {
     const config = join(configDir, `tsconfig.${group}.${resolution}.json`);
-    writeFileSync(config, JSON.stringify({
-      extends: '../tsconfig.json',
-      compilerOptions: { ...options, lib, types, ...(resolution === 'node10' ? { ignoreDeprecations: '5.0' } : {}) },
-      files: files.map((file) => `../src/${file}`),
-    }, null, 2));
+    writeFileSync(
+      config,
+      JSON.stringify(
+        {
+          extends: '../tsconfig.json',
+          compilerOptions: {
+            ...options,
+            lib,
+            types,
+            ...(resolution === 'node10' ? { ignoreDeprecations: '5.0' } : {}),
+          },
+          files: files.map((file) => `../src/${file}`),
+        },
+        null,
+        2,
+      ),
+    );
     jobs.push({ name: `${group} × ${resolution}`, config });
   }
 }
 
 {
   const config = join(configDir, 'tsconfig.examples.bundler.json');
-  writeFileSync(config, JSON.stringify({
-    extends: '../tsconfig.json',
-    compilerOptions: { ...resolutions.bundler, lib: ['ES2022', 'DOM'], types: ['node'] },
-    files: examples.map((file) => `../${file}`),
-  }, null, 2));
+  writeFileSync(
+    config,
+    JSON.stringify(
+      {
+        extends: '../tsconfig.json',
+        compilerOptions: { ...resolutions.bundler, lib: ['ES2022', 'DOM'], types: ['node'] },
+        files: examples.map((file) => `../${file}`),
+      },
+      null,
+      2,
+    ),
+  );
   jobs.push({ name: 'examples × bundler', config });
 }
 
@@ -86,7 +129,15 @@ async function worker() {
     const ok = code === 0;
     if (!ok) failed++;
     console.log(`${ok ? 'ok  ' : 'FAIL'} types ${job.name}`);
-    if (!ok) console.log(output.trim().split('\n').slice(0, 30).map((line) => `       ${line}`).join('\n'));
+    if (!ok)
+      console.log(
+        output
+          .trim()
+          .split('\n')
+          .slice(0, 30)
+          .map((line) => `       ${line}`)
+          .join('\n'),
+      );
   }
 }
 await Promise.all([worker(), worker()]);

@@ -26,7 +26,13 @@ const modulesDir = join(runtimesDir, 'node_modules');
 const installed = join(modulesDir, 'payhook');
 const RUNTIME_TIMEOUT_MS = 180_000;
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const CHROMIUM_FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const CHROMIUM_FLAGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 function die(message) {
   console.error(`test-runtimes: ${message}`);
@@ -40,10 +46,14 @@ function ensureRuntimesInstalled() {
   const wanted = JSON.parse(readFileSync(join(runtimesDir, 'package-lock.json'), 'utf8')).packages;
   const hidden = join(modulesDir, '.package-lock.json');
   const have = existsSync(hidden) ? JSON.parse(readFileSync(hidden, 'utf8')).packages : {};
-  const stale = Object.entries(wanted).some(([path, entry]) => path !== '' && !entry.optional && have[path]?.version !== entry.version);
+  const stale = Object.entries(wanted).some(
+    ([path, entry]) => path !== '' && !entry.optional && have[path]?.version !== entry.version,
+  );
   if (!stale) return;
   console.log('test-runtimes: installing the pinned runtimes (npm ci --prefix test/runtimes)');
-  const result = spawnSync('npm', ['ci', '--prefix', runtimesDir, '--no-audit', '--no-fund', '--loglevel=error'], { stdio: 'inherit' });
+  const result = spawnSync('npm', ['ci', '--prefix', runtimesDir, '--no-audit', '--no-fund', '--loglevel=error'], {
+    stdio: 'inherit',
+  });
   if (result.status !== 0) die('npm ci --prefix test/runtimes failed');
 }
 
@@ -137,14 +147,21 @@ async function workerdFetch() {
   });
 }
 
-const MIME = { '.html': 'text/html', '.js': 'text/javascript', '.mjs': 'text/javascript', '.cjs': 'text/javascript', '.json': 'application/json' };
+const MIME = {
+  '.html': 'text/html',
+  '.js': 'text/javascript',
+  '.mjs': 'text/javascript',
+  '.cjs': 'text/javascript',
+  '.json': 'application/json',
+};
 
 /** An import map for every entry of the packed package.json's exports map. */
 function importMapFor(urlPrefix) {
   const manifest = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8'));
   const pick = (target) => {
     if (typeof target === 'string') return target;
-    for (const condition of ['browser', 'import', 'default']) if (target && condition in target) return pick(target[condition]);
+    for (const condition of ['browser', 'import', 'default'])
+      if (target && condition in target) return pick(target[condition]);
     return undefined;
   };
   const imports = {};
@@ -173,7 +190,9 @@ function serveTestDir() {
       response.writeHead(404).end();
       return;
     }
-    response.writeHead(200, { 'content-type': MIME[extname(file)] ?? 'application/octet-stream' }).end(readFileSync(file));
+    response
+      .writeHead(200, { 'content-type': MIME[extname(file)] ?? 'application/octet-stream' })
+      .end(readFileSync(file));
   });
   return new Promise((resolvePromise) => server.listen(0, '127.0.0.1', () => resolvePromise(server)));
 }
@@ -190,7 +209,9 @@ async function chromium() {
     page.on('pageerror', (error) => lines.push(`page error: ${error.message}`));
     await page.goto(`http://127.0.0.1:${server.address().port}/`);
     try {
-      await page.waitForFunction(() => globalThis.__payhookResult !== undefined, undefined, { timeout: RUNTIME_TIMEOUT_MS });
+      await page.waitForFunction(() => globalThis.__payhookResult !== undefined, undefined, {
+        timeout: RUNTIME_TIMEOUT_MS,
+      });
     } catch (error) {
       return { passed: 0, failed: 1, output: `${lines.join('\n')}\nthe page never finished: ${error.message}` };
     }
@@ -214,7 +235,15 @@ function matrix() {
     ...node(`node ${process.versions.node}`, () => process.execPath),
     ...node(`node ${tryVersion('node22')}`, path('node22')),
     ...node(`node ${tryVersion('node24')}`, path('node24')),
-    [`deno ${tryVersion('deno')}`, () => processRuntime(runtimeBinary('deno').path, ['run', '--no-lock', '--no-prompt', `--allow-read=${join(root, 'test')}`, 'esm.mjs'], { DENO_NO_UPDATE_CHECK: '1' })],
+    [
+      `deno ${tryVersion('deno')}`,
+      () =>
+        processRuntime(
+          runtimeBinary('deno').path,
+          ['run', '--no-lock', '--no-prompt', `--allow-read=${join(root, 'test')}`, 'esm.mjs'],
+          { DENO_NO_UPDATE_CHECK: '1' },
+        ),
+    ],
     [`bun ${tryVersion('bun')}`, () => processRuntime(runtimeBinary('bun').path, ['esm.mjs'])],
     ['workerd (Miniflare) suite', workerdSuite],
     ['workerd (Miniflare) Web handler via fetch', workerdFetch],
@@ -255,16 +284,23 @@ async function main() {
     try {
       result = await run();
     } catch (error) {
-      result = { passed: 0, failed: 1, output: `could not start: ${error && error.stack || error}` };
+      result = { passed: 0, failed: 1, output: `could not start: ${(error && error.stack) || error}` };
     }
     const seconds = ((Date.now() - t0) / 1000).toFixed(1);
     if (wholeSuite(name) && result.passed + result.failed !== expected) {
-      result = { ...result, failed: result.failed + 1, output: `${result.output}\nran ${result.passed + result.failed} cases, expected ${expected}` };
+      result = {
+        ...result,
+        failed: result.failed + 1,
+        output: `${result.output}\nran ${result.passed + result.failed} cases, expected ${expected}`,
+      };
     }
     const ok = result.failed === 0 && result.passed > 0;
     console.log(`${ok ? 'ok  ' : 'FAIL'} ${name}: ${result.passed} passed, ${result.failed} failed (${seconds} s)`);
     if (!ok) {
-      const failures = result.output.split('\n').filter((line) => line.trim() !== '').slice(0, 40);
+      const failures = result.output
+        .split('\n')
+        .filter((line) => line.trim() !== '')
+        .slice(0, 40);
       for (const line of failures) console.log(`       ${line}`);
     }
     results.push({ name, ok, ...result });
@@ -273,7 +309,9 @@ async function main() {
   const passed = results.reduce((sum, r) => sum + r.passed, 0);
   const failed = results.reduce((sum, r) => sum + r.failed, 0);
   const bad = results.filter((r) => !r.ok).map((r) => r.name);
-  console.log(`\n${results.length} runtimes in ${((Date.now() - started) / 1000).toFixed(1)} s; ${bad.length ? `failing: ${bad.join(', ')}` : 'all green'}`);
+  console.log(
+    `\n${results.length} runtimes in ${((Date.now() - started) / 1000).toFixed(1)} s; ${bad.length ? `failing: ${bad.join(', ')}` : 'all green'}`,
+  );
   console.log(`runtimes: ${passed} passed, ${failed} failed`);
   process.exit(bad.length === 0 ? 0 : 1);
 }

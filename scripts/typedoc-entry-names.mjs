@@ -2,7 +2,14 @@
 // write (`payhook`, `payhook/web`, …) instead of its file name (`index`).
 import { Converter, ReflectionKind } from 'typedoc';
 
-const NAMES = { index: 'payhook', web: 'payhook/web', node: 'payhook/node', redis: 'payhook/redis', testing: 'payhook/testing', explain: 'payhook/explain' };
+const NAMES = {
+  index: 'payhook',
+  web: 'payhook/web',
+  node: 'payhook/node',
+  redis: 'payhook/redis',
+  testing: 'payhook/testing',
+  explain: 'payhook/explain',
+};
 
 /** @param {import('typedoc').Application} app */
 export function load(app) {

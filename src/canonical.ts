@@ -60,22 +60,35 @@ export interface CanonicalRequest {
  */
 export function buildCanonicalString(request: CanonicalRequest): string {
   if (typeof request !== 'object' || request === null) {
-    throw new PayhookError('INVALID_ARGUMENT', 'buildCanonicalString needs a request object with method, path and headers.');
+    throw new PayhookError(
+      'INVALID_ARGUMENT',
+      'buildCanonicalString needs a request object with method, path and headers.',
+    );
   }
   const { query } = request;
   if (query !== undefined && query !== null && typeof query !== 'string' && typeof query !== 'object') {
-    throw new PayhookError('MALFORMED_QUERY', `The query must be a string, a map or a URLSearchParams, not a ${typeof query}.`);
+    throw new PayhookError(
+      'MALFORMED_QUERY',
+      `The query must be a string, a map or a URLSearchParams, not a ${typeof query}.`,
+    );
   }
   return assembleCanonical(
     {
       ...request,
       query:
-        query === undefined || query === null ? ''
-        : typeof query === 'string' || typeof query.forEach === 'function' ? (query as string)
-        // A plain record becomes a Map, which lists its entries as a
-        // URLSearchParams does. Some frameworks give a repeated name as an
-        // array: the last one wins.
-        : new Map(Object.entries(query).map(([name, value]: [string, unknown]) => [name, Array.isArray(value) && value.every((item) => typeof item === 'string') ? value.at(-1) : value])) as SearchParamsLike,
+        query === undefined || query === null
+          ? ''
+          : typeof query === 'string' || typeof query.forEach === 'function'
+            ? (query as string)
+            : // A plain record becomes a Map, which lists its entries as a
+              // URLSearchParams does. Some frameworks give a repeated name as an
+              // array: the last one wins.
+              (new Map(
+                Object.entries(query).map(([name, value]: [string, unknown]) => [
+                  name,
+                  Array.isArray(value) && value.every((item) => typeof item === 'string') ? value.at(-1) : value,
+                ]),
+              ) as SearchParamsLike),
     },
     parseJsonBody(request.body),
   );

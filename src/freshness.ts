@@ -86,11 +86,19 @@ export function checkTimestamp(
   }
   // Digits as text (any length), or a whole, non-negative, safe number.
   const value =
-    typeof timestamp === 'string' ? (DIGITS.test(timestamp) ? Number(timestamp) : -1)
-    : Number.isSafeInteger(timestamp) && timestamp >= 0 ? timestamp
-    : -1;
+    typeof timestamp === 'string'
+      ? DIGITS.test(timestamp)
+        ? Number(timestamp)
+        : -1
+      : Number.isSafeInteger(timestamp) && timestamp >= 0
+        ? timestamp
+        : -1;
   if (value < 0) {
-    return { ok: false, code: 'MALFORMED_TIMESTAMP', message: 'The x-api-timestamp is not UNIX time in milliseconds (decimal digits).' };
+    return {
+      ok: false,
+      code: 'MALFORMED_TIMESTAMP',
+      message: 'The x-api-timestamp is not UNIX time in milliseconds (decimal digits).',
+    };
   }
   const skewMs = now - value;
   if (Math.abs(skewMs) <= toleranceMs) return { ok: true, timestamp: value, skewMs };
@@ -122,9 +130,6 @@ export function checkTimestamp(
  * isTimestampFresh('1763712000', { now: 1763712300000 });    // false: seconds, not ms
  * ```
  */
-export function isTimestampFresh(
-  timestamp: string | number | null | undefined,
-  options?: FreshnessOptions,
-): boolean {
+export function isTimestampFresh(timestamp: string | number | null | undefined, options?: FreshnessOptions): boolean {
   return checkTimestamp(timestamp, options).ok;
 }

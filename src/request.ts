@@ -34,9 +34,7 @@ export interface HeadersLike {
  * const headers: HeadersInput = { Host: 'shop.example.kg', 'x-api-timestamp': '1763712000000' };
  * ```
  */
-export type HeadersInput =
-  | HeadersLike
-  | Readonly<Record<string, string | readonly string[] | undefined>>;
+export type HeadersInput = HeadersLike | Readonly<Record<string, string | readonly string[] | undefined>>;
 
 /**
  * Anything that iterates query parameters like a `URLSearchParams`.
@@ -68,11 +66,7 @@ export interface SearchParamsLike {
  * ```
  */
 export type QueryInput =
-  | Readonly<Record<string, string | null | undefined>>
-  | SearchParamsLike
-  | string
-  | null
-  | undefined;
+  Readonly<Record<string, string | null | undefined>> | SearchParamsLike | string | null | undefined;
 
 /**
  * A request body: the raw JSON text or bytes as received, or the value a body

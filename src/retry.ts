@@ -41,7 +41,8 @@ const DELAY_CAP_MS = 86_400_000;
 const LAST_DOUBLED_RETRY = 16;
 /** Offset of retry 16 from the first failure: 5 × 30 s + 60 s × (2¹¹ − 1). */
 const LAST_DOUBLED_OFFSET_MS =
-  FIRST_PHASE_RETRIES * FIRST_PHASE_DELAY_MS + DOUBLING_START_MS * (2 ** (LAST_DOUBLED_RETRY - FIRST_PHASE_RETRIES) - 1);
+  FIRST_PHASE_RETRIES * FIRST_PHASE_DELAY_MS +
+  DOUBLING_START_MS * (2 ** (LAST_DOUBLED_RETRY - FIRST_PHASE_RETRIES) - 1);
 /** The most retries {@link retrySchedule} lists in one call (over 27 years of daily retries). */
 const MAX_SCHEDULE_LENGTH = 10_000;
 
@@ -151,7 +152,12 @@ export interface ScheduledRetry {
  * ```
  */
 export function retrySchedule(firstFailureAt: number | Date, count: number): ScheduledRetry[] {
-  const start = typeof firstFailureAt === 'number' ? firstFailureAt : firstFailureAt instanceof Date ? firstFailureAt.getTime() : Number.NaN;
+  const start =
+    typeof firstFailureAt === 'number'
+      ? firstFailureAt
+      : firstFailureAt instanceof Date
+        ? firstFailureAt.getTime()
+        : Number.NaN;
   if (!Number.isFinite(start)) {
     throw new RangeError(`firstFailureAt must be UNIX milliseconds or a valid Date, got ${String(firstFailureAt)}.`);
   }

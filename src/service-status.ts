@@ -56,9 +56,25 @@ export interface ServiceStatusInfo {
  * Spec §7, one row per code: code, meaning, retriable (the table's "Yes"),
  * advice, condition (or ''), example messages joined by `|`.
  */
-const TABLE: ReadonlyArray<readonly [code: number, meaning: string, retriable: boolean, advice: string, condition: string, examples: string]> = [
-  [200, 'Success', true, 'Nothing to fix: read the payment status (SUCCEEDED, FAILED or PROCESSING) from the answer.', '', 'Payment status SUCCEEDED, FAILED or PROCESSING'],
-  [201, 'Accepted for asynchronous processing', false, 'Do not repeat the call: it was accepted, and the outcome arrives later (by webhook).', '', ''],
+const TABLE: ReadonlyArray<
+  readonly [code: number, meaning: string, retriable: boolean, advice: string, condition: string, examples: string]
+> = [
+  [
+    200,
+    'Success',
+    true,
+    'Nothing to fix: read the payment status (SUCCEEDED, FAILED or PROCESSING) from the answer.',
+    '',
+    'Payment status SUCCEEDED, FAILED or PROCESSING',
+  ],
+  [
+    201,
+    'Accepted for asynchronous processing',
+    false,
+    'Do not repeat the call: it was accepted, and the outcome arrives later (by webhook).',
+    '',
+    '',
+  ],
   [
     400,
     'Bad request',
@@ -67,8 +83,22 @@ const TABLE: ReadonlyArray<readonly [code: number, meaning: string, retriable: b
     '',
     'Transaction ID is required|a valid service is required|fields must be an object including all required fields|invalid amount (amount must be greater than 0)|user is disabled|source and destination accounts must be different',
   ],
-  [401, 'Authorization error', false, 'Check the signature, the key and the timestamp of the request.', '', 'Invalid or missing Authorization header|invalid client ID'],
-  [402, 'Insufficient funds', false, 'Top up the account first, then retry.', 'after topping up the account', 'Insufficient funds'],
+  [
+    401,
+    'Authorization error',
+    false,
+    'Check the signature, the key and the timestamp of the request.',
+    '',
+    'Invalid or missing Authorization header|invalid client ID',
+  ],
+  [
+    402,
+    'Insufficient funds',
+    false,
+    'Top up the account first, then retry.',
+    'after topping up the account',
+    'Insufficient funds',
+  ],
   [
     403,
     'No permission',
@@ -77,10 +107,31 @@ const TABLE: ReadonlyArray<readonly [code: number, meaning: string, retriable: b
     '',
     'User has no permission to access this account|client has no permission to access this payment',
   ],
-  [404, 'Resource not found', false, 'Check the identifiers in the request; do not retry as is.', '', 'User does not exist'],
-  [409, 'Duplicate transaction', false, 'Use a new transactionId, or request the status of the existing payment.', '', 'Transaction with the same ID already exists'],
+  [
+    404,
+    'Resource not found',
+    false,
+    'Check the identifiers in the request; do not retry as is.',
+    '',
+    'User does not exist',
+  ],
+  [
+    409,
+    'Duplicate transaction',
+    false,
+    'Use a new transactionId, or request the status of the existing payment.',
+    '',
+    'Transaction with the same ID already exists',
+  ],
   [500, 'Internal server error', true, 'Retry, with a backoff.', '', 'An unexpected error has occurred'],
-  [502, 'Service provider unavailable', true, 'Retry later.', 'later', 'Service "<service_name>" is temporarily unavailable'],
+  [
+    502,
+    'Service provider unavailable',
+    true,
+    'Retry later.',
+    'later',
+    'Service "<service_name>" is temporarily unavailable',
+  ],
   [503, 'Server overloaded or under maintenance', true, 'Retry later.', 'later', ''],
 ];
 
@@ -94,7 +145,9 @@ const TABLE: ReadonlyArray<readonly [code: number, meaning: string, retriable: b
  * const retriable = SERVICE_STATUS_CODES.filter((code) => serviceStatus(code).retriable);
  * ```
  */
-export const SERVICE_STATUS_CODES: readonly ServiceStatusCode[] = [200, 201, 400, 401, 402, 403, 404, 409, 500, 502, 503];
+export const SERVICE_STATUS_CODES: readonly ServiceStatusCode[] = [
+  200, 201, 400, 401, 402, 403, 404, 409, 500, 502, 503,
+];
 
 /**
  * Looks a status code of the payment service up in the table of spec §7:
@@ -122,7 +175,9 @@ export function serviceStatus(statusCode: number): ServiceStatusInfo | undefined
   if (row === undefined) return undefined;
   const [, meaning, retriable, advice, condition, examples] = row;
   const exampleMessages = examples === '' ? [] : examples.split('|');
-  return condition === '' ? { statusCode, meaning, retriable, advice, exampleMessages } : { statusCode, meaning, retriable, advice, condition, exampleMessages };
+  return condition === ''
+    ? { statusCode, meaning, retriable, advice, exampleMessages }
+    : { statusCode, meaning, retriable, advice, condition, exampleMessages };
 }
 
 /**

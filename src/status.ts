@@ -40,8 +40,11 @@ export function normaliseStatus(raw: unknown): PaymentStatus {
   // toLowerCase, not toLocaleLowerCase: the result must not depend on the
   // runtime's locale (a Turkish locale lower-cases `I` differently).
   const status = raw.trim().toLowerCase();
-  return status === 'succeeded' || status === 'success' ? 'SUCCEEDED'
-    : status === 'failed' ? 'FAILED'
-    : status === 'processing' ? 'PROCESSING'
-    : 'UNKNOWN';
+  return status === 'succeeded' || status === 'success'
+    ? 'SUCCEEDED'
+    : status === 'failed'
+      ? 'FAILED'
+      : status === 'processing'
+        ? 'PROCESSING'
+        : 'UNKNOWN';
 }

@@ -307,13 +307,16 @@ function prepare(
       const parts = pinned ?? splitUrl(url);
       let host = pinned?.authority;
       // The first forwarded host (`split` always gives one item); a blank one counts as none.
-      if (host === undefined && trustForwardedHeaders === true) host = getHeader(headers, 'x-forwarded-host')?.split(',')[0]!.trim() || undefined;
+      if (host === undefined && trustForwardedHeaders === true)
+        host = getHeader(headers, 'x-forwarded-host')?.split(',')[0]!.trim() || undefined;
       // No Host header (some HTTP/2 stacks): an absolute URL's authority is
       // what the client addressed.
-      if (host === undefined && parts.authority !== undefined && getHeader(headers, 'host') === undefined) host = parts.authority;
+      if (host === undefined && parts.authority !== undefined && getHeader(headers, 'host') === undefined)
+        host = parts.authority;
       canonical = canonicalOf(method, parts, headers, parsed, host || undefined);
     } catch (error) {
-      if (error instanceof PayhookError && error.code !== 'INVALID_ARGUMENT') return failure(error.code as VerifyWebhookErrorCode, error.message);
+      if (error instanceof PayhookError && error.code !== 'INVALID_ARGUMENT')
+        return failure(error.code as VerifyWebhookErrorCode, error.message);
       throw error;
     }
 
@@ -384,7 +387,10 @@ const prepared = /* @__PURE__ */ new WeakMap<object, PreparedVerifier['verify']>
  * }
  * ```
  */
-export async function verifyWebhook(request: WebhookRequest, options: VerifyWebhookOptions): Promise<VerifyWebhookResult> {
+export async function verifyWebhook(
+  request: WebhookRequest,
+  options: VerifyWebhookOptions,
+): Promise<VerifyWebhookResult> {
   // One prepared verifier per options object: repeated calls do no preparation.
   let verify = prepared.get(options);
   if (verify === undefined) prepared.set(options, (verify = prepare(options)[0]));

@@ -34,7 +34,7 @@ describe('bodySize', () => {
   it('takes the length of bytes and does not measure a parsed body', () => {
     expect(bodySize(new Uint8Array(7), 5)).toBe(7);
     expect(bodySize(new ArrayBuffer(3), 5)).toBe(3);
-    expect(bodySize({ amount: 1 } as never, 1)).toBe(0);
+    expect(bodySize({ amount: 1 }, 1)).toBe(0);
   });
 
   it('answers a text much longer than the limit without counting it', () => {

@@ -22,7 +22,28 @@ const key = fc
   .oneof(
     fc.string({ maxLength: 8 }),
     fc.string({ unit: 'binary', maxLength: 6 }),
-    fc.constantFrom('9', '10', '01', '-1', '1.5', '4294967295', '4294967294', 'a', 'A', 'B', 'b', '_', 'é', 'e', 'É', 'ß', 'ss', ' ', 'amount', 'Amount'),
+    fc.constantFrom(
+      '9',
+      '10',
+      '01',
+      '-1',
+      '1.5',
+      '4294967295',
+      '4294967294',
+      'a',
+      'A',
+      'B',
+      'b',
+      '_',
+      'é',
+      'e',
+      'É',
+      'ß',
+      'ss',
+      ' ',
+      'amount',
+      'Amount',
+    ),
     fc.nat({ max: 5000 }).map(String),
   )
   .filter((name) => name !== '__proto__');
@@ -34,7 +55,10 @@ function objectText(entries: ReadonlyArray<readonly [string, unknown]>, space = 
   return `{${entries.map(([name, value]) => `${space}${JSON.stringify(name)}${space}:${space}${JSON.stringify(value, null, space.replace(/[^ \t\n\r]/g, '') || undefined)}${space}`).join(',')}}`;
 }
 
-const request = (body: CanonicalRequest['body'], headers: CanonicalRequest['headers'] = { host: 'shop.example.kg' }): CanonicalRequest => ({
+const request = (
+  body: CanonicalRequest['body'],
+  headers: CanonicalRequest['headers'] = { host: 'shop.example.kg' },
+): CanonicalRequest => ({
   method: 'POST',
   path: '/hook',
   headers,
@@ -46,7 +70,9 @@ describe('the body line (property)', () => {
   it('is the contract rule applied to the parsed value', () => {
     fc.assert(
       fc.property(jsonObject, (object) => {
-        expect(bodyLine(JSON.stringify(object))).toBe(contractBodyLine(JSON.parse(JSON.stringify(object)) as Record<string, unknown>));
+        expect(bodyLine(JSON.stringify(object))).toBe(
+          contractBodyLine(JSON.parse(JSON.stringify(object)) as Record<string, unknown>),
+        );
       }),
       { numRuns: 1000 },
     );
@@ -63,7 +89,12 @@ describe('the body line (property)', () => {
     });
     fc.assert(
       fc.property(
-        untied.chain((object) => fc.tuple(fc.constant(object), fc.shuffledSubarray(Object.entries(object), { minLength: Object.keys(object).length }))),
+        untied.chain((object) =>
+          fc.tuple(
+            fc.constant(object),
+            fc.shuffledSubarray(Object.entries(object), { minLength: Object.keys(object).length }),
+          ),
+        ),
         ([object, shuffled]) => {
           expect(bodyLine(objectText(shuffled))).toBe(bodyLine(objectText(Object.entries(object))));
         },
@@ -115,10 +146,13 @@ describe('the body line (property)', () => {
 
   it('lets the last duplicate key win, as JSON.parse does', () => {
     fc.assert(
-      fc.property(fc.array(fc.tuple(fc.constantFrom('a', 'b', 'c', '1'), jsonValue), { minLength: 1, maxLength: 8 }), (entries) => {
-        const text = objectText(entries);
-        expect(bodyLine(text)).toBe(contractBodyLine(JSON.parse(text) as Record<string, unknown>));
-      }),
+      fc.property(
+        fc.array(fc.tuple(fc.constantFrom('a', 'b', 'c', '1'), jsonValue), { minLength: 1, maxLength: 8 }),
+        (entries) => {
+          const text = objectText(entries);
+          expect(bodyLine(text)).toBe(contractBodyLine(JSON.parse(text) as Record<string, unknown>));
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -129,10 +163,23 @@ describe('the body line over a stream of deliveries (property)', () => {
   // (src/lib/json-body.ts). Streams here repeat key lists (reused orders),
   // send the same keys in other wire orders (keys that collate equal keep
   // theirs), and hold more distinct lists than are remembered, interleaved.
-  const tied = [['', '\u0000'], ['\u0000', ''], ['é', 'e\u0301', 'a'], ['e\u0301', 'é', 'a']];
-  const shapes = fc.array(fc.uniqueArray(key, { maxLength: 10 }), { minLength: 1, maxLength: 90 }).map((lists) => [...lists, ...tied]);
+  const tied = [
+    ['', '\u0000'],
+    ['\u0000', ''],
+    ['é', 'e\u0301', 'a'],
+    ['e\u0301', 'é', 'a'],
+  ];
+  const shapes = fc
+    .array(fc.uniqueArray(key, { maxLength: 10 }), { minLength: 1, maxLength: 90 })
+    .map((lists) => [...lists, ...tied]);
   const stream = shapes.chain((lists) =>
-    fc.tuple(fc.constant(lists), fc.array(fc.tuple(fc.nat({ max: lists.length - 1 }), fc.array(jsonValue, { minLength: 10, maxLength: 10 })), { minLength: 1, maxLength: 300 })),
+    fc.tuple(
+      fc.constant(lists),
+      fc.array(fc.tuple(fc.nat({ max: lists.length - 1 }), fc.array(jsonValue, { minLength: 10, maxLength: 10 })), {
+        minLength: 1,
+        maxLength: 300,
+      }),
+    ),
   );
 
   it('is the contract rule for every body, whatever came before it', () => {
@@ -149,26 +196,41 @@ describe('the body line over a stream of deliveries (property)', () => {
 });
 
 // Header names: ASCII tokens (what HTTP allows), unique once lower-cased.
-const tokenChar = fc.constantFrom(...'abcdefghijklmnopqrstuvwxyz0123456789-_.!#$%&\'*+^`|~'.split(''));
+const tokenChar = fc.constantFrom(..."abcdefghijklmnopqrstuvwxyz0123456789-_.!#$%&'*+^`|~".split(''));
 const apiName = fc.string({ unit: tokenChar, minLength: 1, maxLength: 10 }).map((rest) => `x-api-${rest}`);
-const otherName = fc.string({ unit: tokenChar, minLength: 1, maxLength: 10 }).filter((name) => !name.startsWith('x-api-') && name !== 'host');
+const otherName = fc
+  .string({ unit: tokenChar, minLength: 1, maxLength: 10 })
+  .filter((name) => !name.startsWith('x-api-') && name !== 'host');
 // Values a WHATWG Headers keeps unchanged: visible ASCII and inner spaces.
-const headerValue = fc.string({ unit: fc.constantFrom(...'abcXYZ019 -_:;,/=+%'.split('')), maxLength: 12 }).map((value) => value.trim());
+const headerValue = fc
+  .string({ unit: fc.constantFrom(...'abcXYZ019 -_:;,/=+%'.split('')), maxLength: 12 })
+  .map((value) => value.trim());
 
 function flipCase(name: string, flips: readonly boolean[]): string {
   return [...name].map((char, i) => (flips[i % flips.length] ? char.toUpperCase() : char)).join('');
 }
 
 describe('the header line (property)', () => {
-  const headerSet = fc.uniqueArray(fc.tuple(fc.oneof(apiName, otherName), headerValue), { selector: ([name]) => name, maxLength: 8 });
+  const headerSet = fc.uniqueArray(fc.tuple(fc.oneof(apiName, otherName), headerValue), {
+    selector: ([name]) => name,
+    maxLength: 8,
+  });
 
   it('does not depend on the letter case of header names', () => {
     fc.assert(
-      fc.property(headerSet, headerValue, fc.array(fc.boolean(), { minLength: 1, maxLength: 16 }), (headers, host, flips) => {
-        const lower = Object.fromEntries([['host', host], ...headers]);
-        const mixed = Object.fromEntries([[flipCase('host', flips), host], ...headers.map(([name, value]) => [flipCase(name, flips), value])]);
-        expect(buildCanonicalString(request('{}', mixed))).toBe(buildCanonicalString(request('{}', lower)));
-      }),
+      fc.property(
+        headerSet,
+        headerValue,
+        fc.array(fc.boolean(), { minLength: 1, maxLength: 16 }),
+        (headers, host, flips) => {
+          const lower = Object.fromEntries([['host', host], ...headers]);
+          const mixed = Object.fromEntries([
+            [flipCase('host', flips), host],
+            ...headers.map(([name, value]) => [flipCase(name, flips), value]),
+          ]);
+          expect(buildCanonicalString(request('{}', mixed))).toBe(buildCanonicalString(request('{}', lower)));
+        },
+      ),
       { numRuns: 500 },
     );
   });
@@ -179,7 +241,9 @@ describe('the header line (property)', () => {
         const record = Object.fromEntries([['Host', host], ...headers]);
         const line = buildCanonicalString(request(null, record)).split('\n')[2];
         expect(buildCanonicalString(request(null, new Headers(record))).split('\n')[2]).toBe(line);
-        const api = headers.filter(([name]) => name.startsWith('x-api-')).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+        const api = headers
+          .filter(([name]) => name.startsWith('x-api-'))
+          .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
         expect(line).toBe([`host:${host}`, ...api.map(([name, value]) => `${name}:${value}`)].join('&'));
       }),
       { numRuns: 500 },
@@ -191,13 +255,64 @@ describe('the header line (property)', () => {
 // hex digits, lone surrogates, reserved characters.
 const nasty = fc.string({
   unit: fc.oneof(
-    fc.constantFrom('%', '%2', '%2F', '%zz', '%C3', '%C3%A9', '%ED%A0%80', '\uD800', '\uDC00', '\uD83D\uDCB3', 'é', '/', '?', '#', '=', '&', '+', ' ', 'a', '0', '\n', '\u0000'),
+    fc.constantFrom(
+      '%',
+      '%2',
+      '%2F',
+      '%zz',
+      '%C3',
+      '%C3%A9',
+      '%ED%A0%80',
+      '\uD800',
+      '\uDC00',
+      '\uD83D\uDCB3',
+      'é',
+      '/',
+      '?',
+      '#',
+      '=',
+      '&',
+      '+',
+      ' ',
+      'a',
+      '0',
+      '\n',
+      '\u0000',
+    ),
     fc.string({ unit: 'binary', maxLength: 2 }),
   ),
   maxLength: 12,
 });
-const weirdName = fc.oneof(nasty, fc.constantFrom('__proto__', 'constructor', 'toString', 'hasOwnProperty', 'forEach', 'get', 'host', 'Host', 'x-api-', 'X-API-x', ''));
-const anything = fc.anything({ maxDepth: 3, maxKeys: 5, withBigInt: true, withBoxedValues: true, withMap: true, withSet: true, withTypedArray: true, withDate: true, withNullPrototype: true, withSparseArray: true, withObjectString: true, key: weirdName });
+const weirdName = fc.oneof(
+  nasty,
+  fc.constantFrom(
+    '__proto__',
+    'constructor',
+    'toString',
+    'hasOwnProperty',
+    'forEach',
+    'get',
+    'host',
+    'Host',
+    'x-api-',
+    'X-API-x',
+    '',
+  ),
+);
+const anything = fc.anything({
+  maxDepth: 3,
+  maxKeys: 5,
+  withBigInt: true,
+  withBoxedValues: true,
+  withMap: true,
+  withSet: true,
+  withTypedArray: true,
+  withDate: true,
+  withNullPrototype: true,
+  withSparseArray: true,
+  withObjectString: true,
+  key: weirdName,
+});
 
 function buildOrCode(input: unknown): string {
   try {
@@ -215,13 +330,29 @@ describe('arbitrary input (property)', () => {
       fc.dictionary(weirdName, fc.oneof(nasty, fc.array(nasty, { maxLength: 3 }), anything), { maxKeys: 6 }),
       fc.dictionary(weirdName, nasty, { maxKeys: 6 }).map((record) => ({ host: 'h', ...record })),
     );
-    const query = fc.oneof(anything, nasty, fc.dictionary(weirdName, fc.oneof(nasty, fc.constant(null), anything), { maxKeys: 6 }));
-    const body = fc.oneof(anything, nasty, fc.json({ maxDepth: 3 }), fc.dictionary(weirdName, anything, { maxKeys: 6 }));
+    const query = fc.oneof(
+      anything,
+      nasty,
+      fc.dictionary(weirdName, fc.oneof(nasty, fc.constant(null), anything), { maxKeys: 6 }),
+    );
+    const body = fc.oneof(
+      anything,
+      nasty,
+      fc.json({ maxDepth: 3 }),
+      fc.dictionary(weirdName, anything, { maxKeys: 6 }),
+    );
     fc.assert(
-      fc.property(fc.oneof(nasty, anything), fc.oneof(nasty, anything), headers, query, body, (method, path, h, q, b) => {
-        const result = buildOrCode({ method, path, headers: h, query: q, body: b });
-        expect(typeof result).toBe('string');
-      }),
+      fc.property(
+        fc.oneof(nasty, anything),
+        fc.oneof(nasty, anything),
+        headers,
+        query,
+        body,
+        (method, path, h, q, b) => {
+          const result = buildOrCode({ method, path, headers: h, query: q, body: b });
+          expect(typeof result).toBe('string');
+        },
+      ),
       { numRuns: 3000 },
     );
   });
@@ -230,7 +361,9 @@ describe('arbitrary input (property)', () => {
     fc.assert(
       fc.property(nasty, fc.oneof(nasty, fc.dictionary(weirdName, fc.option(nasty), { maxKeys: 6 })), (path, query) => {
         const result = buildOrCode({ method: 'POST', path, headers: { host: 'h' }, query, body: '{}' });
-        expect(result.startsWith('ok:') || result === 'code:MALFORMED_PATH' || result === 'code:MALFORMED_QUERY').toBe(true);
+        expect(result.startsWith('ok:') || result === 'code:MALFORMED_PATH' || result === 'code:MALFORMED_QUERY').toBe(
+          true,
+        );
       }),
       { numRuns: 2000 },
     );

@@ -20,7 +20,11 @@ describe('buildCanonicalString: the layout', () => {
 
   it('adds the query line only when the query is non-empty', () => {
     expect(build({ query: { b: '2', a: '1' } }).split('\n')).toEqual([
-      'post', '/webhooks/payments', 'host:shop.example.kg&x-api-timestamp:1763712000000', 'a=1&b=2', '{"amount":100,"status":"SUCCEEDED"}',
+      'post',
+      '/webhooks/payments',
+      'host:shop.example.kg&x-api-timestamp:1763712000000',
+      'a=1&b=2',
+      '{"amount":100,"status":"SUCCEEDED"}',
     ]);
     for (const query of [null, undefined, {}, '', '?', new URLSearchParams()]) {
       expect(build({ query }).split('\n')).toHaveLength(4);
@@ -47,7 +51,9 @@ describe('line 1: the method', () => {
 describe('line 2: the path', () => {
   it('is decoded as decodeURI decodes it, reserved escapes kept', () => {
     expect(build({ path: '/%D0%BF%D0%BB%D0%B0%D1%82%D0%B5%D0%B6' }).split('\n')[1]).toBe('/платеж');
-    expect(build({ path: '/a%2Fb%3F%23%26%3D%2B%24%2C%3B%3A%40%20c' }).split('\n')[1]).toBe('/a%2Fb%3F%23%26%3D%2B%24%2C%3B%3A%40 c');
+    expect(build({ path: '/a%2Fb%3F%23%26%3D%2B%24%2C%3B%3A%40%20c' }).split('\n')[1]).toBe(
+      '/a%2Fb%3F%23%26%3D%2B%24%2C%3B%3A%40 c',
+    );
   });
 
   it('is kept as given when it holds no escape', () => {
@@ -83,7 +89,17 @@ describe('line 3: the headers', () => {
 
   it('adds every x-api-* header, lower-cased, sorted by code unit, values as given', () => {
     const line = build({
-      headers: { 'X-Api-Zeta': ' z ', host: 'h', 'x-api-Alpha': 'A', 'X-API-timestamp': '1', 'x-api-_': '_', 'x-api-B': 'b', 'content-type': 'application/json', 'x-apikey': 'no', signature: 'sig' },
+      headers: {
+        'X-Api-Zeta': ' z ',
+        host: 'h',
+        'x-api-Alpha': 'A',
+        'X-API-timestamp': '1',
+        'x-api-_': '_',
+        'x-api-B': 'b',
+        'content-type': 'application/json',
+        'x-apikey': 'no',
+        signature: 'sig',
+      },
     }).split('\n')[2];
     expect(line).toBe('host:h&x-api-_:_&x-api-alpha:A&x-api-b:b&x-api-timestamp:1&x-api-zeta: z ');
   });
@@ -99,12 +115,19 @@ describe('line 3: the headers', () => {
   });
 
   it('skips undefined values and writes numbers as decimal text', () => {
-    const headers = { host: 'h', 'x-api-gone': undefined, 'x-api-timestamp': 1763712000000 } as unknown as CanonicalRequest['headers'];
+    const headers = {
+      host: 'h',
+      'x-api-gone': undefined,
+      'x-api-timestamp': 1763712000000,
+    } as unknown as CanonicalRequest['headers'];
     expect(build({ headers }).split('\n')[2]).toBe('host:h&x-api-timestamp:1763712000000');
   });
 
   it('reads a Map-like headers object case-insensitively', () => {
-    const headers = new Map([['Host', 'h'], ['X-Api-Timestamp', '1']]) as unknown as CanonicalRequest['headers'];
+    const headers = new Map([
+      ['Host', 'h'],
+      ['X-Api-Timestamp', '1'],
+    ]) as unknown as CanonicalRequest['headers'];
     expect(build({ headers }).split('\n')[2]).toBe('host:h&x-api-timestamp:1');
   });
 
@@ -137,7 +160,9 @@ describe('line 4: the query', () => {
   });
 
   it('sorts by UTF-16 code unit, not by locale', () => {
-    expect(build({ query: { b: '1', B: '2', a: '3', _: '4', 'é': '5' } }).split('\n')[3]).toBe('B=2&_=4&a=3&b=1&%C3%A9=5');
+    expect(build({ query: { b: '1', B: '2', a: '3', _: '4', é: '5' } }).split('\n')[3]).toBe(
+      'B=2&_=4&a=3&b=1&%C3%A9=5',
+    );
   });
 
   it('reads a map, a URLSearchParams and a raw string the same way', () => {
@@ -149,7 +174,14 @@ describe('line 4: the query', () => {
 
   it('lets the last repeated name win (raw string, URLSearchParams, array values)', () => {
     expect(build({ query: 'a=1&a=2' }).split('\n')[3]).toBe('a=2');
-    expect(build({ query: new URLSearchParams([['a', '1'], ['a', '2']]) }).split('\n')[3]).toBe('a=2');
+    expect(
+      build({
+        query: new URLSearchParams([
+          ['a', '1'],
+          ['a', '2'],
+        ]),
+      }).split('\n')[3],
+    ).toBe('a=2');
     expect(build({ query: { a: ['1', '2'] } as unknown as Record<string, string> }).split('\n')[3]).toBe('a=2');
   });
 
@@ -173,10 +205,16 @@ describe('the body line', () => {
     // Key orders are reused only for lists of at most 1,024 characters (src/lib/json-body.ts).
     const long = 'k'.repeat(1_500);
     const text = JSON.stringify({ [long]: 1, b: 2, a: 3, 10: 4 });
-    for (let i = 0; i < 3; i++) expect(build({ body: text }).split('\n').at(-1)).toBe(`{"10":4,"a":3,"b":2,"${long}":1}`);
+    for (let i = 0; i < 3; i++)
+      expect(build({ body: text }).split('\n').at(-1)).toBe(`{"10":4,"a":3,"b":2,"${long}":1}`);
     const many = Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`key${299 - i}`, i]));
     const sorted = Object.keys(many).sort((x, y) => x.localeCompare(y, 'en-US'));
-    for (let i = 0; i < 2; i++) expect(build({ body: JSON.stringify(many) }).split('\n').at(-1)).toBe(JSON.stringify(Object.fromEntries(sorted.map((k) => [k, many[k]]))));
+    for (let i = 0; i < 2; i++)
+      expect(
+        build({ body: JSON.stringify(many) })
+          .split('\n')
+          .at(-1),
+      ).toBe(JSON.stringify(Object.fromEntries(sorted.map((k) => [k, many[k]]))));
   });
 
   const expected = '{"amount":100,"status":"SUCCEEDED"}';
@@ -217,7 +255,9 @@ describe('the body line', () => {
   it('keeps a top-level "__proto__" member as an ordinary, signed entry', () => {
     // Deliberate: assigning into `{}` would drop the member from the line, so
     // the signature would not cover it. See lib/json-body.ts.
-    expect(build({ body: '{"b":1,"__proto__":{"polluted":true}}' }).split('\n')[3]).toBe('{"__proto__":{"polluted":true},"b":1}');
+    expect(build({ body: '{"b":1,"__proto__":{"polluted":true}}' }).split('\n')[3]).toBe(
+      '{"__proto__":{"polluted":true},"b":1}',
+    );
     expect(({} as Record<string, unknown>)['polluted']).toBeUndefined();
   });
 
@@ -241,7 +281,19 @@ describe('the body line', () => {
     cyclic['self'] = cyclic;
     expect(codeOf(() => build({ body: cyclic }))).toBe('INVALID_BODY');
     expect(codeOf(() => build({ body: { big: 10n } }))).toBe('INVALID_BODY');
-    expect(codeOf(() => build({ body: { a: { toJSON: () => { throw new Error('boom'); } } } }))).toBe('INVALID_BODY');
+    expect(
+      codeOf(() =>
+        build({
+          body: {
+            a: {
+              toJSON: () => {
+                throw new Error('boom');
+              },
+            },
+          },
+        }),
+      ),
+    ).toBe('INVALID_BODY');
   });
 
   it('INVALID_BODY, not a stack overflow, for JSON nested deeper than the stack', () => {

@@ -52,10 +52,24 @@ describe('isPayhookError', () => {
     // `satisfies` makes this list fail to compile when a code is added to
     // the union without being listed here.
     const every = {
-      MISSING_HOST: true, MALFORMED_PATH: true, MALFORMED_QUERY: true, INVALID_BODY: true, INVALID_PAYLOAD: true,
-      INVALID_KEY: true, WEAK_KEY: true, MISSING_SIGNATURE: true, SIGNATURE_MISMATCH: true, MISSING_TIMESTAMP: true,
-      MALFORMED_TIMESTAMP: true, TIMESTAMP_OUT_OF_WINDOW: true, BODY_TOO_LARGE: true, BODY_TIMEOUT: true,
-      INVALID_ARGUMENT: true, METHOD_NOT_ALLOWED: true, DELIVERY_IN_PROGRESS: true, STORE_UNAVAILABLE: true,
+      MISSING_HOST: true,
+      MALFORMED_PATH: true,
+      MALFORMED_QUERY: true,
+      INVALID_BODY: true,
+      INVALID_PAYLOAD: true,
+      INVALID_KEY: true,
+      WEAK_KEY: true,
+      MISSING_SIGNATURE: true,
+      SIGNATURE_MISMATCH: true,
+      MISSING_TIMESTAMP: true,
+      MALFORMED_TIMESTAMP: true,
+      TIMESTAMP_OUT_OF_WINDOW: true,
+      BODY_TOO_LARGE: true,
+      BODY_TIMEOUT: true,
+      INVALID_ARGUMENT: true,
+      METHOD_NOT_ALLOWED: true,
+      DELIVERY_IN_PROGRESS: true,
+      STORE_UNAVAILABLE: true,
       HANDLER_FAILED: true,
     } satisfies Record<PayhookErrorCode, true>;
     const codes = Object.keys(every) as PayhookErrorCode[];

@@ -7,7 +7,8 @@ import { createTestWebhook, signWebhook, TEST_KEY_PAIR } from '../src/testing/in
 import { verifyWebhook } from '../src/verify-webhook.js';
 
 /** Body lines written for a body (an empty body's line is free, and lines 1 to 4 are built with none). */
-const bodyLinesWritten = (): number => vi.mocked(jsonBody.canonicalBody).mock.calls.filter(([body]) => body !== null).length;
+const bodyLinesWritten = (): number =>
+  vi.mocked(jsonBody.canonicalBody).mock.calls.filter(([body]) => body !== null).length;
 
 vi.mock('../src/lib/json-body.js', async (importOriginal) => {
   const original = await importOriginal<typeof import('../src/lib/json-body.js')>();
@@ -23,21 +24,61 @@ async function signed(url = 'https://shop.example.kg/webhooks/payments') {
 
 /** The code verifyWebhook reports for a request (null when it verifies). */
 async function verifyCode(request: ExplainRequest, with_: object = options): Promise<string | null> {
-  const result = await verifyWebhook(request as never, with_ as typeof options);
+  const result = await verifyWebhook(request, with_);
   return result.ok ? null : result.error.code;
 }
 
 describe('explainVerificationFailure reports what verifyWebhook reports', () => {
   it.each([
-    ['a query escape that decodes to a malformed one', (s: ExplainRequest): ExplainRequest => ({ ...s, url: `${s.url}?a=%25E0` }), 'MALFORMED_QUERY'],
-    ['a malformed path escape', (s: ExplainRequest): ExplainRequest => ({ ...s, url: '/webhooks/%E0' }), 'MALFORMED_PATH'],
-    ['a parsed body JSON cannot write (a BigInt)', (s: ExplainRequest): ExplainRequest => ({ ...s, body: { ...(JSON.parse(s.body as string) as object), big: 1n } }), 'INVALID_BODY'],
-    ['no signature and a body that is not JSON', (s: ExplainRequest): ExplainRequest => ({ ...s, headers: { ...(s.headers as Record<string, string>), signature: '' }, body: '{' }), 'MISSING_SIGNATURE'],
-    ['a signature of spaces', (s: ExplainRequest): ExplainRequest => ({ ...s, headers: { ...(s.headers as Record<string, string>), signature: '   ' } }), 'SIGNATURE_MISMATCH'],
-    ['no Host', (s: ExplainRequest): ExplainRequest => ({ ...s, url: '/webhooks/payments', headers: { ...(s.headers as Record<string, string>), host: undefined as never } }), 'MISSING_HOST'],
+    [
+      'a query escape that decodes to a malformed one',
+      (s: ExplainRequest): ExplainRequest => ({ ...s, url: `${s.url}?a=%25E0` }),
+      'MALFORMED_QUERY',
+    ],
+    [
+      'a malformed path escape',
+      (s: ExplainRequest): ExplainRequest => ({ ...s, url: '/webhooks/%E0' }),
+      'MALFORMED_PATH',
+    ],
+    [
+      'a parsed body JSON cannot write (a BigInt)',
+      (s: ExplainRequest): ExplainRequest => ({ ...s, body: { ...(JSON.parse(s.body as string) as object), big: 1n } }),
+      'INVALID_BODY',
+    ],
+    [
+      'no signature and a body that is not JSON',
+      (s: ExplainRequest): ExplainRequest => ({
+        ...s,
+        headers: { ...(s.headers as Record<string, string>), signature: '' },
+        body: '{',
+      }),
+      'MISSING_SIGNATURE',
+    ],
+    [
+      'a signature of spaces',
+      (s: ExplainRequest): ExplainRequest => ({
+        ...s,
+        headers: { ...(s.headers as Record<string, string>), signature: '   ' },
+      }),
+      'SIGNATURE_MISMATCH',
+    ],
+    [
+      'no Host',
+      (s: ExplainRequest): ExplainRequest => ({
+        ...s,
+        url: '/webhooks/payments',
+        headers: { ...(s.headers as Record<string, string>), host: undefined as never },
+      }),
+      'MISSING_HOST',
+    ],
   ])('%s', async (_name, change, expected) => {
     const delivery = await signed();
-    const request = change({ method: 'POST', url: '/webhooks/payments', headers: delivery.headers, body: delivery.body });
+    const request = change({
+      method: 'POST',
+      url: '/webhooks/payments',
+      headers: delivery.headers,
+      body: delivery.body,
+    });
     expect(await verifyCode(request)).toBe(expected);
     const diagnosis = await explainVerificationFailure(request, options);
     expect(diagnosis.code).toBe(expected);
@@ -53,7 +94,12 @@ describe('explainVerificationFailure search cost', () => {
     const request = {
       method: 'POST',
       url: '/internal/webhooks/payments?x=1',
-      headers: { ...delivery.headers, host: 'internal:8080', 'x-forwarded-host': 'shop.example.kg', 'x-forwarded-prefix': '/api' },
+      headers: {
+        ...delivery.headers,
+        host: 'internal:8080',
+        'x-forwarded-host': 'shop.example.kg',
+        'x-forwarded-prefix': '/api',
+      },
       body,
     };
     vi.mocked(jsonBody.canonicalBody).mockClear();
@@ -67,7 +113,17 @@ describe('explainVerificationFailure search cost', () => {
     const delivery = await signed();
     vi.mocked(jsonBody.canonicalBody).mockClear();
     const diagnosis = await explainVerificationFailure(
-      { method: 'POST', url: '/internal?x=1', headers: { ...delivery.headers, host: 'internal:8080', 'x-forwarded-host': 'shop.example.kg', signature: 'AAAA' }, body: delivery.body },
+      {
+        method: 'POST',
+        url: '/internal?x=1',
+        headers: {
+          ...delivery.headers,
+          host: 'internal:8080',
+          'x-forwarded-host': 'shop.example.kg',
+          signature: 'AAAA',
+        },
+        body: delivery.body,
+      },
       options,
     );
     expect(diagnosis.code).toBe('SIGNATURE_MISMATCH');
@@ -83,7 +139,12 @@ describe('explainVerificationFailure search cost', () => {
 describe('explainVerificationFailure with trustForwardedHeaders', () => {
   it('blames the trusted X-Forwarded-Host, not a rewritten Host, when the received Host is the signed one', async () => {
     const delivery = await signed();
-    const request = { method: 'POST', url: '/webhooks/payments', headers: { ...delivery.headers, 'x-forwarded-host': 'cdn.example.net' }, body: delivery.body };
+    const request = {
+      method: 'POST',
+      url: '/webhooks/payments',
+      headers: { ...delivery.headers, 'x-forwarded-host': 'cdn.example.net' },
+      body: delivery.body,
+    };
     const trusting = { ...options, trustForwardedHeaders: true };
     expect((await verifyWebhook(request as never, trusting)).ok).toBe(false);
     const diagnosis = await explainVerificationFailure(request, trusting);
@@ -101,7 +162,11 @@ describe('explainVerificationFailure with trustForwardedHeaders', () => {
       headers: { ...delivery.headers, host: 'internal:8080', 'x-forwarded-host': 'cdn.example.net' },
       body: delivery.body,
     };
-    const diagnosis = await explainVerificationFailure(request, { ...options, trustForwardedHeaders: true, registeredUrl: 'https://shop.example.kg/webhooks/payments' });
+    const diagnosis = await explainVerificationFailure(request, {
+      ...options,
+      trustForwardedHeaders: true,
+      registeredUrl: 'https://shop.example.kg/webhooks/payments',
+    });
     expect(diagnosis.changes).toEqual([{ part: 'host', received: 'cdn.example.net', expected: 'shop.example.kg' }]);
     expect(diagnosis.fix).toContain('which is not the host the service signed');
     expect(diagnosis.fix).not.toContain('turn `trustForwardedHeaders` off');
@@ -111,11 +176,15 @@ describe('explainVerificationFailure with trustForwardedHeaders', () => {
     const delivery = await signed();
     const { host: _host, ...withoutHost } = delivery.headers as Record<string, string>;
     for (const forwarded of ['', ' , cdn.example.net']) {
-      const request = { method: 'POST', url: 'https://shop.example.kg/webhooks/payments', headers: { ...withoutHost, 'x-forwarded-host': forwarded }, body: delivery.body };
+      const request = {
+        method: 'POST',
+        url: 'https://shop.example.kg/webhooks/payments',
+        headers: { ...withoutHost, 'x-forwarded-host': forwarded },
+        body: delivery.body,
+      };
       const trusting = { ...options, trustForwardedHeaders: true };
       expect(await verifyCode(request, trusting), JSON.stringify(forwarded)).toBeNull();
       expect((await explainVerificationFailure(request, trusting)).ok).toBe(true);
     }
   });
 });
-

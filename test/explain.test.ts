@@ -2,7 +2,12 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { explainSignatureMismatch, explainVerificationFailure, type ExplainRequest, type VerificationDiagnosis } from '../src/explain/index.js';
+import {
+  explainSignatureMismatch,
+  explainVerificationFailure,
+  type ExplainRequest,
+  type VerificationDiagnosis,
+} from '../src/explain/index.js';
 import { createNodeWebhookHandler } from '../src/node/index.js';
 import { createTestWebhook, signWebhook, TEST_KEY_PAIR } from '../src/testing/index.js';
 import { fixtures } from './conformance/fixtures.js';
@@ -10,7 +15,10 @@ import { fixtures } from './conformance/fixtures.js';
 const stranger = fixtures.keys['stranger-2048']!;
 const NOW = 1763712000000;
 
-async function delivery(url: string, options: { host?: string; privateKey?: string; headers?: Record<string, string> } = {}) {
+async function delivery(
+  url: string,
+  options: { host?: string; privateKey?: string; headers?: Record<string, string> } = {},
+) {
   return signWebhook(createTestWebhook({ now: NOW }), {
     url,
     timestamp: NOW,
@@ -21,7 +29,11 @@ async function delivery(url: string, options: { host?: string; privateKey?: stri
 }
 
 /** The request as the merchant's app sees it after a proxy/router changed it. */
-function received(signed: { headers: Readonly<Record<string, string>>; body: string }, url: string, headers: Record<string, string> = {}): ExplainRequest {
+function received(
+  signed: { headers: Readonly<Record<string, string>>; body: string },
+  url: string,
+  headers: Record<string, string> = {},
+): ExplainRequest {
   return { method: 'POST', url, headers: { ...signed.headers, ...headers }, body: signed.body };
 }
 
@@ -44,7 +56,9 @@ describe('explainVerificationFailure', () => {
     expect(viaProxy.ok).toBe(false);
     expect(viaProxy.code).toBe('SIGNATURE_MISMATCH');
     expect(viaProxy.changes).toEqual([{ part: 'host', received: 'internal:8080', expected: 'shop.example.kg' }]);
-    expect(viaProxy.message).toContain('signature would verify with Host `shop.example.kg` (your request has `internal:8080`)');
+    expect(viaProxy.message).toContain(
+      'signature would verify with Host `shop.example.kg` (your request has `internal:8080`)',
+    );
     expect(viaProxy.fix).toContain('trustForwardedHeaders');
     expect(viaProxy.verifiedCanonical).toBe(signed.canonical);
     expect(viaProxy.canonical).toContain('host:internal:8080');
@@ -53,14 +67,22 @@ describe('explainVerificationFailure', () => {
   it('finds the signed Host from the callback URL a WEB delivery carries, with no proxy header', async () => {
     const body = createTestWebhook({ variant: 'web', now: NOW });
     const signed = await signWebhook(body, { url: 'https://shop.example.kg/webhooks/payments', timestamp: NOW });
-    const diagnosis = await explainVerificationFailure(received(signed, '/webhooks/payments', { host: 'internal:8080' }), testKeys);
+    const diagnosis = await explainVerificationFailure(
+      received(signed, '/webhooks/payments', { host: 'internal:8080' }),
+      testKeys,
+    );
     expect(diagnosis.changes).toEqual([{ part: 'host', received: 'internal:8080', expected: 'shop.example.kg' }]);
-    expect(diagnosis.fix).toContain("set `webhookUrl: 'https://shop.example.kg/webhooks/payments'`, the URL the service signed: something in front of your app rewrites Host");
+    expect(diagnosis.fix).toContain(
+      "set `webhookUrl: 'https://shop.example.kg/webhooks/payments'`, the URL the service signed: something in front of your app rewrites Host",
+    );
   });
 
   it('says nothing verifies when a rewritten Host left no trace', async () => {
     const signed = await delivery('https://shop.example.kg/webhooks/payments');
-    const diagnosis = await explainVerificationFailure(received(signed, '/webhooks/payments', { host: 'internal:8080' }), testKeys);
+    const diagnosis = await explainVerificationFailure(
+      received(signed, '/webhooks/payments', { host: 'internal:8080' }),
+      testKeys,
+    );
     expect(diagnosis.changes).toEqual([]);
     expect(diagnosis.message).toContain('Tried hosts `internal:8080`, `internal`');
   });
@@ -68,7 +90,10 @@ describe('explainVerificationFailure', () => {
   it('finds a rewritten Host from the registered webhookUrl alone', async () => {
     const signed = await delivery('https://shop.example.kg/webhooks/payments');
     const request = received(signed, '/webhooks/payments', { host: 'internal:8080' });
-    const diagnosis = await explainVerificationFailure(request, { ...testKeys, webhookUrl: 'https://shop.example.kg/webhooks/payments' });
+    const diagnosis = await explainVerificationFailure(request, {
+      ...testKeys,
+      webhookUrl: 'https://shop.example.kg/webhooks/payments',
+    });
     // With webhookUrl configured, the receiver already uses the signed host: it verifies.
     expect(diagnosis.ok).toBe(true);
   });
@@ -76,11 +101,16 @@ describe('explainVerificationFailure', () => {
   it('names a stripped path prefix', async () => {
     const signed = await delivery('https://shop.example.kg/api/webhooks/payments');
     const diagnosis = await explainVerificationFailure(received(signed, '/webhooks/payments'), testKeys);
-    expect(diagnosis.changes).toEqual([{ part: 'path', received: '/webhooks/payments', expected: '/api/webhooks/payments' }]);
+    expect(diagnosis.changes).toEqual([
+      { part: 'path', received: '/webhooks/payments', expected: '/api/webhooks/payments' },
+    ]);
     expect(diagnosis.fix).toContain("set `webhookUrl: 'https://shop.example.kg/api/webhooks/payments'`");
     expect(diagnosis.fix).toContain('strips the prefix `/api`');
     const custom = await delivery('https://shop.example.kg/shop-7/payhook-in');
-    const viaHeader = await explainVerificationFailure(received(custom, '/payhook-in', { 'x-forwarded-prefix': '/shop-7' }), testKeys);
+    const viaHeader = await explainVerificationFailure(
+      received(custom, '/payhook-in', { 'x-forwarded-prefix': '/shop-7' }),
+      testKeys,
+    );
     expect(viaHeader.changes).toEqual([{ part: 'path', received: '/payhook-in', expected: '/shop-7/payhook-in' }]);
   });
 
@@ -97,7 +127,10 @@ describe('explainVerificationFailure', () => {
     const fromBody = await explainVerificationFailure(received(announced, '/hook'), testKeys);
     expect(fromBody.changes).toEqual([{ part: 'query', received: '', expected: 'token=s3cr%20et&shop=7' }]);
     // A router that rewrites the URL but keeps the original in X-Original-URI.
-    const viaHeader = await explainVerificationFailure(received(signed, '/hook', { 'x-original-uri': '/hook?token=s3cr%20et&shop=7' }), testKeys);
+    const viaHeader = await explainVerificationFailure(
+      received(signed, '/hook', { 'x-original-uri': '/hook?token=s3cr%20et&shop=7' }),
+      testKeys,
+    );
     expect(viaHeader.changes.map((c) => c.part)).toEqual(['query']);
     const plain = await delivery('https://shop.example.kg/hook');
     const added = await explainVerificationFailure(received(plain, '/hook?utm=1'), testKeys);
@@ -106,10 +139,16 @@ describe('explainVerificationFailure', () => {
 
   it('with webhookUrl set, names the part of it that differs from what was signed', async () => {
     const signed = await delivery('https://shop.example.kg/api/hook');
-    const diagnosis = await explainVerificationFailure(received(signed, '/api/hook'), { ...testKeys, webhookUrl: 'https://shop.example.kg/hook' });
+    const diagnosis = await explainVerificationFailure(received(signed, '/api/hook'), {
+      ...testKeys,
+      webhookUrl: 'https://shop.example.kg/hook',
+    });
     expect(diagnosis.changes).toEqual([{ part: 'path', received: '/hook', expected: '/api/hook' }]);
     expect(diagnosis.fix).toContain('your `webhookUrl` has the path `/hook`');
-    const wrongHost = await explainVerificationFailure(received(signed, '/api/hook'), { ...testKeys, webhookUrl: 'https://old.example.kg/api/hook' });
+    const wrongHost = await explainVerificationFailure(received(signed, '/api/hook'), {
+      ...testKeys,
+      webhookUrl: 'https://old.example.kg/api/hook',
+    });
     expect(wrongHost.changes).toEqual([{ part: 'host', received: 'old.example.kg', expected: 'shop.example.kg' }]);
   });
 
@@ -123,7 +162,10 @@ describe('explainVerificationFailure', () => {
     expect(diagnosis.changes).toEqual([{ part: 'key', received: 'production', expected: 'beta' }]);
     expect(diagnosis.keyName).toBe('beta');
     expect(diagnosis.fix).toContain("environment: 'beta'");
-    const named = await explainVerificationFailure(signed, { ...testKeys, alternativeKeys: { 'old key': stranger.publicKeyPem } });
+    const named = await explainVerificationFailure(signed, {
+      ...testKeys,
+      alternativeKeys: { 'old key': stranger.publicKeyPem },
+    });
     expect(named.keyName).toBe('old key');
     expect(named.changes).toEqual([{ part: 'key', received: 'the configured key', expected: 'old key' }]);
   });
@@ -140,7 +182,10 @@ describe('explainVerificationFailure', () => {
 
   it('names an x-api header added after signing', async () => {
     const signed = await delivery('https://shop.example.kg/hook');
-    const diagnosis = await explainVerificationFailure(received(signed, '/hook', { 'x-api-gateway': 'kong' }), testKeys);
+    const diagnosis = await explainVerificationFailure(
+      received(signed, '/hook', { 'x-api-gateway': 'kong' }),
+      testKeys,
+    );
     expect(diagnosis.changes).toEqual([{ part: 'header', received: 'x-api-gateway', expected: '' }]);
   });
 
@@ -168,11 +213,18 @@ describe('explainVerificationFailure', () => {
   it('reports bad deliveries by code instead of throwing', async () => {
     const signed = await delivery('https://shop.example.kg/hook');
     const { signature: _s, ...unsigned } = signed.headers;
-    expect((await explainVerificationFailure({ ...signed, headers: unsigned }, testKeys)).code).toBe('MISSING_SIGNATURE');
+    expect((await explainVerificationFailure({ ...signed, headers: unsigned }, testKeys)).code).toBe(
+      'MISSING_SIGNATURE',
+    );
     const { host: _h, ...hostless } = signed.headers;
-    expect((await explainVerificationFailure({ ...signed, url: '/hook', headers: hostless }, testKeys)).code).toBe('MISSING_HOST');
+    expect((await explainVerificationFailure({ ...signed, url: '/hook', headers: hostless }, testKeys)).code).toBe(
+      'MISSING_HOST',
+    );
     expect((await explainVerificationFailure({ ...signed, body: '{oops' }, testKeys)).code).toBe('INVALID_BODY');
-    expect((await explainVerificationFailure({ ...signed, headers: { ...signed.headers, signature: '!!!' } }, testKeys)).message).toContain('not base64');
+    expect(
+      (await explainVerificationFailure({ ...signed, headers: { ...signed.headers, signature: '!!!' } }, testKeys))
+        .message,
+    ).toContain('not base64');
     expect((await explainVerificationFailure(null as unknown as ExplainRequest)).code).toBe('INVALID_ARGUMENT');
     expect((await explainVerificationFailure(signed, { publicKeys: 'not a key' })).ok).toBe(false);
   });
@@ -183,11 +235,22 @@ describe('explainVerificationFailure', () => {
         fc.record({
           method: fc.string(),
           url: fc.string(),
-          headers: fc.dictionary(fc.constantFrom('host', 'signature', 'x-api-timestamp', 'x-forwarded-host', 'x-forwarded-prefix', 'x-api-x', 'forwarded'), fc.string()),
+          headers: fc.dictionary(
+            fc.constantFrom(
+              'host',
+              'signature',
+              'x-api-timestamp',
+              'x-forwarded-host',
+              'x-forwarded-prefix',
+              'x-api-x',
+              'forwarded',
+            ),
+            fc.string(),
+          ),
           body: fc.oneof(fc.string(), fc.json(), fc.constant(null)),
         }),
         async (request) => {
-          const diagnosis = await explainVerificationFailure(request as ExplainRequest, testKeys);
+          const diagnosis = await explainVerificationFailure(request, testKeys);
           expect(typeof diagnosis.message).toBe('string');
           expect(diagnosis.checks).toBeLessThanOrEqual(600);
         },
@@ -207,7 +270,12 @@ describe('explainSignatureMismatch (the handler debug hook)', () => {
       ...options,
       // Host as received, so the proxy's rewrite shows as a mismatch to explain.
       allowAnyHost: true,
-      onSignatureMismatch: explainSignatureMismatch(options, { report: (d) => { reports.push(d); reported(); } }),
+      onSignatureMismatch: explainSignatureMismatch(options, {
+        report: (d) => {
+          reports.push(d);
+          reported();
+        },
+      }),
     });
     const server = createServer((req, res) => void handler(req, res));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -224,7 +292,9 @@ describe('explainSignatureMismatch (the handler debug hook)', () => {
       expect(response.status).toBe(401);
       await done;
       expect(reports).toHaveLength(1);
-      expect(reports[0]!.changes).toEqual([{ part: 'host', received: `127.0.0.1:${port}`, expected: 'shop.example.kg' }]);
+      expect(reports[0]!.changes).toEqual([
+        { part: 'host', received: `127.0.0.1:${port}`, expected: 'shop.example.kg' },
+      ]);
       expect(reports[0]!.message).toContain('signature would verify with Host `shop.example.kg`');
     } finally {
       server.close();
@@ -260,7 +330,8 @@ describe('explainVerificationFailure names the one cause that was introduced', (
           const query = cause === 'query' ? `?token=${token}` : '';
           const url = `https://shop.example.kg${signedPath}${query}`;
           const signed = await delivery(url, cause === 'key' ? { privateKey: stranger.privateKeyPem! } : {});
-          const headers: Record<string, string> = cause === 'host' ? { host: `10.0.0.1:${port}`, 'x-forwarded-host': 'shop.example.kg' } : {};
+          const headers: Record<string, string> =
+            cause === 'host' ? { host: `10.0.0.1:${port}`, 'x-forwarded-host': 'shop.example.kg' } : {};
           const diagnosis = await explainVerificationFailure(received(signed, path, headers), {
             ...testKeys,
             ...(cause === 'query' ? { registeredUrl: url } : {}),

@@ -136,8 +136,18 @@ describe('checkTimestamp', () => {
   it('says which way a timestamp is out of the window', () => {
     const old = checkTimestamp(at(-400_000), { now: NOW });
     const ahead = checkTimestamp(at(400_000), { now: NOW });
-    expect(old).toMatchObject({ ok: false, code: 'TIMESTAMP_OUT_OF_WINDOW', timestamp: NOW - 400_000, skewMs: 400_000 });
-    expect(ahead).toMatchObject({ ok: false, code: 'TIMESTAMP_OUT_OF_WINDOW', timestamp: NOW + 400_000, skewMs: -400_000 });
+    expect(old).toMatchObject({
+      ok: false,
+      code: 'TIMESTAMP_OUT_OF_WINDOW',
+      timestamp: NOW - 400_000,
+      skewMs: 400_000,
+    });
+    expect(ahead).toMatchObject({
+      ok: false,
+      code: 'TIMESTAMP_OUT_OF_WINDOW',
+      timestamp: NOW + 400_000,
+      skewMs: -400_000,
+    });
     expect(!old.ok && old.message).toMatch(/old/);
     expect(!ahead.ok && ahead.message).toMatch(/future/);
   });
@@ -160,7 +170,9 @@ describe('option misuse: INVALID_ARGUMENT', () => {
     ['Infinity', Number.POSITIVE_INFINITY],
     ['a string', '300000'],
   ])('toleranceMs = %s', (_label, toleranceMs) => {
-    expect(codeOf(() => isTimestampFresh(at(0), { now: NOW, toleranceMs: toleranceMs as number }))).toBe('INVALID_ARGUMENT');
+    expect(codeOf(() => isTimestampFresh(at(0), { now: NOW, toleranceMs: toleranceMs as number }))).toBe(
+      'INVALID_ARGUMENT',
+    );
   });
 
   it('checks the options even when the timestamp is missing', () => {

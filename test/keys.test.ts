@@ -5,7 +5,10 @@ import { clearKeyCache, importPublicKey, type KeyInput, type RsaJsonWebKey } fro
 import { importVerificationKeys, PEM_CACHE_SIZE } from '../src/lib/key-import.js';
 import { rejectionCodeOf, spelling } from './helpers/codes.js';
 
-const keys = JSON.parse(readFileSync(new URL('./fixtures/keys.json', import.meta.url), 'utf8')) as Record<string, { publicKeyPem: string; privateKeyPem?: string }>;
+const keys = JSON.parse(readFileSync(new URL('./fixtures/keys.json', import.meta.url), 'utf8')) as Record<
+  string,
+  { publicKeyPem: string; privateKeyPem?: string }
+>;
 const pem = (name: string): string => keys[name]!.publicKeyPem;
 const subtle = globalThis.crypto.subtle;
 
@@ -38,7 +41,13 @@ describe('importPublicKey: accepted forms', () => {
   });
 
   it('returns a suitable CryptoKey as it is', async () => {
-    const cryptoKey = await subtle.importKey('spki', createPublicKey(pem('conformance-2048')).export({ type: 'spki', format: 'der' }), { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' }, true, ['verify']);
+    const cryptoKey = await subtle.importKey(
+      'spki',
+      createPublicKey(pem('conformance-2048')).export({ type: 'spki', format: 'der' }),
+      { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' },
+      true,
+      ['verify'],
+    );
     expect(await importPublicKey(cryptoKey)).toBe(cryptoKey);
   });
 });
@@ -50,14 +59,26 @@ describe('importPublicKey: refused keys', () => {
     ['garbage PEM', () => 'this is not a PEM'],
     ['the garbage fixture (PEM framing, junk DER)', () => pem('garbage')],
     ['an EC PEM', () => pem('ec-p256')],
-    ['an Ed25519 PEM', () => generateKeyPairSync('ed25519').publicKey.export({ type: 'spki', format: 'pem' }) as string],
+    [
+      'an Ed25519 PEM',
+      () => generateKeyPairSync('ed25519').publicKey.export({ type: 'spki', format: 'pem' }) as string,
+    ],
     ['a private key PEM', () => keys['conformance-2048']!.privateKeyPem!],
     ['an SPKI body under the PKCS#1 label', () => pem('conformance-2048').replace(/PUBLIC KEY/g, 'RSA PUBLIC KEY')],
     ['a JWK with kty EC', () => ecPair.publicKey.export({ format: 'jwk' }) as RsaJsonWebKey],
     ['a JWK without kty', () => ({ n: 'AQAB', e: 'AQAB' }) as unknown as RsaJsonWebKey],
-    ['a private RSA JWK', () => ({ ...(createPublicKey(pem('conformance-2048')).export({ format: 'jwk' }) as RsaJsonWebKey), d: 'AQAB' })],
+    [
+      'a private RSA JWK',
+      () => ({ ...(createPublicKey(pem('conformance-2048')).export({ format: 'jwk' }) as RsaJsonWebKey), d: 'AQAB' }),
+    ],
     ['an RSA JWK without a modulus', () => ({ kty: 'RSA', e: 'AQAB' })],
-    ['an RSA JWK for RS512', () => ({ ...(createPublicKey(pem('conformance-2048')).export({ format: 'jwk' }) as RsaJsonWebKey), alg: 'RS512' })],
+    [
+      'an RSA JWK for RS512',
+      () => ({
+        ...(createPublicKey(pem('conformance-2048')).export({ format: 'jwk' }) as RsaJsonWebKey),
+        alg: 'RS512',
+      }),
+    ],
     ['a number', () => 42 as unknown as KeyInput],
     ['null', () => null as unknown as KeyInput],
     ['undefined', () => undefined as unknown as KeyInput],
@@ -83,13 +104,22 @@ describe('importPublicKey: refused keys', () => {
   });
 
   it('a private RSASSA CryptoKey: INVALID_KEY', async () => {
-    const pair = await subtle.generateKey({ name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256', modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]) }, false, ['sign', 'verify']);
+    const pair = await subtle.generateKey(
+      { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256', modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]) },
+      false,
+      ['sign', 'verify'],
+    );
     expect(await rejectionCodeOf(importPublicKey(pair.privateKey))).toBe('INVALID_KEY');
     expect((await importPublicKey(pair.publicKey)).type).toBe('public');
   });
 
   it('a look-alike object that is no CryptoKey and has no modulus length: INVALID_KEY', async () => {
-    const fake = { type: 'public', extractable: false, algorithm: { name: 'RSASSA-PKCS1-v1_5', hash: { name: 'SHA-256' } }, usages: ['verify'] };
+    const fake = {
+      type: 'public',
+      extractable: false,
+      algorithm: { name: 'RSASSA-PKCS1-v1_5', hash: { name: 'SHA-256' } },
+      usages: ['verify'],
+    };
     expect(await rejectionCodeOf(importPublicKey(fake))).toBe('INVALID_KEY');
   });
 });
@@ -104,7 +134,9 @@ describe('weak keys', () => {
     expect(key.algorithm).toMatchObject({ modulusLength: 1024 });
     expect(await rejectionCodeOf(importPublicKey(pem('weak-1024'), { allowWeakKeys: false }))).toBe('WEAK_KEY');
     // Only the boolean true opts in; a truthy string does not.
-    expect(await rejectionCodeOf(importPublicKey(pem('weak-1024'), { allowWeakKeys: 'yes' as unknown as boolean }))).toBe('WEAK_KEY');
+    expect(
+      await rejectionCodeOf(importPublicKey(pem('weak-1024'), { allowWeakKeys: 'yes' as unknown as boolean })),
+    ).toBe('WEAK_KEY');
     // The cached import does not carry the opt-in over to a later call.
     expect(await rejectionCodeOf(importPublicKey(pem('weak-1024')))).toBe('WEAK_KEY');
   });
@@ -112,7 +144,13 @@ describe('weak keys', () => {
   it('refuses weak JWKs and CryptoKeys too', async () => {
     const jwk = createPublicKey(pem('weak-1024')).export({ format: 'jwk' }) as RsaJsonWebKey;
     expect(await rejectionCodeOf(importPublicKey(jwk))).toBe('WEAK_KEY');
-    const cryptoKey = await subtle.importKey('jwk', jwk as JsonWebKey, { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' }, false, ['verify']);
+    const cryptoKey = await subtle.importKey(
+      'jwk',
+      jwk as JsonWebKey,
+      { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' },
+      false,
+      ['verify'],
+    );
     expect(await rejectionCodeOf(importPublicKey(cryptoKey))).toBe('WEAK_KEY');
     expect((await importPublicKey(cryptoKey, { allowWeakKeys: true })).type).toBe('public');
   });
@@ -192,7 +230,11 @@ describe('importVerificationKeys', () => {
   });
 
   it('fails the whole list when one key is unusable', async () => {
-    expect(await rejectionCodeOf(importVerificationKeys([pem('conformance-2048'), pem('ec-p256')], undefined))).toBe('INVALID_KEY');
-    expect(await rejectionCodeOf(importVerificationKeys([pem('conformance-2048'), pem('weak-1024')], undefined))).toBe('WEAK_KEY');
+    expect(await rejectionCodeOf(importVerificationKeys([pem('conformance-2048'), pem('ec-p256')], undefined))).toBe(
+      'INVALID_KEY',
+    );
+    expect(await rejectionCodeOf(importVerificationKeys([pem('conformance-2048'), pem('weak-1024')], undefined))).toBe(
+      'WEAK_KEY',
+    );
   });
 });

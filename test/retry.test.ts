@@ -18,7 +18,20 @@ const DOUBLING_TABLE: Array<[step: number, seconds: number]> = [
   [11, 86400],
 ];
 
-const BAD_RETRIES: unknown[] = [0, -1, -30, 1.5, 0.5, -0.5, Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, '3', null, undefined];
+const BAD_RETRIES: unknown[] = [
+  0,
+  -1,
+  -30,
+  1.5,
+  0.5,
+  -0.5,
+  Number.NaN,
+  Number.POSITIVE_INFINITY,
+  Number.NEGATIVE_INFINITY,
+  '3',
+  null,
+  undefined,
+];
 
 describe('retryDelay (CONTRACT §5)', () => {
   it.each([1, 2, 3, 4, 5])('retry %i waits 30 s (first phase)', (retry) => {
@@ -93,7 +106,9 @@ describe('retrySchedule', () => {
       const schedule = retrySchedule(first, 7);
       expect(schedule.map((entry) => entry.retry)).toEqual([1, 2, 3, 4, 5, 6, 7]);
       expect(schedule.map((entry) => entry.delayMs)).toEqual([30_000, 30_000, 30_000, 30_000, 30_000, 60_000, 120_000]);
-      expect(schedule.map((entry) => entry.at - start)).toEqual([30_000, 60_000, 90_000, 120_000, 150_000, 210_000, 330_000]);
+      expect(schedule.map((entry) => entry.at - start)).toEqual([
+        30_000, 60_000, 90_000, 120_000, 150_000, 210_000, 330_000,
+      ]);
       expect(new Date(schedule[6]!.at).toISOString()).toBe('2025-11-21T08:05:30.000Z');
     }
   });
@@ -117,7 +132,10 @@ describe('retrySchedule', () => {
     expect(() => retrySchedule(0, count)).toThrow(RangeError);
   });
 
-  it.each([Number.NaN, Number.POSITIVE_INFINITY, new Date('not a date'), '2025-01-01'])('throws RangeError for first failure %s', (first) => {
-    expect(() => retrySchedule(first as number, 1)).toThrow(RangeError);
-  });
+  it.each([Number.NaN, Number.POSITIVE_INFINITY, new Date('not a date'), '2025-01-01'])(
+    'throws RangeError for first failure %s',
+    (first) => {
+      expect(() => retrySchedule(first as number, 1)).toThrow(RangeError);
+    },
+  );
 });

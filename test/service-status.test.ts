@@ -4,23 +4,72 @@ import { parseServiceError, SERVICE_STATUS_CODES, serviceStatus } from '../src/s
 
 // Spec §7, row by row: code, meaning, retriable (the table's "Yes"), what the advice must say, condition.
 const TABLE: Array<[number, string, boolean, RegExp, string | undefined, string[]]> = [
-  [200, 'Success', true, /SUCCEEDED, FAILED or PROCESSING/, undefined, ['Payment status SUCCEEDED, FAILED or PROCESSING']],
+  [
+    200,
+    'Success',
+    true,
+    /SUCCEEDED, FAILED or PROCESSING/,
+    undefined,
+    ['Payment status SUCCEEDED, FAILED or PROCESSING'],
+  ],
   [201, 'Accepted for asynchronous processing', false, /later/, undefined, []],
-  [400, 'Bad request', false, /^Fix the request/, undefined, [
-    'Transaction ID is required',
-    'a valid service is required',
-    'fields must be an object including all required fields',
-    'invalid amount (amount must be greater than 0)',
-    'user is disabled',
-    'source and destination accounts must be different',
-  ]],
-  [401, 'Authorization error', false, /signature, the key and the timestamp/, undefined, ['Invalid or missing Authorization header', 'invalid client ID']],
-  [402, 'Insufficient funds', false, /^Top up the account first/, 'after topping up the account', ['Insufficient funds']],
-  [403, 'No permission', false, /do not retry/, undefined, ['User has no permission to access this account', 'client has no permission to access this payment']],
+  [
+    400,
+    'Bad request',
+    false,
+    /^Fix the request/,
+    undefined,
+    [
+      'Transaction ID is required',
+      'a valid service is required',
+      'fields must be an object including all required fields',
+      'invalid amount (amount must be greater than 0)',
+      'user is disabled',
+      'source and destination accounts must be different',
+    ],
+  ],
+  [
+    401,
+    'Authorization error',
+    false,
+    /signature, the key and the timestamp/,
+    undefined,
+    ['Invalid or missing Authorization header', 'invalid client ID'],
+  ],
+  [
+    402,
+    'Insufficient funds',
+    false,
+    /^Top up the account first/,
+    'after topping up the account',
+    ['Insufficient funds'],
+  ],
+  [
+    403,
+    'No permission',
+    false,
+    /do not retry/,
+    undefined,
+    ['User has no permission to access this account', 'client has no permission to access this payment'],
+  ],
   [404, 'Resource not found', false, /do not retry/, undefined, ['User does not exist']],
-  [409, 'Duplicate transaction', false, /new transactionId, or request the status of the existing payment/, undefined, ['Transaction with the same ID already exists']],
+  [
+    409,
+    'Duplicate transaction',
+    false,
+    /new transactionId, or request the status of the existing payment/,
+    undefined,
+    ['Transaction with the same ID already exists'],
+  ],
   [500, 'Internal server error', true, /^Retry/, undefined, ['An unexpected error has occurred']],
-  [502, 'Service provider unavailable', true, /^Retry later/, 'later', ['Service "<service_name>" is temporarily unavailable']],
+  [
+    502,
+    'Service provider unavailable',
+    true,
+    /^Retry later/,
+    'later',
+    ['Service "<service_name>" is temporarily unavailable'],
+  ],
   [503, 'Server overloaded or under maintenance', true, /^Retry later/, 'later', []],
 ];
 
@@ -41,9 +90,12 @@ describe('serviceStatus (spec §7)', () => {
     expect([...SERVICE_STATUS_CODES]).toEqual(TABLE.map(([code]) => code));
   });
 
-  it.each([0, 100, 202, 204, 301, 405, 418, 422, 429, 501, 504, 999, -1, 1.5, Number.NaN, 4e2 + 0.1])('is undefined for %s', (code) => {
-    expect(serviceStatus(code)).toBeUndefined();
-  });
+  it.each([0, 100, 202, 204, 301, 405, 418, 422, 429, 501, 504, 999, -1, 1.5, Number.NaN, 4e2 + 0.1])(
+    'is undefined for %s',
+    (code) => {
+      expect(serviceStatus(code)).toBeUndefined();
+    },
+  );
 
   it('is undefined for non-numbers and inherited keys', () => {
     expect(serviceStatus('400' as unknown as number)).toBeUndefined();
@@ -53,7 +105,7 @@ describe('serviceStatus (spec §7)', () => {
 
   it('returns a fresh object each time, so a caller cannot corrupt the table', () => {
     const first = serviceStatus(400);
-    (first!.exampleMessages as string[]).push('mutated');
+    (first.exampleMessages as string[]).push('mutated');
     expect(serviceStatus(400).exampleMessages).not.toContain('mutated');
   });
 });
@@ -63,7 +115,12 @@ describe('parseServiceError', () => {
     const text = '{"statusCode":409,"errorMessage":"Transaction with the same ID already exists"}';
     for (const body of [text, new TextEncoder().encode(text), JSON.parse(text) as object]) {
       const error = parseServiceError(body);
-      expect(error).toMatchObject({ known: true, statusCode: 409, message: 'Transaction with the same ID already exists', retriable: false });
+      expect(error).toMatchObject({
+        known: true,
+        statusCode: 409,
+        message: 'Transaction with the same ID already exists',
+        retriable: false,
+      });
       expect(error?.status?.advice).toMatch(/new transactionId/);
     }
   });
@@ -75,11 +132,18 @@ describe('parseServiceError', () => {
   });
 
   it('prefers the lower-case names when both spellings are present', () => {
-    expect(parseServiceError({ statusCode: 500, StatusCode: 400, errorMessage: 'a', ErrorMessage: 'b' })).toMatchObject({ statusCode: 500, message: 'a' });
+    expect(parseServiceError({ statusCode: 500, StatusCode: 400, errorMessage: 'a', ErrorMessage: 'b' })).toMatchObject(
+      { statusCode: 500, message: 'a' },
+    );
   });
 
   it('accepts a status code written as digits', () => {
-    expect(parseServiceError({ statusCode: '503' })).toMatchObject({ known: true, statusCode: 503, retriable: true, message: '' });
+    expect(parseServiceError({ statusCode: '503' })).toMatchObject({
+      known: true,
+      statusCode: 503,
+      retriable: true,
+      message: '',
+    });
   });
 
   it('narrows on known / statusCode for branching', () => {
@@ -89,9 +153,24 @@ describe('parseServiceError', () => {
   });
 
   it('reports codes outside the table as unknown, retriable for 429 and 5xx', () => {
-    expect(parseServiceError({ statusCode: 418, errorMessage: 'teapot' })).toEqual({ known: false, statusCode: 418, message: 'teapot', retriable: false });
-    expect(parseServiceError({ statusCode: 504 })).toEqual({ known: false, statusCode: 504, message: '', retriable: true });
-    expect(parseServiceError({ StatusCode: 429 })).toEqual({ known: false, statusCode: 429, message: '', retriable: true });
+    expect(parseServiceError({ statusCode: 418, errorMessage: 'teapot' })).toEqual({
+      known: false,
+      statusCode: 418,
+      message: 'teapot',
+      retriable: false,
+    });
+    expect(parseServiceError({ statusCode: 504 })).toEqual({
+      known: false,
+      statusCode: 504,
+      message: '',
+      retriable: true,
+    });
+    expect(parseServiceError({ StatusCode: 429 })).toEqual({
+      known: false,
+      statusCode: 429,
+      message: '',
+      retriable: true,
+    });
   });
 
   it('ignores a message that is not a string', () => {
@@ -122,12 +201,24 @@ describe('parseServiceError', () => {
 
   it('never throws, whatever it is given', () => {
     fc.assert(
-      fc.property(fc.oneof(fc.anything(), fc.jsonValue().map((value) => JSON.stringify(value)), fc.string()), (body) => {
-        const error = parseServiceError(body);
-        if (error !== undefined) expect(Number.isInteger(error.statusCode)).toBe(true);
-      }),
+      fc.property(
+        fc.oneof(
+          fc.anything(),
+          fc.jsonValue().map((value) => JSON.stringify(value)),
+          fc.string(),
+        ),
+        (body) => {
+          const error = parseServiceError(body);
+          if (error !== undefined) expect(Number.isInteger(error.statusCode)).toBe(true);
+        },
+      ),
     );
-    const throwing = Object.defineProperty({}, 'statusCode', { enumerable: true, get: () => { throw new Error('boom'); } });
+    const throwing = Object.defineProperty({}, 'statusCode', {
+      enumerable: true,
+      get: () => {
+        throw new Error('boom');
+      },
+    });
     expect(parseServiceError(throwing)).toBeUndefined();
   });
 });

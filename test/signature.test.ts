@@ -6,12 +6,18 @@ import { BETA_PUBLIC_KEY, PRODUCTION_PUBLIC_KEY, SERVICE_PUBLIC_KEYS } from '../
 import { verifySignature } from '../src/signature.js';
 import { rejectionCodeOf } from './helpers/codes.js';
 
-const keys = JSON.parse(readFileSync(new URL('./fixtures/keys.json', import.meta.url), 'utf8')) as Record<string, { publicKeyPem: string; privateKeyPem?: string }>;
-const signatures = JSON.parse(readFileSync(new URL('./fixtures/signatures.json', import.meta.url), 'utf8')) as { signatures: Array<{ name: string; canonical: string; signature: string; key: string; valid: boolean }> };
+const keys = JSON.parse(readFileSync(new URL('./fixtures/keys.json', import.meta.url), 'utf8')) as Record<
+  string,
+  { publicKeyPem: string; privateKeyPem?: string }
+>;
+const signatures = JSON.parse(readFileSync(new URL('./fixtures/signatures.json', import.meta.url), 'utf8')) as {
+  signatures: Array<{ name: string; canonical: string; signature: string; key: string; valid: boolean }>;
+};
 const publicPem = keys['conformance-2048']!.publicKeyPem;
 const privatePem = keys['conformance-2048']!.privateKeyPem!;
 
-const canonical = 'post\n/webhooks/payments\nhost:shop.example.kg&x-api-timestamp:1763712000000\n{"amount":100,"status":"SUCCEEDED"}';
+const canonical =
+  'post\n/webhooks/payments\nhost:shop.example.kg&x-api-timestamp:1763712000000\n{"amount":100,"status":"SUCCEEDED"}';
 const sign = (text: string, key = privatePem): Buffer => createSign('sha256').update(text, 'utf8').sign(key);
 const signature = sign(canonical);
 const base64 = signature.toString('base64');
@@ -23,7 +29,7 @@ describe('verifySignature', () => {
     expect(await verifySignature(canonical, base64, publicPem)).toBe(true);
   });
 
-  it('verifies the reference signer\'s published example (ref-test key)', async () => {
+  it("verifies the reference signer's published example (ref-test key)", async () => {
     const vector = signatures.signatures.find((entry) => entry.key === 'ref-test' && entry.valid)!;
     expect(await verifySignature(vector.canonical, vector.signature, keys['ref-test']!.publicKeyPem)).toBe(true);
   });
@@ -63,7 +69,7 @@ describe('verifySignature', () => {
     ['a signature of all zero bytes', Buffer.alloc(256).toString('base64')],
     ['a signature of all 0xff bytes (larger than the modulus)', Buffer.alloc(256, 0xff).toString('base64')],
     ['the signature of another text', sign(`${canonical} `).toString('base64')],
-    ['a signature by another key', sign(canonical, keys['stranger-2048']!.privateKeyPem!).toString('base64')],
+    ['a signature by another key', sign(canonical, keys['stranger-2048']!.privateKeyPem).toString('base64')],
   ])('resolves false, never throws, for %s', async (_label, value) => {
     expect(await verifySignature(canonical, value, publicPem)).toBe(false);
   });
@@ -79,7 +85,9 @@ describe('verifySignature', () => {
   });
 
   it('throws INVALID_ARGUMENT for a canonical string that is not a string', async () => {
-    expect(await rejectionCodeOf(verifySignature(undefined as unknown as string, base64, publicPem))).toBe('INVALID_ARGUMENT');
+    expect(await rejectionCodeOf(verifySignature(undefined as unknown as string, base64, publicPem))).toBe(
+      'INVALID_ARGUMENT',
+    );
   });
 
   it('throws INVALID_ARGUMENT for an empty key list or no key, even with an empty signature', async () => {
@@ -89,8 +97,12 @@ describe('verifySignature', () => {
   });
 
   it('throws INVALID_KEY for an unusable key rather than answering false', async () => {
-    expect(await rejectionCodeOf(verifySignature(canonical, base64, keys['garbage']!.publicKeyPem))).toBe('INVALID_KEY');
-    expect(await rejectionCodeOf(verifySignature(canonical, base64, keys['ec-p256']!.publicKeyPem))).toBe('INVALID_KEY');
+    expect(await rejectionCodeOf(verifySignature(canonical, base64, keys['garbage']!.publicKeyPem))).toBe(
+      'INVALID_KEY',
+    );
+    expect(await rejectionCodeOf(verifySignature(canonical, base64, keys['ec-p256']!.publicKeyPem))).toBe(
+      'INVALID_KEY',
+    );
     expect(await rejectionCodeOf(verifySignature(canonical, '', 'not a pem'))).toBe('INVALID_KEY');
   });
 
@@ -105,7 +117,13 @@ describe('verifySignature', () => {
 
   it('verifies with a PKCS#1 PEM, a JWK and a CryptoKey of the same key', async () => {
     const jwk = createPublicKey(publicPem).export({ format: 'jwk' }) as RsaJsonWebKey;
-    const cryptoKey = await globalThis.crypto.subtle.importKey('jwk', jwk as JsonWebKey, { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' }, false, ['verify']);
+    const cryptoKey = await globalThis.crypto.subtle.importKey(
+      'jwk',
+      jwk as JsonWebKey,
+      { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' },
+      false,
+      ['verify'],
+    );
     expect(await verifySignature(canonical, base64, keys['conformance-2048.pkcs1']!.publicKeyPem)).toBe(true);
     expect(await verifySignature(canonical, base64, jwk)).toBe(true);
     expect(await verifySignature(canonical, base64, cryptoKey)).toBe(true);
@@ -125,7 +143,7 @@ describe('key lists', () => {
     expect(await verifySignature(canonical, base64, Object.values(SERVICE_PUBLIC_KEYS))).toBe(false);
   });
 
-  it('production + beta + the test key accepts the test key\'s signature', async () => {
+  it("production + beta + the test key accepts the test key's signature", async () => {
     expect(await verifySignature(canonical, base64, [PRODUCTION_PUBLIC_KEY, BETA_PUBLIC_KEY, publicPem])).toBe(true);
   });
 

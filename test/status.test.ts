@@ -59,13 +59,24 @@ describe('normaliseStatus', () => {
   });
 
   it('ignores letter case and surrounding whitespace for every known word', () => {
-    const word = fc.constantFrom(['succeeded', 'SUCCEEDED'], ['success', 'SUCCEEDED'], ['failed', 'FAILED'], ['processing', 'PROCESSING']);
+    const word = fc.constantFrom(
+      ['succeeded', 'SUCCEEDED'],
+      ['success', 'SUCCEEDED'],
+      ['failed', 'FAILED'],
+      ['processing', 'PROCESSING'],
+    );
     const space = fc.constantFrom('', ' ', '\t', '\n', '  \r\n');
     fc.assert(
-      fc.property(word, fc.array(fc.boolean(), { minLength: 10, maxLength: 10 }), space, space, ([text, expected], upper, before, after) => {
-        const cased = [...text].map((char, i) => (upper[i % upper.length] ? char.toUpperCase() : char)).join('');
-        expect(normaliseStatus(before + cased + after)).toBe(expected);
-      }),
+      fc.property(
+        word,
+        fc.array(fc.boolean(), { minLength: 10, maxLength: 10 }),
+        space,
+        space,
+        ([text, expected], upper, before, after) => {
+          const cased = [...text].map((char, i) => (upper[i % upper.length] ? char.toUpperCase() : char)).join('');
+          expect(normaliseStatus(before + cased + after)).toBe(expected);
+        },
+      ),
     );
   });
 

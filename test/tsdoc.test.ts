@@ -22,7 +22,11 @@ function reExports(file: string): Array<{ name: string; from: string }> {
   const found: Array<{ name: string; from: string }> = [];
   for (const match of read(file).matchAll(/^export (?:type )?\{([^}]*)\} from '([^']+)';/gm)) {
     for (const part of (match[1] as string).split(',')) {
-      const name = part.replace(/^\s*type\s+/, '').split(/\s+as\s+/).pop()?.trim();
+      const name = part
+        .replace(/^\s*type\s+/, '')
+        .split(/\s+as\s+/)
+        .pop()
+        ?.trim();
       if (name) found.push({ name, from: sourceOf(file, match[2] as string) });
     }
   }
@@ -32,7 +36,10 @@ function reExports(file: string): Array<{ name: string; from: string }> {
 /** The TSDoc right before `name`'s declaration, following re-exports; undefined when not found. */
 function docOf(file: string, name: string, depth = 0): string | undefined {
   const text = read(file);
-  const declaration = new RegExp(`^export (?:declare )?(?:async )?(?:function|interface|type|const|class) ${name}\\b`, 'm').exec(text);
+  const declaration = new RegExp(
+    `^export (?:declare )?(?:async )?(?:function|interface|type|const|class) ${name}\\b`,
+    'm',
+  ).exec(text);
   if (declaration) {
     const before = text.slice(0, declaration.index).trimEnd();
     return before.endsWith('*/') ? before.slice(before.lastIndexOf('/**')) : '';
@@ -48,7 +55,9 @@ describe('TSDoc with an @example on every export of every entry', () => {
       const file = resolve(src, entry);
       const names = [
         ...reExports(file).map(({ name }) => name),
-        ...[...read(file).matchAll(/^export (?:async )?(?:function|interface|type|const|class) (\w+)/gm)].map((m) => m[1] as string),
+        ...[...read(file).matchAll(/^export (?:async )?(?:function|interface|type|const|class) (\w+)/gm)].map(
+          (m) => m[1] as string,
+        ),
       ];
       expect(names.length).toBeGreaterThan(0);
       const missing = names.filter((name) => !(docOf(file, name) ?? '').includes('@example'));

@@ -21,7 +21,9 @@ app.post(
     // The URL registered with the service pins Host, path and query: without
     // it payhook refuses to start, unless PAYHOOK_ALLOW_ANY_HOST=true says a
     // proxy in front already guarantees the Host.
-    ...(env.PAYHOOK_WEBHOOK_URL ? { webhookUrl: env.PAYHOOK_WEBHOOK_URL } : { allowAnyHost: env.PAYHOOK_ALLOW_ANY_HOST === 'true' }),
+    ...(env.PAYHOOK_WEBHOOK_URL
+      ? { webhookUrl: env.PAYHOOK_WEBHOOK_URL }
+      : { allowAnyHost: env.PAYHOOK_ALLOW_ANY_HOST === 'true' }),
     // Runs once per payment, however often the service delivers it. Keep it
     // short and durable (an outbox row, a queue message): the service wants
     // its 200 at once.

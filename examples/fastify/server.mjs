@@ -16,7 +16,9 @@ app.post(
     // The URL registered with the service pins Host, path and query: without
     // it payhook refuses to start, unless PAYHOOK_ALLOW_ANY_HOST=true says a
     // proxy in front already guarantees the Host.
-    ...(env.PAYHOOK_WEBHOOK_URL ? { webhookUrl: env.PAYHOOK_WEBHOOK_URL } : { allowAnyHost: env.PAYHOOK_ALLOW_ANY_HOST === 'true' }),
+    ...(env.PAYHOOK_WEBHOOK_URL
+      ? { webhookUrl: env.PAYHOOK_WEBHOOK_URL }
+      : { allowAnyHost: env.PAYHOOK_ALLOW_ANY_HOST === 'true' }),
     onPayment: async (webhook) => {
       console.log(`payment ${webhook.id} ${webhook.status} ${webhook.amount}`);
     },

@@ -76,9 +76,13 @@ export async function demoCommand(args: readonly string[], io: Io): Promise<numb
 
   let mismatches = 0;
   let step = 0;
-  const sign = (body: object, timestamp: number = Date.now()): Promise<SignedWebhook> => signWebhook(body, { url, timestamp });
+  const sign = (body: object, timestamp: number = Date.now()): Promise<SignedWebhook> =>
+    signWebhook(body, { url, timestamp });
 
-  async function deliver(signed: SignedWebhook, label: string): Promise<{ status: number; code: string | undefined; text: string }> {
+  async function deliver(
+    signed: SignedWebhook,
+    label: string,
+  ): Promise<{ status: number; code: string | undefined; text: string }> {
     const response = await fetch(url, {
       method: 'POST',
       headers: Object.fromEntries(Object.entries(signed.headers).filter(([name]) => name !== 'host')),
@@ -95,16 +99,26 @@ export async function demoCommand(args: readonly string[], io: Io): Promise<numb
     return { status: response.status, code, text };
   }
 
-  function check(actual: { status: number; code: string | undefined }, expected: Expectation, extra = true, compact = false): void {
-    const ok = actual.status === expected.status && (expected.code === undefined || actual.code === expected.code) && extra;
+  function check(
+    actual: { status: number; code: string | undefined },
+    expected: Expectation,
+    extra = true,
+    compact = false,
+  ): void {
+    const ok =
+      actual.status === expected.status && (expected.code === undefined || actual.code === expected.code) && extra;
     if (!ok) mismatches++;
-    io.out(`   ${ok ? '✓' : '✗ UNEXPECTED:'} expected ${expected.status}${expected.code ? ` ${expected.code}` : ''}: ${expected.why}${compact ? '' : '\n'}`);
+    io.out(
+      `   ${ok ? '✓' : '✗ UNEXPECTED:'} expected ${expected.status}${expected.code ? ` ${expected.code}` : ''}: ${expected.why}${compact ? '' : '\n'}`,
+    );
   }
 
   function title(text: string, body: TestWebhookOverrides & { transactionId: string }): void {
     step++;
     io.out(`${step}. ${text}`);
-    io.out(`   → POST /webhooks/payments  transaction ${body.transactionId.slice(0, 8)}…, status ${body.status ?? 'SUCCEEDED'}, amount ${body.amount ?? 100}`);
+    io.out(
+      `   → POST /webhooks/payments  transaction ${body.transactionId.slice(0, 8)}…, status ${body.status ?? 'SUCCEEDED'}, amount ${body.amount ?? 100}`,
+    );
   }
 
   const count = (transactionId: string) => handled.filter((webhook) => webhook.transactionId === transactionId).length;
@@ -114,13 +128,21 @@ export async function demoCommand(args: readonly string[], io: Io): Promise<numb
       const body = createTestWebhook();
       title('A successful payment', body);
       const answer = await deliver(await sign(body), 'delivery');
-      check(answer, { status: 200, why: 'signed, fresh and new: onPayment ran once with status SUCCEEDED' }, count(body.transactionId) === 1 && handled.at(-1)?.status === 'SUCCEEDED');
+      check(
+        answer,
+        { status: 200, why: 'signed, fresh and new: onPayment ran once with status SUCCEEDED' },
+        count(body.transactionId) === 1 && handled.at(-1)?.status === 'SUCCEEDED',
+      );
     }
     {
       const body = createTestWebhook({ status: 'failed', variant: 'card' });
       title('A failed payment (the service writes "failed" in any letter case)', body);
       const answer = await deliver(await sign(body), 'delivery');
-      check(answer, { status: 200, why: 'a failed payment is still a valid webhook: onPayment got status FAILED (normalised)' }, count(body.transactionId) === 1 && handled.at(-1)?.status === 'FAILED');
+      check(
+        answer,
+        { status: 200, why: 'a failed payment is still a valid webhook: onPayment got status FAILED (normalised)' },
+        count(body.transactionId) === 1 && handled.at(-1)?.status === 'FAILED',
+      );
     }
     {
       const body = createTestWebhook({ amount: 250 });
@@ -130,12 +152,19 @@ export async function demoCommand(args: readonly string[], io: Io): Promise<numb
       const answers = await Promise.all([deliver(signed, 'copy A'), deliver(signed, 'copy B')]);
       const statuses = answers.map((answer) => answer.status).sort();
       const pair = { status: statuses[0] === 200 && statuses[1] === 409 ? 200 : -1, code: undefined };
-      check(pair, { status: 200, why: 'one copy claimed it and ran onPayment (200); the other found it in progress (409 DELIVERY_IN_PROGRESS), so the service retries it' });
+      check(pair, {
+        status: 200,
+        why: 'one copy claimed it and ran onPayment (200); the other found it in progress (409 DELIVERY_IN_PROGRESS), so the service retries it',
+      });
       const delay = retryDelay(1);
       io.out(`   the service retries the 409 copy in ${duration(delay)} (compressed: ${duration(delay / speed)})`);
       await sleep(Math.max(delay / speed, 350));
       const retry = await deliver(signed, 'retry of the 409 copy');
-      check(retry, { status: 200, why: 'already handled: answered 200 without calling onPayment again' }, count(body.transactionId) === 1 && retry.text.includes('duplicate'));
+      check(
+        retry,
+        { status: 200, why: 'already handled: answered 200 without calling onPayment again' },
+        count(body.transactionId) === 1 && retry.text.includes('duplicate'),
+      );
     }
     {
       const body = createTestWebhook({ amount: 100 });
@@ -143,13 +172,25 @@ export async function demoCommand(args: readonly string[], io: Io): Promise<numb
       const signed = await sign(body);
       const tampered = { ...signed, body: signed.body.replace('"amount":100,', '"amount":1000000,') };
       const answer = await deliver(tampered, 'delivery');
-      check(answer, { status: 401, code: 'SIGNATURE_MISMATCH', why: 'the signature covers the body: onPayment never ran' }, count(body.transactionId) === 0 && tampered.body !== signed.body);
+      check(
+        answer,
+        { status: 401, code: 'SIGNATURE_MISMATCH', why: 'the signature covers the body: onPayment never ran' },
+        count(body.transactionId) === 0 && tampered.body !== signed.body,
+      );
     }
     {
       const body = createTestWebhook();
       title('A stale timestamp (signed 10 minutes ago: a replay)', body);
       const answer = await deliver(await sign(body, Date.now() - 10 * 60_000), 'delivery');
-      check(answer, { status: 401, code: 'TIMESTAMP_OUT_OF_WINDOW', why: 'outside the ±5-minute window: refused even though the signature is valid' }, count(body.transactionId) === 0);
+      check(
+        answer,
+        {
+          status: 401,
+          code: 'TIMESTAMP_OUT_OF_WINDOW',
+          why: 'outside the ±5-minute window: refused even though the signature is valid',
+        },
+        count(body.transactionId) === 0,
+      );
     }
     {
       const body = createTestWebhook({ amount: 1500.5 });
@@ -157,17 +198,34 @@ export async function demoCommand(args: readonly string[], io: Io): Promise<numb
       title('A handler failure, then the service retries on its schedule', body);
       let attempt = 1;
       let answer = await deliver(await sign(body), `attempt ${attempt}`);
-      check(answer, { status: 500, code: 'HANDLER_FAILED', why: 'onPayment threw: the claim is released so the service retries' }, true, true);
+      check(
+        answer,
+        { status: 500, code: 'HANDLER_FAILED', why: 'onPayment threw: the claim is released so the service retries' },
+        true,
+        true,
+      );
       while (answer.status !== 200 && attempt <= FAILURES) {
         const delay = retryDelay(attempt);
-        io.out(`   retry ${attempt} after ${duration(delay)} on the service's schedule (compressed: ${duration(delay / speed)})`);
+        io.out(
+          `   retry ${attempt} after ${duration(delay)} on the service's schedule (compressed: ${duration(delay / speed)})`,
+        );
         await sleep(delay / speed);
         attempt++;
         // Every attempt is a new request with a fresh x-api-timestamp.
         answer = await deliver(await sign(body), `attempt ${attempt}`);
-        if (attempt <= FAILURES) check(answer, { status: 500, code: 'HANDLER_FAILED', why: 'still failing: the service keeps retrying' }, true, true);
+        if (attempt <= FAILURES)
+          check(
+            answer,
+            { status: 500, code: 'HANDLER_FAILED', why: 'still failing: the service keeps retrying' },
+            true,
+            true,
+          );
       }
-      check(answer, { status: 200, why: `attempt ${FAILURES + 1} succeeded: onPayment completed exactly once` }, attempt === FAILURES + 1 && count(body.transactionId) === 1);
+      check(
+        answer,
+        { status: 200, why: `attempt ${FAILURES + 1} succeeded: onPayment completed exactly once` },
+        attempt === FAILURES + 1 && count(body.transactionId) === 1,
+      );
     }
   } finally {
     server.close();

@@ -77,7 +77,9 @@ export async function readInput(path: string, what: string): Promise<string> {
   try {
     return path === '-' ? await readStdin() : await readFile(path, 'utf8');
   } catch (error) {
-    throw new UsageError(`cannot read the ${what} ${JSON.stringify(path)}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+    throw new UsageError(
+      `cannot read the ${what} ${JSON.stringify(path)}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
+    );
   }
 }
 

@@ -49,7 +49,10 @@ export async function keygenCommand(args: readonly string[], io: Io): Promise<nu
   const flag = values.force ? 'w' : 'wx';
   if (!values.force) {
     for (const path of [publicPath, privatePath]) {
-      const exists = await access(path).then(() => true, () => false);
+      const exists = await access(path).then(
+        () => true,
+        () => false,
+      );
       if (exists) {
         io.err(`payhook keygen: ${path} exists; pass --force to overwrite`);
         return EXIT.FAILED;
@@ -61,7 +64,11 @@ export async function keygenCommand(args: readonly string[], io: Io): Promise<nu
     await writeFile(publicPath, pair.publicKey, { flag });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    io.err(code === 'EEXIST' ? `payhook keygen: ${(error as NodeJS.ErrnoException).path ?? 'a key file'} exists; pass --force to overwrite` : `payhook keygen: cannot write the keys: ${String(error)}`);
+    io.err(
+      code === 'EEXIST'
+        ? `payhook keygen: ${(error as NodeJS.ErrnoException).path ?? 'a key file'} exists; pass --force to overwrite`
+        : `payhook keygen: cannot write the keys: ${String(error)}`,
+    );
     return EXIT.FAILED;
   }
   io.out(`wrote ${publicPath} (give it to your receiver: publicKeys)`);

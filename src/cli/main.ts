@@ -42,7 +42,8 @@ function commandNamed(name: string | undefined): Command | undefined {
 
 function version(): string {
   try {
-    return (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+    return (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string })
+      .version;
   } catch {
     return 'unknown';
   }

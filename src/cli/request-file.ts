@@ -10,10 +10,12 @@ export interface CapturedRequest {
 
 function fromJson(value: unknown): CapturedRequest {
   // A whole conformance entry ({ name, request, … }) is accepted too.
-  const candidate = typeof value === 'object' && value !== null && 'request' in value && !('method' in value)
-    ? (value as { request: unknown }).request
-    : value;
-  if (typeof candidate !== 'object' || candidate === null) throw new UsageError('the request file must hold a JSON object { method, url, headers, body }');
+  const candidate =
+    typeof value === 'object' && value !== null && 'request' in value && !('method' in value)
+      ? (value).request
+      : value;
+  if (typeof candidate !== 'object' || candidate === null)
+    throw new UsageError('the request file must hold a JSON object { method, url, headers, body }');
   const { method, url, path, headers, body } = candidate as Record<string, unknown>;
   const target = typeof url === 'string' ? url : typeof path === 'string' ? path : undefined;
   if (target === undefined) throw new UsageError('the request file has no "url" (absolute, or path and query)');
@@ -43,11 +45,15 @@ function fromHttp(text: string): CapturedRequest {
   const body = split ? normalised.slice(split.index + split[0].length) : '';
   const [requestLine = '', ...lines] = head.split(/\r?\n/);
   const match = /^([A-Za-z]+)\s+(\S+)(?:\s+HTTP\/[\d.]+)?\s*$/.exec(requestLine);
-  if (!match) throw new UsageError(`the request file is neither JSON nor HTTP text (first line: ${JSON.stringify(requestLine.slice(0, 80))})`);
+  if (!match)
+    throw new UsageError(
+      `the request file is neither JSON nor HTTP text (first line: ${JSON.stringify(requestLine.slice(0, 80))})`,
+    );
   const headers: Record<string, string> = {};
   for (const line of lines) {
     const colon = line.indexOf(':');
-    if (colon <= 0) throw new UsageError(`malformed header line in the request file: ${JSON.stringify(line.slice(0, 80))}`);
+    if (colon <= 0)
+      throw new UsageError(`malformed header line in the request file: ${JSON.stringify(line.slice(0, 80))}`);
     const name = line.slice(0, colon).trim().toLowerCase();
     // HTTP allows optional whitespace around a value; it is not part of it.
     const value = line.slice(colon + 1).trim();

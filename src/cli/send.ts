@@ -1,5 +1,10 @@
 import { retryDelay } from '../retry.js';
-import { createTestWebhook, TEST_WEBHOOK_VARIANTS, type TestWebhookOverrides, type TestWebhookVariant } from '../testing/deliveries.js';
+import {
+  createTestWebhook,
+  TEST_WEBHOOK_VARIANTS,
+  type TestWebhookOverrides,
+  type TestWebhookVariant,
+} from '../testing/deliveries.js';
 import { signWebhook, type SignedWebhook } from '../testing/sign.js';
 import { MAX_TIMER_MS } from '../lib/clock.js';
 import { duration, EXIT, integerFlag, numberFlag, pairs, parse, readInput, sleep, UsageError, type Io } from './io.js';
@@ -90,14 +95,16 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
     return EXIT.OK;
   }
   const url = positionals[0];
-  if (url === undefined) throw new UsageError('the endpoint URL is required: payhook send http://127.0.0.1:3000/webhooks/payments');
+  if (url === undefined)
+    throw new UsageError('the endpoint URL is required: payhook send http://127.0.0.1:3000/webhooks/payments');
   let parsedUrl: URL;
   try {
     parsedUrl = new URL(url);
   } catch {
     throw new UsageError(`not an absolute URL: ${JSON.stringify(url)}`);
   }
-  if (parsedUrl.protocol !== 'http:' && parsedUrl.protocol !== 'https:') throw new UsageError('the URL must be http: or https:');
+  if (parsedUrl.protocol !== 'http:' && parsedUrl.protocol !== 'https:')
+    throw new UsageError('the URL must be http: or https:');
 
   const overrides: TestWebhookOverrides = {};
   if (values.body !== undefined) {
@@ -108,7 +115,8 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
       if (error instanceof UsageError) throw error;
       throw new UsageError(`the body file is not JSON: ${(error as Error).message}`);
     }
-    if (typeof fromFile !== 'object' || fromFile === null || Array.isArray(fromFile)) throw new UsageError('the body file must hold a JSON object');
+    if (typeof fromFile !== 'object' || fromFile === null || Array.isArray(fromFile))
+      throw new UsageError('the body file must hold a JSON object');
     Object.assign(overrides, fromFile);
   }
   if (values.variant !== undefined) {
@@ -132,8 +140,10 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
     overrides.fields = { ...base, ...Object.fromEntries(fieldPairs) };
   }
   const headers = Object.fromEntries(pairs(values.header, 'header'));
-  if (values.timestamp !== undefined && !/^\d+$/.test(values.timestamp)) throw new UsageError('--timestamp must be UNIX time in milliseconds');
-  if (values.timestamp !== undefined && values.age !== undefined) throw new UsageError('--timestamp and --age exclude each other');
+  if (values.timestamp !== undefined && !/^\d+$/.test(values.timestamp))
+    throw new UsageError('--timestamp must be UNIX time in milliseconds');
+  if (values.timestamp !== undefined && values.age !== undefined)
+    throw new UsageError('--timestamp and --age exclude each other');
   const age = values.age === undefined ? 0 : integerFlag(values.age, 'age', 0, 0);
   const repeat = integerFlag(values.repeat, 'repeat', 1);
   const concurrency = integerFlag(values.concurrency, 'concurrency', 1);
@@ -165,7 +175,9 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
   }
   io.out(`→ POST ${url}`);
   io.out(`  body: ${first.body}`);
-  io.out(`  signed with ${privateKey === undefined ? "payhook's TEST key (TEST_KEY_PAIR)" : values.key}; ${repeat} deliver${repeat === 1 ? 'y' : 'ies'}, ${concurrency} at a time${values.retry ? `, retrying on the schedule at ×${speed}` : ''}`);
+  io.out(
+    `  signed with ${privateKey === undefined ? "payhook's TEST key (TEST_KEY_PAIR)" : values.key}; ${repeat} deliver${repeat === 1 ? 'y' : 'ies'}, ${concurrency} at a time${values.retry ? `, retrying on the schedule at ×${speed}` : ''}`,
+  );
 
   const deliver = async (index: number): Promise<Outcome> => {
     const label = repeat > 1 ? `[${index + 1}] ` : '';
@@ -191,7 +203,10 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
         line = `${status} ${response.statusText}${text === '' ? '' : ` ${text}`}`;
       } catch (error) {
         const reason = failureReason(error);
-        line = response === undefined ? `no answer (${reason})` : `${response.status} ${response.statusText}, but the body did not arrive (${reason})`;
+        line =
+          response === undefined
+            ? `no answer (${reason})`
+            : `${response.status} ${response.statusText}, but the body did not arrive (${reason})`;
       }
       io.out(`${label}attempt ${attempt}: ${line} (${Date.now() - started} ms)`);
       if (status === 200) return { ok: true };

@@ -62,24 +62,33 @@ export async function verifyCommand(args: readonly string[], io: Io): Promise<nu
   if (values.request === undefined) throw new UsageError('--request <file> is required');
   const environments = values.env ?? [];
   for (const env of environments) {
-    if (env !== 'production' && env !== 'beta') throw new UsageError(`--env must be production or beta (got ${JSON.stringify(env)})`);
+    if (env !== 'production' && env !== 'beta')
+      throw new UsageError(`--env must be production or beta (got ${JSON.stringify(env)})`);
   }
   if (environments.length === 0 && (values.key ?? []).length === 0) {
     throw new UsageError('say which key to verify with: --env production, --env beta or --key <pem file>');
   }
-  if (values.now !== undefined && values['ignore-timestamp']) throw new UsageError('--now and --ignore-timestamp exclude each other');
-  if (values.now !== undefined && !/^\d+$/.test(values.now)) throw new UsageError('--now must be UNIX time in milliseconds');
+  if (values.now !== undefined && values['ignore-timestamp'])
+    throw new UsageError('--now and --ignore-timestamp exclude each other');
+  if (values.now !== undefined && !/^\d+$/.test(values.now))
+    throw new UsageError('--now must be UNIX time in milliseconds');
 
   const request = parseCapturedRequest(await readInput(values.request, 'request file'));
   const publicKeys: KeyInput[] = [];
   for (const file of values.key ?? []) publicKeys.push(await readInput(file, 'key file'));
   const alternativeKeys: Record<string, KeyInput> = {};
-  for (const [name, file] of pairs(values['also-try'], 'also-try')) alternativeKeys[name] = await readInput(file, 'key file');
+  for (const [name, file] of pairs(values['also-try'], 'also-try'))
+    alternativeKeys[name] = await readInput(file, 'key file');
 
-  const timestampHeader = Object.entries(request.headers).find(([name]) => name.toLowerCase() === 'x-api-timestamp')?.[1];
-  const now = values['ignore-timestamp'] && timestampHeader !== undefined && /^\d+$/.test(timestampHeader)
-    ? Number(timestampHeader)
-    : values.now !== undefined ? Number(values.now) : Date.now();
+  const timestampHeader = Object.entries(request.headers).find(
+    ([name]) => name.toLowerCase() === 'x-api-timestamp',
+  )?.[1];
+  const now =
+    values['ignore-timestamp'] && timestampHeader !== undefined && /^\d+$/.test(timestampHeader)
+      ? Number(timestampHeader)
+      : values.now !== undefined
+        ? Number(values.now)
+        : Date.now();
   const options: VerifyWebhookOptions = { now };
   if (publicKeys.length > 0) options.publicKeys = publicKeys;
   if (environments.length > 0) options.environment = environments as ServiceEnvironment[];
@@ -103,12 +112,25 @@ export async function verifyCommand(args: readonly string[], io: Io): Promise<nu
   }
 
   if (values.json) {
-    io.out(JSON.stringify({ ok: result.ok, ...(result.ok ? { canonical: result.canonical, webhook: { ...result.webhook, raw: undefined } } : { error: result.error, diagnosis }) }, null, 2));
+    io.out(
+      JSON.stringify(
+        {
+          ok: result.ok,
+          ...(result.ok
+            ? { canonical: result.canonical, webhook: { ...result.webhook, raw: undefined } }
+            : { error: result.error, diagnosis }),
+        },
+        null,
+        2,
+      ),
+    );
     return result.ok ? EXIT.OK : EXIT.FAILED;
   }
   if (result.ok) {
     const { webhook } = result;
-    io.out(`✓ verifies: ${webhook.status} ${webhook.operation} of ${webhook.amount}, transaction ${webhook.transactionId}`);
+    io.out(
+      `✓ verifies: ${webhook.status} ${webhook.operation} of ${webhook.amount}, transaction ${webhook.transactionId}`,
+    );
     io.out(`  canonical string:\n${indent(result.canonical)}`);
     return EXIT.OK;
   }

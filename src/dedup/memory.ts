@@ -50,9 +50,7 @@ export interface MemoryStore extends DedupStore {
   clear(): void;
 }
 
-type Entry =
-  | { state: 'claimed'; token: string; expiresAt: number }
-  | { state: 'completed'; expiresAt: number };
+type Entry = { state: 'claimed'; token: string; expiresAt: number } | { state: 'completed'; expiresAt: number };
 
 const DEFAULT_MAX_ENTRIES = 10_000;
 /** How many expired entries one call sweeps at most, so no call is slow. */

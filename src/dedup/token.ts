@@ -42,7 +42,10 @@ export function checkLease(ms: unknown): asserts ms is number {
 /** A retention must be a positive number of milliseconds; `Infinity` means "no expiry". */
 export function checkRetention(ms: unknown): asserts ms is number {
   if (typeof ms !== 'number' || !(ms > 0)) {
-    throw new PayhookError('INVALID_ARGUMENT', 'retentionMs must be a number of milliseconds greater than 0 (or Infinity).');
+    throw new PayhookError(
+      'INVALID_ARGUMENT',
+      'retentionMs must be a number of milliseconds greater than 0 (or Infinity).',
+    );
   }
 }
 

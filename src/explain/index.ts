@@ -124,7 +124,12 @@ export interface VerificationDiagnosis {
   /** A readable summary: the finding, the fix, or what was tried. */
   readonly message: string;
   /** Every value tried, by part, when a search ran. */
-  readonly tried: { readonly hosts: readonly string[]; readonly paths: readonly string[]; readonly queries: readonly string[]; readonly keys: readonly string[] };
+  readonly tried: {
+    readonly hosts: readonly string[];
+    readonly paths: readonly string[];
+    readonly queries: readonly string[];
+    readonly keys: readonly string[];
+  };
   /** How many signature checks the search made (bounded). */
   readonly checks: number;
 }
@@ -163,8 +168,10 @@ function parseWebhookUrl(webhookUrl: string | undefined): { host: string; path: 
 function registeredUrlInBody(body: JsonObject | null): string | undefined {
   const data = body?.['data'];
   const fields = body?.['fields'];
-  const fromData = typeof data === 'object' && data !== null ? (data as Record<string, unknown>)['webhookUrl'] : undefined;
-  const fromFields = typeof fields === 'object' && fields !== null ? (fields as Record<string, unknown>)['webhook_url'] : undefined;
+  const fromData =
+    typeof data === 'object' && data !== null ? (data as Record<string, unknown>)['webhookUrl'] : undefined;
+  const fromFields =
+    typeof fields === 'object' && fields !== null ? (fields as Record<string, unknown>)['webhook_url'] : undefined;
   return typeof fromData === 'string' ? fromData : typeof fromFields === 'string' ? fromFields : undefined;
 }
 
@@ -213,7 +220,8 @@ function candidateHosts(received: string, headers: HeadersInput, registered: str
 function candidatePaths(received: string, headers: HeadersInput, registered: string | undefined): string[] {
   const paths: string[] = [received];
   pushUnique(paths, registered, MAX_PATHS);
-  const original = getHeader(headers, 'x-original-uri') ?? getHeader(headers, 'x-original-url') ?? getHeader(headers, 'x-rewrite-url');
+  const original =
+    getHeader(headers, 'x-original-uri') ?? getHeader(headers, 'x-original-url') ?? getHeader(headers, 'x-rewrite-url');
   if (original !== undefined) pushUnique(paths, splitUrl(original).path, MAX_PATHS);
   const prefixes: string[] = [];
   const forwardedPrefix = firstListValue(getHeader(headers, 'x-forwarded-prefix'));
@@ -235,22 +243,37 @@ function candidatePaths(received: string, headers: HeadersInput, registered: str
 function candidateQueries(received: string, headers: HeadersInput, registered: string | undefined): string[] {
   const queries: string[] = [received];
   pushUnique(queries, '', MAX_QUERIES);
-  const original = getHeader(headers, 'x-original-uri') ?? getHeader(headers, 'x-original-url') ?? getHeader(headers, 'x-rewrite-url');
+  const original =
+    getHeader(headers, 'x-original-uri') ?? getHeader(headers, 'x-original-url') ?? getHeader(headers, 'x-rewrite-url');
   if (original !== undefined) pushUnique(queries, splitUrl(original).query, MAX_QUERIES);
   pushUnique(queries, registered, MAX_QUERIES);
   return queries;
 }
 
-function configuredKeys(options: ExplainOptions, environmentKeys: Readonly<Partial<Record<ServiceEnvironment, KeyInput>>>): NamedKey[] {
+function configuredKeys(
+  options: ExplainOptions,
+  environmentKeys: Readonly<Partial<Record<ServiceEnvironment, KeyInput>>>,
+): NamedKey[] {
   const keys: NamedKey[] = [];
   if (options.publicKeys !== undefined && options.publicKeys !== null) {
-    const list = Array.isArray(options.publicKeys) ? (options.publicKeys as readonly KeyInput[]) : [options.publicKeys as KeyInput];
+    const list = Array.isArray(options.publicKeys)
+      ? (options.publicKeys as readonly KeyInput[])
+      : [options.publicKeys as KeyInput];
     list.slice(0, MAX_KEYS).forEach((key, index) => {
       const env = (Object.keys(environmentKeys) as ServiceEnvironment[]).find((name) => environmentKeys[name] === key);
-      keys.push({ name: env ?? (list.length === 1 ? 'the configured key' : `configured key ${index + 1}`), key, configured: true });
+      keys.push({
+        name: env ?? (list.length === 1 ? 'the configured key' : `configured key ${index + 1}`),
+        key,
+        configured: true,
+      });
     });
   }
-  const environments = options.environment === undefined ? [] : typeof options.environment === 'string' ? [options.environment] : options.environment;
+  const environments =
+    options.environment === undefined
+      ? []
+      : typeof options.environment === 'string'
+        ? [options.environment]
+        : options.environment;
   for (const env of environments) {
     const key = environmentKeys[env];
     if (key !== undefined && !keys.some((k) => k.key === key)) keys.push({ name: env, key, configured: true });
@@ -272,23 +295,39 @@ function code(value: unknown): string {
  */
 function fixFor(
   changes: readonly DiagnosisChange[],
-  context: { xfh: string | undefined; pinned: boolean; forwarded: boolean; receivedHost: string | undefined; signedUrl: string },
+  context: {
+    xfh: string | undefined;
+    pinned: boolean;
+    forwarded: boolean;
+    receivedHost: string | undefined;
+    signedUrl: string;
+  },
 ): string {
   const fixes: string[] = [];
-  const urlParts = changes.filter((change) => change.part === 'host' || change.part === 'path' || change.part === 'query');
+  const urlParts = changes.filter(
+    (change) => change.part === 'host' || change.part === 'path' || change.part === 'query',
+  );
   const setUrl = `set \`webhookUrl: '${context.signedUrl}'\``;
   if (urlParts.length > 0) {
     // One setting fixes every URL part at once: the URL the service signed.
     const why: string[] = [];
     for (const change of urlParts) {
-      if (context.pinned) why.push(`your \`webhookUrl\` has the ${change.part} ${code(change.received)}, but the service signed ${code(change.expected)}`);
+      if (context.pinned)
+        why.push(
+          `your \`webhookUrl\` has the ${change.part} ${code(change.received)}, but the service signed ${code(change.expected)}`,
+        );
       else if (change.part === 'host' && context.forwarded) {
         why.push(
           change.expected === context.receivedHost
             ? 'with `trustForwardedHeaders` payhook checks X-Forwarded-Host, but the service signed the Host header your app received'
             : 'with `trustForwardedHeaders` payhook checks X-Forwarded-Host, which is not the host the service signed',
         );
-      } else if (change.part === 'host') why.push(change.expected === context.xfh ? 'your proxy rewrites Host and forwards the original in X-Forwarded-Host' : 'something in front of your app rewrites Host');
+      } else if (change.part === 'host')
+        why.push(
+          change.expected === context.xfh
+            ? 'your proxy rewrites Host and forwards the original in X-Forwarded-Host'
+            : 'something in front of your app rewrites Host',
+        );
       else if (change.part === 'path') {
         why.push(
           change.expected.length > change.received.length && change.expected.endsWith(change.received)
@@ -304,19 +343,25 @@ function fixFor(
       }
     }
     // The signed host, when the host is the only URL part that differs.
-    const onlyHost = !context.pinned && urlParts.length === 1 && urlParts[0]?.part === 'host' ? urlParts[0].expected : undefined;
+    const onlyHost =
+      !context.pinned && urlParts.length === 1 && urlParts[0]?.part === 'host' ? urlParts[0].expected : undefined;
     // Trusting X-Forwarded-Host fixes it when that header holds the signed host;
     // stopping to trust it fixes it when the Host received is the signed one.
     const trustSwitch =
-      onlyHost === undefined ? ''
-      : !context.forwarded && onlyHost === context.xfh ? ', or `trustForwardedHeaders: true` if every request comes through that proxy'
-      : context.forwarded && onlyHost === context.receivedHost ? ', or turn `trustForwardedHeaders` off'
-      : '';
+      onlyHost === undefined
+        ? ''
+        : !context.forwarded && onlyHost === context.xfh
+          ? ', or `trustForwardedHeaders: true` if every request comes through that proxy'
+          : context.forwarded && onlyHost === context.receivedHost
+            ? ', or turn `trustForwardedHeaders` off'
+            : '';
     fixes.push(`${setUrl}, the URL the service signed: ${why.join('; ')}${trustSwitch}`);
   }
   for (const change of changes) {
     if (change.part === 'header') {
-      fixes.push(`stop your proxy or gateway from adding ${code(change.received)}, or remove it before payhook sees the request: every \`x-api-*\` header is signed`);
+      fixes.push(
+        `stop your proxy or gateway from adding ${code(change.received)}, or remove it before payhook sees the request: every \`x-api-*\` header is signed`,
+      );
     } else if (change.part === 'key') {
       const environment = change.expected === 'production' || change.expected === 'beta' ? change.expected : undefined;
       fixes.push(
@@ -346,7 +391,9 @@ function describeChange(change: DiagnosisChange, forwarded = false): string {
   }
 }
 
-function result(partial: Partial<VerificationDiagnosis> & Pick<VerificationDiagnosis, 'message'>): VerificationDiagnosis {
+function result(
+  partial: Partial<VerificationDiagnosis> & Pick<VerificationDiagnosis, 'message'>,
+): VerificationDiagnosis {
   return {
     ok: false,
     code: null,
@@ -394,7 +441,10 @@ function result(partial: Partial<VerificationDiagnosis> & Pick<VerificationDiagn
  * // set `webhookUrl` to the URL registered with the service (https://shop.example.kg/…), …
  * ```
  */
-export async function explainVerificationFailure(request: ExplainRequest, options?: ExplainOptions): Promise<VerificationDiagnosis> {
+export async function explainVerificationFailure(
+  request: ExplainRequest,
+  options?: ExplainOptions,
+): Promise<VerificationDiagnosis> {
   try {
     return await explain(request, options ?? {});
   } catch (error) {
@@ -408,7 +458,10 @@ export async function explainVerificationFailure(request: ExplainRequest, option
 
 async function explain(request: ExplainRequest, options: ExplainOptions): Promise<VerificationDiagnosis> {
   if (typeof request !== 'object' || request === null || typeof request.url !== 'string') {
-    return result({ code: 'INVALID_ARGUMENT', message: 'explainVerificationFailure needs a request with method, url, headers and body.' });
+    return result({
+      code: 'INVALID_ARGUMENT',
+      message: 'explainVerificationFailure needs a request with method, url, headers and body.',
+    });
   }
   const headers: HeadersInput = typeof request.headers === 'object' && request.headers !== null ? request.headers : {};
   const method = typeof request.method === 'string' ? request.method : 'POST';
@@ -424,7 +477,7 @@ async function explain(request: ExplainRequest, options: ExplainOptions): Promis
   const authority = /^[a-z][a-z0-9+.-]*:\/\/([^/?#]*)/i.exec(request.url)?.[1]?.replace(/^.*@/, '');
   // The forwarded host is what payhook checks when it is trusted and no URL is pinned.
   const forwarded = registered === undefined && options.trustForwardedHeaders === true && xfh !== undefined;
-  const baseHost = registered?.host ?? (forwarded ? xfh : receivedHost ?? (authority || undefined));
+  const baseHost = registered?.host ?? (forwarded ? xfh : (receivedHost ?? (authority || undefined)));
   const basePath = registered?.path ?? path;
   const baseQuery = registered?.query ?? query;
 
@@ -456,7 +509,12 @@ async function explain(request: ExplainRequest, options: ExplainOptions): Promis
   // the body line. The body is the same in every variant, so its line (the
   // costly part: every top-level key sorted) is written once.
   let bodyLine = '';
-  const lines = (variant: { host: string | undefined; path: string; query: string; dropHeaders: readonly string[] }): string => {
+  const lines = (variant: {
+    host: string | undefined;
+    path: string;
+    query: string;
+    dropHeaders: readonly string[];
+  }): string => {
     const withHost: Record<string, string> = variant.host === undefined ? {} : { host: variant.host };
     forEachHeader(headers, (name, value) => {
       if (name.startsWith('x-api-') && !variant.dropHeaders.includes(name)) withHost[name] = value;
@@ -497,7 +555,8 @@ async function explain(request: ExplainRequest, options: ExplainOptions): Promis
   const keys: NamedKey[] = [...configured];
   for (const env of Object.keys(environmentKeys) as ServiceEnvironment[]) {
     const key = environmentKeys[env];
-    if (key !== undefined && !keys.some((k) => k.key === key) && keys.length < MAX_KEYS) keys.push({ name: env, key, configured: false });
+    if (key !== undefined && !keys.some((k) => k.key === key) && keys.length < MAX_KEYS)
+      keys.push({ name: env, key, configured: false });
   }
   for (const [name, key] of Object.entries(options.alternativeKeys ?? {})) {
     if (!keys.some((k) => k.key === key) && keys.length < MAX_KEYS) keys.push({ name, key, configured: false });
@@ -519,14 +578,25 @@ async function explain(request: ExplainRequest, options: ExplainOptions): Promis
   };
 
   const timestampHeader = getHeader(headers, 'x-api-timestamp');
-  const clock = { ...(options.now !== undefined ? { now: options.now } : {}), ...(options.toleranceMs !== undefined ? { toleranceMs: options.toleranceMs } : {}) };
+  const clock = {
+    ...(options.now !== undefined ? { now: options.now } : {}),
+    ...(options.toleranceMs !== undefined ? { toleranceMs: options.toleranceMs } : {}),
+  };
   const timestamp = checkTimestamp(timestampHeader, clock);
   const configuredUsable = usable.filter((key) => key.configured);
 
   for (const key of configuredUsable) {
     if (await verifies(canonical, key.imported)) {
       if (timestamp.ok) {
-        return result({ ok: true, signatureVerifies: true, canonical, verifiedCanonical: canonical, keyName: key.name, checks, message: `The delivery verifies with ${key.name}.` });
+        return result({
+          ok: true,
+          signatureVerifies: true,
+          canonical,
+          verifiedCanonical: canonical,
+          keyName: key.name,
+          checks,
+          message: `The delivery verifies with ${key.name}.`,
+        });
       }
       return result({
         code: timestamp.code,
@@ -535,7 +605,10 @@ async function explain(request: ExplainRequest, options: ExplainOptions): Promis
         verifiedCanonical: canonical,
         keyName: key.name,
         checks,
-        fix: timestamp.code === 'TIMESTAMP_OUT_OF_WINDOW' ? 'check the server clock (NTP) if this is a fresh delivery; a replayed old delivery is rightly refused' : null,
+        fix:
+          timestamp.code === 'TIMESTAMP_OUT_OF_WINDOW'
+            ? 'check the server clock (NTP) if this is a fresh delivery; a replayed old delivery is rightly refused'
+            : null,
         message: `The signature verifies with ${key.name}, but the timestamp is refused: ${timestamp.message}`,
       });
     }
@@ -549,10 +622,13 @@ async function explain(request: ExplainRequest, options: ExplainOptions): Promis
       canonical,
       checks,
       tried: { hosts: [], paths: [], queries: [], keys: triedKeys },
-      message: 'The `signature` header is not base64, so no key can verify it: the header was altered on the way, or the request was not sent by the service.',
+      message:
+        'The `signature` header is not base64, so no key can verify it: the header was altered on the way, or the request was not sent by the service.',
     });
   }
-  const lengthMatches = usable.filter((key) => bytes.length === Math.ceil((key.imported.algorithm as RsaHashedKeyAlgorithm).modulusLength / 8));
+  const lengthMatches = usable.filter(
+    (key) => bytes.length === Math.ceil((key.imported.algorithm as RsaHashedKeyAlgorithm).modulusLength / 8),
+  );
 
   const hint = registered ?? parseWebhookUrl(options.registeredUrl) ?? announced;
   const hosts = candidateHosts(host, headers, hint?.host);
@@ -565,19 +641,38 @@ async function explain(request: ExplainRequest, options: ExplainOptions): Promis
 
   // Fewest changes first: each single change, then pairs of host/path/query.
   const variants: Array<{ variant: Variant; changes: DiagnosisChange[] }> = [{ variant: baseVariant, changes: [] }];
-  const change = (part: DiagnosisChange['part'], received: string, expected: string): DiagnosisChange => ({ part, received, expected });
-  for (const h of hosts.slice(1)) variants.push({ variant: { ...baseVariant, host: h }, changes: [change('host', host, h)] });
-  for (const p of paths.slice(1)) variants.push({ variant: { ...baseVariant, path: p }, changes: [change('path', basePath, p)] });
-  for (const q of queries.slice(1)) variants.push({ variant: { ...baseVariant, query: q }, changes: [change('query', baseQuery, q)] });
+  const change = (part: DiagnosisChange['part'], received: string, expected: string): DiagnosisChange => ({
+    part,
+    received,
+    expected,
+  });
+  for (const h of hosts.slice(1))
+    variants.push({ variant: { ...baseVariant, host: h }, changes: [change('host', host, h)] });
+  for (const p of paths.slice(1))
+    variants.push({ variant: { ...baseVariant, path: p }, changes: [change('path', basePath, p)] });
+  for (const q of queries.slice(1))
+    variants.push({ variant: { ...baseVariant, query: q }, changes: [change('query', baseQuery, q)] });
   for (const dropHeaders of headerSets.slice(1)) {
     variants.push({ variant: { ...baseVariant, dropHeaders }, changes: [change('header', dropHeaders[0] ?? '', '')] });
   }
   for (const h of hosts.slice(1)) {
-    for (const p of paths.slice(1)) variants.push({ variant: { ...baseVariant, host: h, path: p }, changes: [change('host', host, h), change('path', basePath, p)] });
-    for (const q of queries.slice(1)) variants.push({ variant: { ...baseVariant, host: h, query: q }, changes: [change('host', host, h), change('query', baseQuery, q)] });
+    for (const p of paths.slice(1))
+      variants.push({
+        variant: { ...baseVariant, host: h, path: p },
+        changes: [change('host', host, h), change('path', basePath, p)],
+      });
+    for (const q of queries.slice(1))
+      variants.push({
+        variant: { ...baseVariant, host: h, query: q },
+        changes: [change('host', host, h), change('query', baseQuery, q)],
+      });
   }
   for (const p of paths.slice(1)) {
-    for (const q of queries.slice(1)) variants.push({ variant: { ...baseVariant, path: p, query: q }, changes: [change('path', basePath, p), change('query', baseQuery, q)] });
+    for (const q of queries.slice(1))
+      variants.push({
+        variant: { ...baseVariant, path: p, query: q },
+        changes: [change('path', basePath, p), change('query', baseQuery, q)],
+      });
   }
 
   const tried = { hosts, paths, queries: queries.map((q) => (q === '' ? '(none)' : `?${q}`)), keys: triedKeys };

@@ -41,7 +41,9 @@ export interface AbortSignalLike {
  * await fetch('https://erp.example.kg/orders', { method: 'POST', signal });
  * ```
  */
-export type HandlerAbortSignal = typeof globalThis extends { AbortSignal: { prototype: infer S } } ? S : AbortSignalLike;
+export type HandlerAbortSignal = typeof globalThis extends { AbortSignal: { prototype: infer S } }
+  ? S
+  : AbortSignalLike;
 
 /**
  * What `onPayment` receives beside the webhook.

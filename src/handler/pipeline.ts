@@ -5,7 +5,12 @@ import { createMemoryStore } from '../dedup/memory.js';
 import type { ClaimResult, DedupStore } from '../dedup/store.js';
 import { isPayhookError, PayhookError, type PayhookErrorCode } from '../errors.js';
 import { MAX_TIMER_MS, resolveClock } from '../lib/clock.js';
-import { prepareVerifier, type VerifyWebhookOptions, type VerifyWebhookResult, type WebhookRequest } from '../verify-webhook.js';
+import {
+  prepareVerifier,
+  type VerifyWebhookOptions,
+  type VerifyWebhookResult,
+  type WebhookRequest,
+} from '../verify-webhook.js';
 import type { PaymentWebhook } from '../webhook/types.js';
 import type { PaymentContext, WebhookHandlerOptions, WebhookLogRecord } from './options.js';
 
@@ -71,7 +76,13 @@ export function statusForCode(code: PayhookErrorCode): number {
 }
 
 const DAY_MS = 86_400_000;
-const DEFAULTS = { leaseMs: 60_000, retentionMs: 7 * DAY_MS, handlerTimeoutMs: 10_000, storeTimeoutMs: 5_000, bodyTimeoutMs: 10_000 };
+const DEFAULTS = {
+  leaseMs: 60_000,
+  retentionMs: 7 * DAY_MS,
+  handlerTimeoutMs: 10_000,
+  storeTimeoutMs: 5_000,
+  bodyTimeoutMs: 10_000,
+};
 const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' };
 
 function misuse(message: string): PayhookError {
@@ -90,7 +101,11 @@ function duration(name: string, value: unknown, fallback: number, max = Number.M
 }
 
 function fail(code: PayhookErrorCode, message: string, extraHeaders?: Record<string, string>): Answer {
-  return { status: statusForCode(code), body: { ok: false, code, message }, headers: { ...JSON_HEADERS, ...extraHeaders } };
+  return {
+    status: statusForCode(code),
+    body: { ok: false, code, message },
+    headers: { ...JSON_HEADERS, ...extraHeaders },
+  };
 }
 
 const TIMED_OUT = Symbol('timed out');
@@ -125,12 +140,14 @@ export function createPipeline(options: WebhookHandlerOptions): Pipeline {
     throw misuse('The webhook handler needs options: { environment or publicKeys, onPayment }.');
   }
   if (typeof options.onPayment !== 'function') {
-    throw misuse('The webhook handler needs onPayment(webhook): your fast, durable hand-off (outbox row, queue message).');
+    throw misuse(
+      'The webhook handler needs onPayment(webhook): your fast, durable hand-off (outbox row, queue message).',
+    );
   }
   if (options.webhookUrl === undefined && options.allowAnyHost !== true) {
     throw misuse(
       'The webhook handler needs webhookUrl (the URL you registered with the service, e.g. webhookUrl: "https://shop.example.kg/webhooks/payments"): ' +
-        'the service signs for every merchant with one key, so without it a delivery signed for another merchant\'s endpoint, replayed with that Host, would verify here. ' +
+        "the service signs for every merchant with one key, so without it a delivery signed for another merchant's endpoint, replayed with that Host, would verify here. " +
         'Only if your infrastructure already guarantees the Host (a proxy that routes only your domain to this app), set allowAnyHost: true instead.',
     );
   }
@@ -139,16 +156,27 @@ export function createPipeline(options: WebhookHandlerOptions): Pipeline {
   // (keys come from the process-wide cache, imported once).
   const { now: nowOption, ...fixedOptions } = options;
   const clock = typeof nowOption === 'function' ? nowOption : undefined;
-  const verifyOptions: VerifyWebhookOptions = clock === undefined ? options as VerifyWebhookOptions : fixedOptions;
+  const verifyOptions: VerifyWebhookOptions = clock === undefined ? (options as VerifyWebhookOptions) : fixedOptions;
   const verifier = prepareVerifier(verifyOptions);
   const leaseMs = duration('leaseMs', options.leaseMs, DEFAULTS.leaseMs);
   // The deadlines are timers; the lease is a time the store keeps.
-  const handlerTimeoutMs = duration('handlerTimeoutMs', options.handlerTimeoutMs, DEFAULTS.handlerTimeoutMs, MAX_TIMER_MS);
+  const handlerTimeoutMs = duration(
+    'handlerTimeoutMs',
+    options.handlerTimeoutMs,
+    DEFAULTS.handlerTimeoutMs,
+    MAX_TIMER_MS,
+  );
   const storeTimeoutMs = duration('storeTimeoutMs', options.storeTimeoutMs, DEFAULTS.storeTimeoutMs, MAX_TIMER_MS);
   const bodyTimeoutMs = duration('bodyTimeoutMs', options.bodyTimeoutMs, DEFAULTS.bodyTimeoutMs, MAX_TIMER_MS);
   const retentionMs = options.retentionMs ?? DEFAULTS.retentionMs;
-  if (typeof retentionMs !== 'number' || !(retentionMs > 0) || (retentionMs > Number.MAX_SAFE_INTEGER && retentionMs !== Infinity)) {
-    throw misuse('retentionMs must be a number of milliseconds greater than 0 and at most Number.MAX_SAFE_INTEGER (Infinity to keep forever).');
+  if (
+    typeof retentionMs !== 'number' ||
+    !(retentionMs > 0) ||
+    (retentionMs > Number.MAX_SAFE_INTEGER && retentionMs !== Infinity)
+  ) {
+    throw misuse(
+      'retentionMs must be a number of milliseconds greater than 0 and at most Number.MAX_SAFE_INTEGER (Infinity to keep forever).',
+    );
   }
   // A claim is taken, then onPayment runs, then complete is sent: the lease
   // must outlive the handler and both store calls around it, or a retry could
@@ -166,14 +194,20 @@ export function createPipeline(options: WebhookHandlerOptions): Pipeline {
   }
   const store: DedupStore = options.store ?? createMemoryStore();
   for (const method of ['claim', 'complete', 'release'] as const) {
-    if (typeof store?.[method] !== 'function') throw misuse(`store must be a DedupStore (claim, complete, release); ${method} is missing.`);
+    if (typeof store?.[method] !== 'function')
+      throw misuse(`store must be a DedupStore (claim, complete, release); ${method} is missing.`);
   }
   const dedupKey = options.dedupKey ?? defaultDedupKey;
   const { onPayment, onError, onDuplicate, onSignatureMismatch, logger } = options;
   // Start importing the keys now, so the first delivery does not wait and a
   // bad key is logged at start-up; deliveries still see the error.
   verifier.ready().catch((error: unknown) => {
-    log({ level: 'error', event: 'misconfigured', message: `The public key cannot be used: ${describeError(error)}`, error });
+    log({
+      level: 'error',
+      event: 'misconfigured',
+      message: `The public key cannot be used: ${describeError(error)}`,
+      error,
+    });
   });
 
   function log(record: WebhookLogRecord): void {
@@ -189,9 +223,14 @@ export function createPipeline(options: WebhookHandlerOptions): Pipeline {
     if (fn === undefined) return;
     try {
       const result = fn(arg);
-      if (result !== undefined && typeof (result as Promise<void>).then === 'function') {
-        (result as Promise<void>).then(undefined, (error: unknown) => {
-          log({ level: 'warn', event: 'hook-failed', message: `A payhook hook rejected: ${describeError(error)}`, error });
+      if (result !== undefined && typeof (result).then === 'function') {
+        (result).then(undefined, (error: unknown) => {
+          log({
+            level: 'warn',
+            event: 'hook-failed',
+            message: `A payhook hook rejected: ${describeError(error)}`,
+            error,
+          });
         });
       }
     } catch (error) {
@@ -199,10 +238,27 @@ export function createPipeline(options: WebhookHandlerOptions): Pipeline {
     }
   }
 
-  function failure(code: PayhookErrorCode, message: string, details: { key?: string; cause?: unknown; event: string; level: WebhookLogRecord['level']; transactionId?: string; started?: number }): Answer {
+  function failure(
+    code: PayhookErrorCode,
+    message: string,
+    details: {
+      key?: string;
+      cause?: unknown;
+      event: string;
+      level: WebhookLogRecord['level'];
+      transactionId?: string;
+      started?: number;
+    },
+  ): Answer {
     const answer = fail(code, message);
     const { key, cause, transactionId, started } = details;
-    hook(onError, { code, message, status: answer.status, ...(key === undefined ? {} : { key }), ...(cause === undefined ? {} : { cause }) });
+    hook(onError, {
+      code,
+      message,
+      status: answer.status,
+      ...(key === undefined ? {} : { key }),
+      ...(cause === undefined ? {} : { cause }),
+    });
     log({
       level: details.level,
       event: details.event,
@@ -223,26 +279,64 @@ export function createPipeline(options: WebhookHandlerOptions): Pipeline {
     try {
       result = await within(Promise.resolve().then(call), storeTimeoutMs);
     } catch (cause) {
-      throw new PayhookError('STORE_UNAVAILABLE', `The deduplication store failed to ${what}: ${describeError(cause)}`, { cause });
+      throw new PayhookError(
+        'STORE_UNAVAILABLE',
+        `The deduplication store failed to ${what}: ${describeError(cause)}`,
+        { cause },
+      );
     }
     if (result === TIMED_OUT) {
-      throw new PayhookError('STORE_UNAVAILABLE', `The deduplication store did not ${what} within ${storeTimeoutMs} ms.`);
+      throw new PayhookError(
+        'STORE_UNAVAILABLE',
+        `The deduplication store did not ${what} within ${storeTimeoutMs} ms.`,
+      );
     }
     return result;
   }
 
   /** After the answer: settle a claim whose handler missed its deadline. */
-  function settleLate(handler: Promise<void>, key: string, token: string, transactionId: string, started: number): Promise<void> {
-    return handler.then(
-      () => storeCall('complete', () => store.complete(key, token, { retentionMs })).then(() => {
-        log({ level: 'warn', event: 'late-handler-settled', message: 'onPayment finished after its deadline; the delivery is now recorded as handled.', key, transactionId, durationMs: Date.now() - started });
-      }),
-      () => storeCall('release', () => store.release(key, token)).then(() => {
-        log({ level: 'warn', event: 'late-handler-settled', message: 'onPayment failed after its deadline; the claim was released for the retry.', key, transactionId, durationMs: Date.now() - started });
-      }),
-    ).catch((error: unknown) => {
-      log({ level: 'error', event: 'bookkeeping-failed', message: `Could not settle the claim after a late handler: ${describeError(error)} (the lease will expire).`, key, transactionId, error });
-    });
+  function settleLate(
+    handler: Promise<void>,
+    key: string,
+    token: string,
+    transactionId: string,
+    started: number,
+  ): Promise<void> {
+    return handler
+      .then(
+        () =>
+          storeCall('complete', () => store.complete(key, token, { retentionMs })).then(() => {
+            log({
+              level: 'warn',
+              event: 'late-handler-settled',
+              message: 'onPayment finished after its deadline; the delivery is now recorded as handled.',
+              key,
+              transactionId,
+              durationMs: Date.now() - started,
+            });
+          }),
+        () =>
+          storeCall('release', () => store.release(key, token)).then(() => {
+            log({
+              level: 'warn',
+              event: 'late-handler-settled',
+              message: 'onPayment failed after its deadline; the claim was released for the retry.',
+              key,
+              transactionId,
+              durationMs: Date.now() - started,
+            });
+          }),
+      )
+      .catch((error: unknown) => {
+        log({
+          level: 'error',
+          event: 'bookkeeping-failed',
+          message: `Could not settle the claim after a late handler: ${describeError(error)} (the lease will expire).`,
+          key,
+          transactionId,
+          error,
+        });
+      });
   }
 
   async function handle(request: WebhookRequest): Promise<Answer> {
@@ -252,11 +346,17 @@ export function createPipeline(options: WebhookHandlerOptions): Pipeline {
 
     let result: VerifyWebhookResult;
     try {
-      result = await (clock === undefined ? verifier : prepareVerifier({ ...fixedOptions, now: clock() })).verify(request);
+      result = await (clock === undefined ? verifier : prepareVerifier({ ...fixedOptions, now: clock() })).verify(
+        request,
+      );
     } catch (error) {
       // Only misconfiguration gets here (a bad key, a request of the wrong shape).
       const code = isPayhookError(error) ? error.code : 'INVALID_ARGUMENT';
-      return failure(code, `The webhook handler is misconfigured: ${describeError(error)}`, { cause: error, event: 'misconfigured', level: 'error' });
+      return failure(code, `The webhook handler is misconfigured: ${describeError(error)}`, {
+        cause: error,
+        event: 'misconfigured',
+        level: 'error',
+      });
     }
     if (!result.ok) {
       if (result.error.code === 'SIGNATURE_MISMATCH') hook(onSignatureMismatch, request);
@@ -270,18 +370,37 @@ export function createPipeline(options: WebhookHandlerOptions): Pipeline {
       key = dedupKey(webhook);
       if (typeof key !== 'string' || key === '') throw misuse('dedupKey must return a non-empty string.');
     } catch (error) {
-      return failure('HANDLER_FAILED', `dedupKey failed: ${describeError(error)}`, { cause: error, event: 'handler-failed', level: 'error', transactionId });
+      return failure('HANDLER_FAILED', `dedupKey failed: ${describeError(error)}`, {
+        cause: error,
+        event: 'handler-failed',
+        level: 'error',
+        transactionId,
+      });
     }
 
     let claim: ClaimResult;
     try {
       claim = await storeCall('claim', () => store.claim(key, { leaseMs }));
     } catch (error) {
-      return failure('STORE_UNAVAILABLE', describeError(error), { key, cause: error, event: 'store-unavailable', level: 'error', transactionId, started });
+      return failure('STORE_UNAVAILABLE', describeError(error), {
+        key,
+        cause: error,
+        event: 'store-unavailable',
+        level: 'error',
+        transactionId,
+        started,
+      });
     }
     if (claim.status === 'completed') {
       hook(onDuplicate, { key, state: 'completed', webhook });
-      log({ level: 'info', event: 'duplicate', message: 'Already handled; answered 200 without calling onPayment.', status: 200, key, transactionId });
+      log({
+        level: 'info',
+        event: 'duplicate',
+        message: 'Already handled; answered 200 without calling onPayment.',
+        status: 200,
+        key,
+        transactionId,
+      });
       return { status: 200, body: { ok: true, duplicate: true }, headers: { ...JSON_HEADERS } };
     }
     if (claim.status !== 'claimed') {
@@ -290,13 +409,21 @@ export function createPipeline(options: WebhookHandlerOptions): Pipeline {
       // Not answered 200, so onError hears of it too (a claim that stays
       // in progress across retries is worth an alert).
       hook(onError, { code: 'DELIVERY_IN_PROGRESS', message, status: 409, key });
-      log({ level: 'info', event: 'in-progress', message, status: 409, code: 'DELIVERY_IN_PROGRESS', key, transactionId });
+      log({
+        level: 'info',
+        event: 'in-progress',
+        message,
+        status: 409,
+        code: 'DELIVERY_IN_PROGRESS',
+        key,
+        transactionId,
+      });
       return fail('DELIVERY_IN_PROGRESS', message);
     }
     const { token } = claim;
 
     const controller = new AbortController();
-    const context: PaymentContext = { key, timestamp, signal: controller.signal as PaymentContext['signal'] };
+    const context: PaymentContext = { key, timestamp, signal: controller.signal };
     const handler = Promise.resolve().then(() => onPayment(webhook, context));
     let outcome: void | typeof TIMED_OUT;
     try {
@@ -307,13 +434,28 @@ export function createPipeline(options: WebhookHandlerOptions): Pipeline {
         await storeCall('release', () => store.release(key, token));
       } catch (releaseError) {
         released = false;
-        log({ level: 'error', event: 'bookkeeping-failed', message: `Could not release the claim: ${describeError(releaseError)} (the lease will expire).`, key, transactionId, error: releaseError });
+        log({
+          level: 'error',
+          event: 'bookkeeping-failed',
+          message: `Could not release the claim: ${describeError(releaseError)} (the lease will expire).`,
+          key,
+          transactionId,
+          error: releaseError,
+        });
       }
-      return failure('HANDLER_FAILED', `onPayment threw: ${describeError(error)}${released ? '' : ' (the claim stays until its lease expires)'}`, { key, cause: error, event: 'handler-failed', level: 'error', transactionId, started });
+      return failure(
+        'HANDLER_FAILED',
+        `onPayment threw: ${describeError(error)}${released ? '' : ' (the claim stays until its lease expires)'}`,
+        { key, cause: error, event: 'handler-failed', level: 'error', transactionId, started },
+      );
     }
     if (outcome === TIMED_OUT) {
       controller.abort(new PayhookError('HANDLER_FAILED', `onPayment did not finish within ${handlerTimeoutMs} ms.`));
-      const answer = failure('HANDLER_FAILED', `onPayment did not finish within ${handlerTimeoutMs} ms; the service will retry.`, { key, event: 'handler-timeout', level: 'error', transactionId, started });
+      const answer = failure(
+        'HANDLER_FAILED',
+        `onPayment did not finish within ${handlerTimeoutMs} ms; the service will retry.`,
+        { key, event: 'handler-timeout', level: 'error', transactionId, started },
+      );
       answer.after = settleLate(handler, key, token, transactionId, started);
       return answer;
     }
@@ -326,26 +468,54 @@ export function createPipeline(options: WebhookHandlerOptions): Pipeline {
       // a payment already handed off. The claim expires with its lease.
       const message = `Handled, but the store could not record it: ${describeError(error)}`;
       hook(onError, { code: 'STORE_UNAVAILABLE', message, status: 200, key, cause: error });
-      log({ level: 'error', event: 'bookkeeping-failed', message, status: 200, code: 'STORE_UNAVAILABLE', key, transactionId, error });
+      log({
+        level: 'error',
+        event: 'bookkeeping-failed',
+        message,
+        status: 200,
+        code: 'STORE_UNAVAILABLE',
+        key,
+        transactionId,
+        error,
+      });
     }
-    log({ level: 'info', event: 'handled', message: 'Delivery handled.', status: 200, key, transactionId, durationMs: Date.now() - started });
+    log({
+      level: 'info',
+      event: 'handled',
+      message: 'Delivery handled.',
+      status: 200,
+      key,
+      transactionId,
+      durationMs: Date.now() - started,
+    });
     return { status: 200, body: { ok: true }, headers: { ...JSON_HEADERS } };
   }
 
   function precheck(method: string | undefined, contentLength: string | null | undefined): Answer | undefined {
     if (typeof method !== 'string' || method.toUpperCase() !== 'POST') {
-      const answer = failure('METHOD_NOT_ALLOWED', `Webhooks arrive as POST, not ${String(method)}.`, { event: 'rejected', level: 'warn' });
+      const answer = failure('METHOD_NOT_ALLOWED', `Webhooks arrive as POST, not ${String(method)}.`, {
+        event: 'rejected',
+        level: 'warn',
+      });
       answer.headers['allow'] = 'POST';
       return answer;
     }
-    if (contentLength !== undefined && contentLength !== null && /^\d+$/.test(contentLength) && Number(contentLength) > verifier.maxBodyBytes) {
+    if (
+      contentLength !== undefined &&
+      contentLength !== null &&
+      /^\d+$/.test(contentLength) &&
+      Number(contentLength) > verifier.maxBodyBytes
+    ) {
       return tooLarge();
     }
     return undefined;
   }
 
   function tooLarge(): Answer {
-    const answer = failure('BODY_TOO_LARGE', `The body exceeds ${verifier.maxBodyBytes} bytes.`, { event: 'rejected', level: 'warn' });
+    const answer = failure('BODY_TOO_LARGE', `The body exceeds ${verifier.maxBodyBytes} bytes.`, {
+      event: 'rejected',
+      level: 'warn',
+    });
     answer.headers['connection'] = 'close';
     return answer;
   }
@@ -355,7 +525,10 @@ export function createPipeline(options: WebhookHandlerOptions): Pipeline {
   }
 
   function bodyTimeout(): Answer {
-    const answer = failure('BODY_TIMEOUT', `The body did not arrive within ${bodyTimeoutMs} ms.`, { event: 'rejected', level: 'warn' });
+    const answer = failure('BODY_TIMEOUT', `The body did not arrive within ${bodyTimeoutMs} ms.`, {
+      event: 'rejected',
+      level: 'warn',
+    });
     answer.headers['connection'] = 'close';
     return answer;
   }
@@ -366,5 +539,14 @@ export function createPipeline(options: WebhookHandlerOptions): Pipeline {
     return { status: 400, body: { ok: false, message }, headers: { ...JSON_HEADERS, connection: 'close' } };
   }
 
-  return { precheck, tooLarge, unreadable, aborted, bodyTimeout, handle, maxBodyBytes: verifier.maxBodyBytes, bodyTimeoutMs };
+  return {
+    precheck,
+    tooLarge,
+    unreadable,
+    aborted,
+    bodyTimeout,
+    handle,
+    maxBodyBytes: verifier.maxBodyBytes,
+    bodyTimeoutMs,
+  };
 }

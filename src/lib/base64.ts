@@ -15,7 +15,10 @@ const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789
  * decodeBase64Lenient('a Gk'); // null
  * ```
  */
-export function decodeBase64Lenient(input: string, allot = (length: number): Uint8Array => new Uint8Array(length)): Uint8Array | null {
+export function decodeBase64Lenient(
+  input: string,
+  allot = (length: number): Uint8Array => new Uint8Array(length),
+): Uint8Array | null {
   // trim() is linear, and so is this anchored test (the header is
   // attacker-controlled): one run of the two alphabets, then padding, which
   // when present must complete the last quantum exactly.

@@ -7,7 +7,8 @@ import type { UrlParts } from './url.js';
 type Pair = [name: string, value: string];
 
 /** A value for a message: text quoted, anything else by its type. */
-const show = (value: unknown): string => (typeof value === 'string' ? JSON.stringify(value) : `of type ${typeof value}`);
+const show = (value: unknown): string =>
+  typeof value === 'string' ? JSON.stringify(value) : `of type ${typeof value}`;
 
 /** UTF-16 code-unit order of the names (what `Array#sort` does for strings). */
 const byName = (a: Pair, b: Pair): number => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0);
@@ -20,7 +21,10 @@ function canonicalPath(path: unknown): string {
   } catch {
     // reported below
   }
-  throw new PayhookError('MALFORMED_PATH', `The path ${show(path)} is not a string or holds a malformed percent escape.`);
+  throw new PayhookError(
+    'MALFORMED_PATH',
+    `The path ${show(path)} is not a string or holds a malformed percent escape.`,
+  );
 }
 
 /**
@@ -44,7 +48,10 @@ function canonicalHeaders(headers: HeadersInput, host: string | undefined): stri
  * escape `decodeURI` rejects, or a lone surrogate.
  */
 function malformedQuery(text: unknown): never {
-  throw new PayhookError('MALFORMED_QUERY', `The query parameter ${show(text)} is not a string or holds a malformed percent escape or a lone surrogate.`);
+  throw new PayhookError(
+    'MALFORMED_QUERY',
+    `The query parameter ${show(text)} is not a string or holds a malformed percent escape or a lone surrogate.`,
+  );
 }
 
 /**
@@ -81,7 +88,11 @@ function canonicalQuery(query: string | SearchParamsLike): string {
   const entries = new Map<string, string>();
   query.forEach((value: unknown, name: unknown) => {
     if (typeof name !== 'string') malformedQuery(name);
-    else entries.set(name, value === undefined || value === null ? '' : typeof value === 'string' ? value : malformedQuery(value));
+    else
+      entries.set(
+        name,
+        value === undefined || value === null ? '' : typeof value === 'string' ? value : malformedQuery(value),
+      );
   });
   return queryLine(entries);
 }
@@ -117,7 +128,10 @@ export function assembleCanonical(
   return joinLines(
     method,
     path,
-    canonicalHeaders(headers, host ?? (typeof headers === 'object' && headers !== null ? getHeader(headers, 'host') : undefined)),
+    canonicalHeaders(
+      headers,
+      host ?? (typeof headers === 'object' && headers !== null ? getHeader(headers, 'host') : undefined),
+    ),
     canonicalQuery(request.query),
     body,
   );
@@ -135,6 +149,18 @@ export function assembleCanonical(
  * canonicalOf('POST', { authority: undefined, path: '/hook', query: '' }, { host: 'h' }, { amount: 100 }); // 'post\n/hook\nhost:h\n{"amount":100}'
  * ```
  */
-export function canonicalOf(method: string, url: UrlParts, headers: HeadersInput, body: JsonObject | null, host?: string): string {
-  return joinLines(method, canonicalPath(url.path), canonicalHeaders(headers, host ?? getHeader(headers, 'host')), canonicalQueryText(url.query), body);
+export function canonicalOf(
+  method: string,
+  url: UrlParts,
+  headers: HeadersInput,
+  body: JsonObject | null,
+  host?: string,
+): string {
+  return joinLines(
+    method,
+    canonicalPath(url.path),
+    canonicalHeaders(headers, host ?? getHeader(headers, 'host')),
+    canonicalQueryText(url.query),
+    body,
+  );
 }

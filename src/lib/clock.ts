@@ -41,13 +41,18 @@ export const MAX_TIMER_MS = 2_147_483_647;
 export function resolveClock(options: FreshnessOptions | undefined): { now: number; toleranceMs: number } {
   const rawNow: unknown = options?.now;
   const now =
-    rawNow === undefined ? Date.now()
-    // Dates from another realm (iframe, vm context) fail `instanceof Date`.
-    : Object.prototype.toString.call(rawNow) === '[object Date]' ? Date.prototype.getTime.call(rawNow)
-    : rawNow;
+    rawNow === undefined
+      ? Date.now()
+      : // Dates from another realm (iframe, vm context) fail `instanceof Date`.
+        Object.prototype.toString.call(rawNow) === '[object Date]'
+        ? Date.prototype.getTime.call(rawNow)
+        : rawNow;
   const toleranceMs: unknown = options?.toleranceMs ?? SERVICE_WINDOW_MS;
   if (!Number.isFinite(now) || !Number.isFinite(toleranceMs) || (toleranceMs as number) < 0) {
-    throw new PayhookError('INVALID_ARGUMENT', 'The "now" option must be milliseconds or a valid Date, and "toleranceMs" finite milliseconds, 0 or more.');
+    throw new PayhookError(
+      'INVALID_ARGUMENT',
+      'The "now" option must be milliseconds or a valid Date, and "toleranceMs" finite milliseconds, 0 or more.',
+    );
   }
   return { now: now as number, toleranceMs: toleranceMs as number };
 }

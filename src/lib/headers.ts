@@ -24,7 +24,10 @@ function headerValue(value: unknown, name: string): string | undefined {
   const parts = [value].flat();
   // Hand-built header maps sometimes hold numbers (`'x-api-timestamp': Date.now()`).
   if (!parts.every((item) => ['string', 'number', 'boolean', 'bigint'].includes(typeof item))) {
-    throw new PayhookError('INVALID_ARGUMENT', `The header ${JSON.stringify(name)} is not a string or an array of strings.`);
+    throw new PayhookError(
+      'INVALID_ARGUMENT',
+      `The header ${JSON.stringify(name)} is not a string or an array of strings.`,
+    );
   }
   return parts.join(', ');
 }
@@ -73,10 +76,7 @@ export function forEachHeader(headers: HeadersInput, callback: (lowerName: strin
 export function getHeader(headers: HeadersInput, name: string): string | undefined {
   const lower = name.toLowerCase();
   // The lower-cased name first (what Node and WHATWG Headers hold), then a scan.
-  let found = headerValue(
-    isHeadersLike(headers) ? headers.get(lower) : ownValue(headers, lower),
-    lower,
-  );
+  let found = headerValue(isHeadersLike(headers) ? headers.get(lower) : ownValue(headers, lower), lower);
   if (found === undefined) {
     eachRaw(headers, (key, raw) => {
       if (found === undefined && key.toLowerCase() === lower) found = headerValue(raw, key);

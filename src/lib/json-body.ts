@@ -76,7 +76,10 @@ export function parseJsonBody(body: BodyInput): JsonObject | null {
   // No body at all, or JSON `null`.
   if (value === undefined || value === null) return null;
   if (typeof value !== 'object' || Array.isArray(value)) {
-    throw new PayhookError('INVALID_BODY', `The body must be a JSON object, but it is ${Array.isArray(value) ? 'an array' : `a ${typeof value}`}.`);
+    throw new PayhookError(
+      'INVALID_BODY',
+      `The body must be a JSON object, but it is ${Array.isArray(value) ? 'an array' : `a ${typeof value}`}.`,
+    );
   }
   return value as JsonObject;
 }
@@ -149,6 +152,8 @@ export function canonicalBody(body: JsonObject | null): string {
     // Only an already parsed body can get here: a cycle, a BigInt, a throwing
     // toJSON, or nesting deeper than the stack (JSON.parse accepts more depth
     // than JSON.stringify can write back).
-    throw new PayhookError('INVALID_BODY', 'The body cannot be written as JSON (a cycle, a BigInt, or too deep).', { cause });
+    throw new PayhookError('INVALID_BODY', 'The body cannot be written as JSON (a cycle, a BigInt, or too deep).', {
+      cause,
+    });
   }
 }

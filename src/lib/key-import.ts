@@ -29,7 +29,8 @@ export const PEM_CACHE_SIZE = 16;
 const pemCache = new Map<string, Entry>();
 let jwkCache = new WeakMap<object, Entry>();
 
-const invalidKey = (message: string, cause?: unknown): PayhookError => new PayhookError('INVALID_KEY', message, { cause });
+const invalidKey = (message: string, cause?: unknown): PayhookError =>
+  new PayhookError('INVALID_KEY', message, { cause });
 
 /** Remembers `promise` under `key`, then the key it resolves to; forgets a failed import, so the next call tries again. */
 function remember<K extends object | string>(
@@ -65,7 +66,7 @@ function importJwk(jwk: RsaJsonWebKey): Promise<CryptoKey> {
   const { d, key_ops: _ops, use: _use, ...publicPart } = jwk;
   // A private key ("d") is refused here: some runtimes would import it.
   return jwk.kty === 'RSA' && d === undefined
-    ? importKey('jwk', publicPart as JsonWebKey)
+    ? importKey('jwk', publicPart)
     : Promise.reject(invalidKey(NOT_RSA_JWK));
 }
 
@@ -106,9 +107,7 @@ function lookup(input: KeyInput): Entry {
       !Array.isArray(input.usages) ||
       !input.usages.includes('verify')
     ) {
-      throw invalidKey(
-        'The CryptoKey is not a public RSASSA-PKCS1-v1_5 SHA-256 key for "verify".',
-      );
+      throw invalidKey('The CryptoKey is not a public RSASSA-PKCS1-v1_5 SHA-256 key for "verify".');
     }
     return input;
   }
@@ -148,9 +147,14 @@ export function verificationKeys(
   inputs: KeyInput | readonly KeyInput[] | null | undefined,
   options: KeyOptions | undefined,
 ): CryptoKey[] | Promise<CryptoKey[]> {
-  const list = (Array.isArray(inputs) ? inputs : inputs === undefined || inputs === null ? [] : [inputs]) as readonly KeyInput[];
+  const list = (
+    Array.isArray(inputs) ? inputs : inputs === undefined || inputs === null ? [] : [inputs]
+  ) as readonly KeyInput[];
   if (list.length === 0) {
-    throw new PayhookError('INVALID_ARGUMENT', 'No public key was given (PRODUCTION_PUBLIC_KEY, BETA_PUBLIC_KEY or your own).');
+    throw new PayhookError(
+      'INVALID_ARGUMENT',
+      'No public key was given (PRODUCTION_PUBLIC_KEY, BETA_PUBLIC_KEY or your own).',
+    );
   }
   return checkedKeys(list, options);
 }
@@ -168,10 +172,15 @@ export function verificationKeys(
  * const found = checkedKeys([production], { allowWeakKeys: false });
  * ```
  */
-export function checkedKeys(list: readonly KeyInput[], options: KeyOptions | undefined): CryptoKey[] | Promise<CryptoKey[]> {
+export function checkedKeys(
+  list: readonly KeyInput[],
+  options: KeyOptions | undefined,
+): CryptoKey[] | Promise<CryptoKey[]> {
   const entries = list.map(lookup);
   const check = (keys: CryptoKey[]): CryptoKey[] => keys.map((key) => checkStrength(key, options));
-  return entries.some((entry) => entry instanceof Promise) ? Promise.all(entries).then(check) : check(entries as CryptoKey[]);
+  return entries.some((entry) => entry instanceof Promise)
+    ? Promise.all(entries).then(check)
+    : check(entries as CryptoKey[]);
 }
 
 /**

@@ -45,7 +45,10 @@ export function pkcs1ToSpki(pkcs1: Uint8Array): Uint8Array {
 export function pemToSpki(pem: string): Uint8Array {
   const match = /-----BEGIN (RSA )?PUBLIC KEY-----([\s\S]*?)-----END \1PUBLIC KEY-----/.exec(pem);
   if (!match) {
-    throw new PayhookError('INVALID_KEY', 'The key is not a PEM public key (BEGIN PUBLIC KEY or BEGIN RSA PUBLIC KEY).');
+    throw new PayhookError(
+      'INVALID_KEY',
+      'The key is not a PEM public key (BEGIN PUBLIC KEY or BEGIN RSA PUBLIC KEY).',
+    );
   }
   // Line breaks may arrive as literal `\n` when a PEM was pasted into an
   // environment variable or a JSON file; a backslash is never base64, so

@@ -16,7 +16,11 @@ const RSASSA = { name: 'RSASSA-PKCS1-v1_5' };
  * const ok: boolean = await verifyWithKeys([key], 'post\n/hook\nhost:h\n{}', 'c2ln');
  * ```
  */
-export async function verifyWithKeys(keys: readonly CryptoKey[], canonical: string, signature: unknown): Promise<boolean> {
+export async function verifyWithKeys(
+  keys: readonly CryptoKey[],
+  canonical: string,
+  signature: unknown,
+): Promise<boolean> {
   const bytes = typeof signature === 'string' ? decodeBase64Lenient(signature, allot) : null;
   if (bytes === null) return false;
   const data = utf8(canonical);

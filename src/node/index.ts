@@ -125,7 +125,8 @@ export type NodeWebhookHandler = (
   next?: (error?: unknown) => void,
 ) => Promise<void>;
 
-type BodyOutcome = { body: BodyInput } | { tooLarge: true } | { timedOut: true } | { aborted: unknown } | { error: unknown };
+type BodyOutcome =
+  { body: BodyInput } | { tooLarge: true } | { timedOut: true } | { aborted: unknown } | { error: unknown };
 
 /** Node's IncomingMessage errors with `aborted` / ECONNRESET when the client goes away mid-body. */
 function isClientAbort(error: unknown): boolean {
@@ -210,9 +211,13 @@ function bodyWasRead(req: NodeRequestLike): boolean {
 
 function isFastify(req: unknown, res: unknown): boolean {
   return (
-    typeof res === 'object' && res !== null && typeof (res as FastifyReplyLike).hijack === 'function' &&
+    typeof res === 'object' &&
+    res !== null &&
+    typeof (res as FastifyReplyLike).hijack === 'function' &&
     typeof (res as FastifyReplyLike).raw === 'object' &&
-    typeof req === 'object' && req !== null && typeof (req as FastifyRequestLike).raw === 'object'
+    typeof req === 'object' &&
+    req !== null &&
+    typeof (req as FastifyRequestLike).raw === 'object'
   );
 }
 
@@ -286,14 +291,22 @@ export function createNodeWebhookHandler(options: WebhookHandlerOptions): NodeWe
       if (body !== undefined && !bodyWasRead(req)) body = undefined;
       if (body === undefined) {
         if (req.readableEnded === true) {
-          return send(res, pipeline.unreadable('The request body was already read, and no body parser left it on req.body.', undefined));
+          return send(
+            res,
+            pipeline.unreadable(
+              'The request body was already read, and no body parser left it on req.body.',
+              undefined,
+            ),
+          );
         }
         const outcome = await readBody(req, pipeline.maxBodyBytes, pipeline.bodyTimeoutMs);
         if ('tooLarge' in outcome) return send(res, pipeline.tooLarge());
         if ('timedOut' in outcome) {
           // Answer 408 (with `connection: close`), then drop the connection
           // the client is still holding open.
-          const drop = () => { req.destroy?.(); };
+          const drop = () => {
+            req.destroy?.();
+          };
           if (typeof res.once === 'function') res.once('finish', drop);
           send(res, pipeline.bodyTimeout());
           if (typeof res.once !== 'function') drop();
@@ -304,14 +317,23 @@ export function createNodeWebhookHandler(options: WebhookHandlerOptions): NodeWe
           pipeline.aborted(outcome.aborted);
           return;
         }
-        if ('error' in outcome) return send(res, pipeline.unreadable('The request body could not be read.', outcome.error));
+        if ('error' in outcome)
+          return send(res, pipeline.unreadable('The request body could not be read.', outcome.error));
         body = outcome.body;
       }
-      const answer = await pipeline.handle({ method: req.method ?? '', url: req.originalUrl ?? req.url ?? '', headers: req.headers, body });
+      const answer = await pipeline.handle({
+        method: req.method ?? '',
+        url: req.originalUrl ?? req.url ?? '',
+        headers: req.headers,
+        body,
+      });
       send(res, answer);
     } catch (error) {
       // Defensive: the pipeline answers every outcome itself.
-      send(res, pipeline.unreadable(`Unexpected failure: ${error instanceof Error ? error.message : String(error)}`, error));
+      send(
+        res,
+        pipeline.unreadable(`Unexpected failure: ${error instanceof Error ? error.message : String(error)}`, error),
+      );
     }
   };
 }

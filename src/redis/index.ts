@@ -103,7 +103,10 @@ type Send = (args: string[]) => Promise<unknown>;
 
 function commandSender(client: RedisClientLike): Send {
   if (typeof client !== 'object' || client === null) {
-    throw new PayhookError('INVALID_ARGUMENT', 'createRedisStore needs { client }: an ioredis or redis (node-redis) client.');
+    throw new PayhookError(
+      'INVALID_ARGUMENT',
+      'createRedisStore needs { client }: an ioredis or redis (node-redis) client.',
+    );
   }
   // ioredis has both `call` and a lower-level `sendCommand(Command)`: prefer `call`.
   if (typeof (client as IoRedisLike).call === 'function') {
@@ -128,7 +131,10 @@ function commandSender(client: RedisClientLike): Send {
 function milliseconds(name: 'leaseMs' | 'retentionMs', ms: number): string {
   const whole = Math.ceil(ms);
   if (!(whole >= 1 && whole <= Number.MAX_SAFE_INTEGER)) {
-    throw new PayhookError('INVALID_ARGUMENT', `${name} must be a number of milliseconds from 1 to ${Number.MAX_SAFE_INTEGER}${name === 'retentionMs' ? ' (or Infinity)' : ''}, not ${ms}.`);
+    throw new PayhookError(
+      'INVALID_ARGUMENT',
+      `${name} must be a number of milliseconds from 1 to ${Number.MAX_SAFE_INTEGER}${name === 'retentionMs' ? ' (or Infinity)' : ''}, not ${ms}.`,
+    );
   }
   return whole.toFixed(0);
 }
@@ -178,7 +184,10 @@ function milliseconds(name: 'leaseMs' | 'retentionMs', ms: number): string {
  */
 export function createRedisStore(options: RedisStoreOptions): DedupStore {
   if (typeof options !== 'object' || options === null) {
-    throw new PayhookError('INVALID_ARGUMENT', 'createRedisStore needs { client }: an ioredis or redis (node-redis) client.');
+    throw new PayhookError(
+      'INVALID_ARGUMENT',
+      'createRedisStore needs { client }: an ioredis or redis (node-redis) client.',
+    );
   }
   const send = commandSender(options.client);
   const prefix = options.prefix ?? 'payhook:';
@@ -210,7 +219,10 @@ export function createRedisStore(options: RedisStoreOptions): DedupStore {
         if (current === COMPLETED) return { status: 'completed' };
         if (typeof current === 'string' && current.startsWith(CLAIMED)) return { status: 'in-progress' };
         if (current !== null && current !== undefined) {
-          throw new PayhookError('STORE_UNAVAILABLE', `The Redis key ${JSON.stringify(redisKey)} holds a value payhook did not write; is the prefix shared?`);
+          throw new PayhookError(
+            'STORE_UNAVAILABLE',
+            `The Redis key ${JSON.stringify(redisKey)} holds a value payhook did not write; is the prefix shared?`,
+          );
         }
       }
       return { status: 'in-progress' };
@@ -219,7 +231,8 @@ export function createRedisStore(options: RedisStoreOptions): DedupStore {
       checkKey(key);
       checkToken(token);
       checkRetention(completeOptions?.retentionMs);
-      const retention = completeOptions.retentionMs === Infinity ? 'inf' : milliseconds('retentionMs', completeOptions.retentionMs);
+      const retention =
+        completeOptions.retentionMs === Infinity ? 'inf' : milliseconds('retentionMs', completeOptions.retentionMs);
       await run('EVAL (complete)', ['EVAL', COMPLETE_SCRIPT, '1', prefix + key, CLAIMED + token, retention]);
     },
     async release(key: string, token: string): Promise<void> {

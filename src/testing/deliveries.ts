@@ -135,7 +135,10 @@ export function createTestWebhook(overrides?: TestWebhookOverrides): TestWebhook
   }
   const now = rawNow === undefined ? Date.now() : rawNow instanceof Date ? rawNow.getTime() : rawNow;
   if (typeof now !== 'number' || !Number.isFinite(now)) {
-    throw new PayhookError('INVALID_ARGUMENT', 'The "now" option must be a finite number of milliseconds or a valid Date.');
+    throw new PayhookError(
+      'INVALID_ARGUMENT',
+      'The "now" option must be a finite number of milliseconds or a valid Date.',
+    );
   }
   const tx = transactionId ?? uuid();
   const total = amount ?? 100;

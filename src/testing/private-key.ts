@@ -101,8 +101,15 @@ export async function importPrivateKey(input: PrivateKeyInput): Promise<CryptoKe
     }
   }
   const key = input as CryptoKey;
-  if (key.type !== 'private' || key.algorithm?.name !== ALGORITHM.name || !Array.prototype.includes.call(key.usages ?? [], 'sign')) {
-    throw new PayhookError('INVALID_KEY', 'The CryptoKey must be a private RSASSA-PKCS1-v1_5 key with the "sign" usage.');
+  if (
+    key.type !== 'private' ||
+    key.algorithm?.name !== ALGORITHM.name ||
+    !Array.prototype.includes.call(key.usages ?? [], 'sign')
+  ) {
+    throw new PayhookError(
+      'INVALID_KEY',
+      'The CryptoKey must be a private RSASSA-PKCS1-v1_5 key with the "sign" usage.',
+    );
   }
   return key;
 }

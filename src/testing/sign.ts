@@ -85,19 +85,28 @@ function resolveTimestamp(timestamp: SignWebhookOptions['timestamp']): string | 
   if (typeof timestamp === 'string') return timestamp;
   const ms = timestamp instanceof Date ? timestamp.getTime() : timestamp;
   if (typeof ms !== 'number' || !Number.isSafeInteger(Math.round(ms)) || ms < 0) {
-    throw new PayhookError('INVALID_ARGUMENT', 'The "timestamp" option must be a non-negative time in milliseconds, a Date, a string or null.');
+    throw new PayhookError(
+      'INVALID_ARGUMENT',
+      'The "timestamp" option must be a non-negative time in milliseconds, a Date, a string or null.',
+    );
   }
   return String(Math.round(ms));
 }
 
 function resolveUrl(url: unknown, host: string | undefined): URL {
   if (typeof url !== 'string' || url === '') {
-    throw new PayhookError('INVALID_ARGUMENT', 'signWebhook needs the "url" option: the callback URL registered with the service.');
+    throw new PayhookError(
+      'INVALID_ARGUMENT',
+      'signWebhook needs the "url" option: the callback URL registered with the service.',
+    );
   }
   try {
     if (/^[a-z][a-z0-9+.-]*:\/\//i.test(url)) return new URL(url);
     if (host === undefined) {
-      throw new PayhookError('INVALID_ARGUMENT', `The url ${JSON.stringify(url)} is not absolute; give an absolute URL or the "host" option.`);
+      throw new PayhookError(
+        'INVALID_ARGUMENT',
+        `The url ${JSON.stringify(url)} is not absolute; give an absolute URL or the "host" option.`,
+      );
     }
     return new URL(url.startsWith('/') ? url : `/${url}`, `https://${host}`);
   } catch (error) {
@@ -244,7 +253,9 @@ export async function sendWebhook(signed: SignedWebhook, baseUrl?: string): Prom
     try {
       base = new URL(baseUrl);
     } catch (cause) {
-      throw new PayhookError('INVALID_ARGUMENT', `The baseUrl ${JSON.stringify(baseUrl)} is not an absolute URL.`, { cause });
+      throw new PayhookError('INVALID_ARGUMENT', `The baseUrl ${JSON.stringify(baseUrl)} is not an absolute URL.`, {
+        cause,
+      });
     }
     const signedUrl = new URL(signed.url);
     target = `${base.origin}${signedUrl.pathname}${signedUrl.search}`;

@@ -129,7 +129,7 @@ export async function generateTestKeyPair(options?: GenerateTestKeyPairOptions):
     { name: 'RSASSA-PKCS1-v1_5', modulusLength, publicExponent: new Uint8Array([1, 0, 1]), hash: 'SHA-256' },
     true,
     ['sign', 'verify'],
-  )) as CryptoKeyPair;
+  ));
   const [spki, pkcs8] = await Promise.all([
     subtle.exportKey('spki', pair.publicKey),
     subtle.exportKey('pkcs8', pair.privateKey),

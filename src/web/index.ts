@@ -160,12 +160,22 @@ export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHan
     try {
       outcome = await readBody(request, pipeline.maxBodyBytes, pipeline.bodyTimeoutMs);
     } catch (error) {
-      return toResponse(pipeline.unreadable(`The request body cannot be read (was it read before the handler?): ${error instanceof Error ? error.message : String(error)}`, error));
+      return toResponse(
+        pipeline.unreadable(
+          `The request body cannot be read (was it read before the handler?): ${error instanceof Error ? error.message : String(error)}`,
+          error,
+        ),
+      );
     }
     if ('tooLarge' in outcome) return toResponse(pipeline.tooLarge());
     if ('timedOut' in outcome) return toResponse(pipeline.bodyTimeout());
     if ('aborted' in outcome) return toResponse(pipeline.aborted(outcome.aborted));
-    const answer = await pipeline.handle({ method: request.method, url: request.url, headers: request.headers, body: outcome.body });
+    const answer = await pipeline.handle({
+      method: request.method,
+      url: request.url,
+      headers: request.headers,
+      body: outcome.body,
+    });
     if (answer.after !== undefined && typeof context?.waitUntil === 'function') {
       try {
         context.waitUntil(answer.after);

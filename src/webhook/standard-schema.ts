@@ -52,8 +52,7 @@ export interface StandardSchemaIssue {
  * ```
  */
 export type StandardSchemaResult<Output> =
-  | { readonly value: Output; readonly issues?: undefined }
-  | { readonly issues: ReadonlyArray<StandardSchemaIssue> };
+  { readonly value: Output; readonly issues?: undefined } | { readonly issues: ReadonlyArray<StandardSchemaIssue> };
 
 /**
  * The Standard Schema v1 interface, structurally.

@@ -267,10 +267,7 @@ export interface UnknownStatusPaymentWebhook extends PaymentWebhookBase {
  * ```
  */
 export type PaymentWebhook =
-  | SucceededPaymentWebhook
-  | FailedPaymentWebhook
-  | ProcessingPaymentWebhook
-  | UnknownStatusPaymentWebhook;
+  SucceededPaymentWebhook | FailedPaymentWebhook | ProcessingPaymentWebhook | UnknownStatusPaymentWebhook;
 
 /**
  * The webhook variant with a given status.

@@ -52,26 +52,40 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** A reader that keeps the value when `test` accepts it, else reports "expected <expected>, got …". */
-const is = (expected: string, test: (value: unknown) => boolean): Reader => (issues, path, value) => {
-  if (test(value)) return value;
-  // A number is shown (it is short and says what is wrong); text is not echoed.
-  const got =
-    value === null ? 'null'
-    : Array.isArray(value) ? 'array'
-    : typeof value === 'number' ? (Number.isFinite(value) ? `number ${value}` : String(value))
-    : value === '' ? 'empty string'
-    : typeof value;
-  // A path is built only for an issue (most values pass).
-  issues.push({ path: typeof path === 'string' ? path : path(), message: `expected ${expected}, ${value === undefined ? 'but it is missing' : `got ${got}`}` });
-  return undefined;
-};
+const is =
+  (expected: string, test: (value: unknown) => boolean): Reader =>
+  (issues, path, value) => {
+    if (test(value)) return value;
+    // A number is shown (it is short and says what is wrong); text is not echoed.
+    const got =
+      value === null
+        ? 'null'
+        : Array.isArray(value)
+          ? 'array'
+          : typeof value === 'number'
+            ? Number.isFinite(value)
+              ? `number ${value}`
+              : String(value)
+            : value === ''
+              ? 'empty string'
+              : typeof value;
+    // A path is built only for an issue (most values pass).
+    issues.push({
+      path: typeof path === 'string' ? path : path(),
+      message: `expected ${expected}, ${value === undefined ? 'but it is missing' : `got ${got}`}`,
+    });
+    return undefined;
+  };
 
 const STRING = /* @__PURE__ */ is('string', (value) => typeof value === 'string');
 const NON_EMPTY_STRING = /* @__PURE__ */ is('non-empty string', (value) => typeof value === 'string' && value !== '');
 // Number.isFinite is false for anything but a finite number (it does not convert).
 const NUMBER = /* @__PURE__ */ is('number', Number.isFinite);
 /** UNIX time in milliseconds: a non-negative safe integer. */
-const MILLISECONDS = /* @__PURE__ */ is('integer milliseconds', (value) => Number.isSafeInteger(value) && (value as number) >= 0);
+const MILLISECONDS = /* @__PURE__ */ is(
+  'integer milliseconds',
+  (value) => Number.isSafeInteger(value) && (value as number) >= 0,
+);
 const OBJECT = /* @__PURE__ */ is('object', isObject);
 const WITH_ID_OBJECT = /* @__PURE__ */ is('object with a string id', isObject);
 
@@ -87,16 +101,22 @@ const WITH_ID: Reader = (issues, path, value) => {
  * `constructor`, `prototype` are ordinary entries), each entry checked by
  * the reader `readerOf` picks for its key (none: any value).
  */
-const record = (readerOf: (key: string) => Reader | undefined): Reader => (issues, path, value) => {
-  if (OBJECT(issues, path, value) === undefined) return undefined;
-  const out = Object.create(null) as Record<string, unknown>;
-  for (const key of Object.keys(value as object)) {
-    const entry = (value as Record<string, unknown>)[key];
-    readerOf(key)?.(issues, () => (IDENTIFIER.test(key) ? `${path as string}.${key}` : `${path as string}[${JSON.stringify(key)}]`), entry);
-    out[key] = entry;
-  }
-  return out;
-};
+const record =
+  (readerOf: (key: string) => Reader | undefined): Reader =>
+  (issues, path, value) => {
+    if (OBJECT(issues, path, value) === undefined) return undefined;
+    const out = Object.create(null) as Record<string, unknown>;
+    for (const key of Object.keys(value as object)) {
+      const entry = (value as Record<string, unknown>)[key];
+      readerOf(key)?.(
+        issues,
+        () => (IDENTIFIER.test(key) ? `${path as string}.${key}` : `${path as string}[${JSON.stringify(key)}]`),
+        entry,
+      );
+      out[key] = entry;
+    }
+    return out;
+  };
 
 const DATA_STRINGS: readonly string[] = ['accountId', 'description', 'webhookUrl', 'name_en'];
 
@@ -120,7 +140,10 @@ const FIELDS: ReadonlyArray<readonly [name: string, read: Reader, required?: boo
   ['receiptNumber', STRING],
   ['transactionType', STRING],
   ['clientId', STRING],
-  ['data', /* @__PURE__ */ record((key) => (key === 'amount' ? NUMBER : DATA_STRINGS.includes(key) ? STRING : undefined))],
+  [
+    'data',
+    /* @__PURE__ */ record((key) => (key === 'amount' ? NUMBER : DATA_STRINGS.includes(key) ? STRING : undefined)),
+  ],
 ];
 
 /** The names of {@link FIELDS}, to tell the other keys (`extra`) apart in one look-up each. */
@@ -168,7 +191,10 @@ export type WebhookCheck =
  * if (checked.issues !== undefined) console.warn(checked.message);
  * ```
  */
-export function checkWebhookObject(value: Record<string, unknown>, options: { strict?: boolean } | undefined): WebhookCheck {
+export function checkWebhookObject(
+  value: Record<string, unknown>,
+  options: { strict?: boolean } | undefined,
+): WebhookCheck {
   const issues: Issues = [];
   // Every own key read once: the known ones here, the others into `extra`.
   const extra = Object.create(null) as Record<string, unknown>;

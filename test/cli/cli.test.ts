@@ -18,7 +18,9 @@ describe('payhook (no command, help, version)', () => {
   });
 
   it('prints the version of the package', async () => {
-    const pkg = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+    const pkg = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as {
+      version: string;
+    };
     const result = await run(['--version']);
     expect(result).toMatchObject({ code: 0 });
     expect(result.stdout.trim()).toBe(pkg.version);
@@ -30,13 +32,16 @@ describe('payhook (no command, help, version)', () => {
     expect(result.stderr).toContain('unknown command "frobnicate"');
   });
 
-  it.each(['constructor', 'toString', '__proto__', 'hasOwnProperty', 'valueOf'])('refuses %s (a name on Object.prototype) as an unknown command with exit 2 and the usage', async (name) => {
-    const result = await run([name]);
-    expect(result.code).toBe(2);
-    expect(result.stderr).toContain(`unknown command ${JSON.stringify(name)}`);
-    expect(result.stderr).toContain('Usage: payhook <command>');
-    expect(result.stderr).not.toContain('TypeError');
-  });
+  it.each(['constructor', 'toString', '__proto__', 'hasOwnProperty', 'valueOf'])(
+    'refuses %s (a name on Object.prototype) as an unknown command with exit 2 and the usage',
+    async (name) => {
+      const result = await run([name]);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain(`unknown command ${JSON.stringify(name)}`);
+      expect(result.stderr).toContain('Usage: payhook <command>');
+      expect(result.stderr).not.toContain('TypeError');
+    },
+  );
 
   it('help with a prototype name prints the general usage', async () => {
     const result = await run(['help', 'constructor']);
@@ -44,15 +49,18 @@ describe('payhook (no command, help, version)', () => {
     expect(result.stdout).toContain('Usage: payhook <command>');
   });
 
-  it.each(['demo', 'send', 'keygen', 'verify'])('%s --help prints its usage, options and exit codes, exit 0', async (command) => {
-    for (const flag of ['--help', '-h']) {
-      const result = await run([command, flag]);
-      expect(result.code).toBe(0);
-      expect(result.stdout).toContain(`Usage: payhook ${command}`);
-      expect(result.stdout).toContain('Exit codes');
-    }
-    expect((await run(['help', command])).stdout).toContain(`Usage: payhook ${command}`);
-  });
+  it.each(['demo', 'send', 'keygen', 'verify'])(
+    '%s --help prints its usage, options and exit codes, exit 0',
+    async (command) => {
+      for (const flag of ['--help', '-h']) {
+        const result = await run([command, flag]);
+        expect(result.code).toBe(0);
+        expect(result.stdout).toContain(`Usage: payhook ${command}`);
+        expect(result.stdout).toContain('Exit codes');
+      }
+      expect((await run(['help', command])).stdout).toContain(`Usage: payhook ${command}`);
+    },
+  );
 
   it.each(['demo', 'send', 'keygen', 'verify'])('%s refuses an unknown option with exit 2', async (command) => {
     const result = await run([command, '--no-such-option']);
@@ -70,7 +78,14 @@ describe('payhook demo', () => {
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/listens on http:\/\/127\.0\.0\.1:\d+\/webhooks\/payments/);
-    for (const scenario of ['successful payment', 'failed payment', 'twice at once', 'tampered body', 'stale timestamp', 'handler failure']) {
+    for (const scenario of [
+      'successful payment',
+      'failed payment',
+      'twice at once',
+      'tampered body',
+      'stale timestamp',
+      'handler failure',
+    ]) {
       expect(result.stdout).toContain(scenario);
     }
     expect(result.stdout).toContain('409 {"ok":false,"code":"DELIVERY_IN_PROGRESS"');

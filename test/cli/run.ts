@@ -16,7 +16,10 @@ export interface Run {
 }
 
 /** Runs `node dist/cli.js ...args` and collects its output and exit code. */
-export function run(args: readonly string[], options: { input?: string; cwd?: string; timeoutMs?: number } = {}): Promise<Run> {
+export function run(
+  args: readonly string[],
+  options: { input?: string; cwd?: string; timeoutMs?: number } = {},
+): Promise<Run> {
   assertBuilt();
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI, ...args], { cwd: options.cwd, stdio: ['pipe', 'pipe', 'pipe'] });

@@ -33,7 +33,10 @@ async function endpoint(answer: (n: number) => number, delayMs = 0): Promise<{ u
     req.on('end', () => {
       received.push({ at, url: req.url ?? '', headers: req.headers, body });
       const status = answer(received.length);
-      setTimeout(() => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ ok: status === 200 })), delayMs);
+      setTimeout(
+        () => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ ok: status === 200 })),
+        delayMs,
+      );
     });
   });
   await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
@@ -65,11 +68,40 @@ describe('payhook send', () => {
     const { url, received } = await endpoint(() => 200);
     const dir = await mkdtemp(join(tmpdir(), 'payhook-send-'));
     const file = join(dir, 'body.json');
-    await writeFile(file, JSON.stringify({ variant: 'extended', status: 'SUCCEEDED', amount: 5, receiptNumber: 'R-1', fields: { orderId: 'A-17' } }));
-    const result = await run(['send', url, '--body', file, '--status', 'failed', '--amount', '99.99', '--field', 'phone=+996 555', '--transaction-id', 'tx-42']);
+    await writeFile(
+      file,
+      JSON.stringify({
+        variant: 'extended',
+        status: 'SUCCEEDED',
+        amount: 5,
+        receiptNumber: 'R-1',
+        fields: { orderId: 'A-17' },
+      }),
+    );
+    const result = await run([
+      'send',
+      url,
+      '--body',
+      file,
+      '--status',
+      'failed',
+      '--amount',
+      '99.99',
+      '--field',
+      'phone=+996 555',
+      '--transaction-id',
+      'tx-42',
+    ]);
     expect(result.code).toBe(0);
     const body = JSON.parse(received[0]!.body) as Record<string, unknown>;
-    expect(body).toMatchObject({ status: 'failed', amount: 99.99, transactionId: 'tx-42', id: 'tx-42_DEBIT', receiptNumber: 'R-1', transactionType: 'DEBIT' });
+    expect(body).toMatchObject({
+      status: 'failed',
+      amount: 99.99,
+      transactionId: 'tx-42',
+      id: 'tx-42_DEBIT',
+      receiptNumber: 'R-1',
+      transactionType: 'DEBIT',
+    });
     expect(body['fields']).toMatchObject({ amount: 99.99, orderId: 'A-17', phone: '+996 555' });
     expect(await verifies(received[0]!)).toBe(true);
     const card = await run(['send', url, '--variant', 'card']);

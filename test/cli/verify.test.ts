@@ -22,7 +22,12 @@ beforeAll(async () => {
 });
 
 let counter = 0;
-async function capture(request: { method?: string; url: string; headers: Record<string, string>; body: string }): Promise<string> {
+async function capture(request: {
+  method?: string;
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+}): Promise<string> {
   const file = join(dir, `capture-${++counter}.json`);
   await writeFile(file, JSON.stringify({ method: 'POST', ...request }, null, 2));
   return file;
@@ -38,7 +43,13 @@ const sign = (url: string, privateKey?: string) =>
 describe('payhook verify', () => {
   it('exits 0 for a delivery that verifies, from JSON', async () => {
     const signed = await sign('https://shop.example.kg/webhooks/payments');
-    const result = await run(['verify', '--request', await capture(asCaptured(signed, '/webhooks/payments')), '--key', testKey]);
+    const result = await run([
+      'verify',
+      '--request',
+      await capture(asCaptured(signed, '/webhooks/payments')),
+      '--key',
+      testKey,
+    ]);
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('✓ verifies: SUCCEEDED DEBIT of 100');
     expect(result.stdout).toContain('│ post');
@@ -48,7 +59,9 @@ describe('payhook verify', () => {
     const signed = await sign('https://shop.example.kg/webhooks/payments?shop=7');
     const http = [
       'POST /webhooks/payments?shop=7 HTTP/1.1',
-      ...Object.entries(signed.headers).map(([name, value]) => `${name.replace(/^./, (c) => c.toUpperCase())}: ${value}`),
+      ...Object.entries(signed.headers).map(
+        ([name, value]) => `${name.replace(/^./, (c) => c.toUpperCase())}: ${value}`,
+      ),
       '',
       signed.body,
       '',
@@ -68,20 +81,39 @@ describe('payhook verify', () => {
     expect(stale.code).toBe(1);
     expect(stale.stdout).toContain('TIMESTAMP_OUT_OF_WINDOW');
     expect(stale.stdout).toContain('The signature verifies with the configured key, but the timestamp is refused');
-    const ignored = await run(['verify', '--request', file, '--key', join(dir, 'conformance.pem'), '--ignore-timestamp']);
+    const ignored = await run([
+      'verify',
+      '--request',
+      file,
+      '--key',
+      join(dir, 'conformance.pem'),
+      '--ignore-timestamp',
+    ]);
     expect(ignored.code).toBe(0);
-    const atTime = await run(['verify', '--request', file, '--key', join(dir, 'conformance.pem'), '--now', String(entry.now)]);
+    const atTime = await run([
+      'verify',
+      '--request',
+      file,
+      '--key',
+      join(dir, 'conformance.pem'),
+      '--now',
+      String(entry.now),
+    ]);
     expect(atTime.code).toBe(0);
   });
 
   it('names a rewritten Host', async () => {
     const signed = await sign('https://shop.example.kg/webhooks/payments');
-    const file = await capture(asCaptured(signed, '/webhooks/payments', { host: 'internal:8080', 'x-forwarded-host': 'shop.example.kg' }));
+    const file = await capture(
+      asCaptured(signed, '/webhooks/payments', { host: 'internal:8080', 'x-forwarded-host': 'shop.example.kg' }),
+    );
     const result = await run(['verify', '--request', file, '--key', testKey]);
     expect(result.code).toBe(1);
     expect(result.stdout).toContain('SIGNATURE_MISMATCH');
     expect(result.stdout).toContain('│ host:internal:8080&x-api-timestamp:');
-    expect(result.stdout).toContain('signature would verify with Host `shop.example.kg` (your request has `internal:8080`)');
+    expect(result.stdout).toContain(
+      'signature would verify with Host `shop.example.kg` (your request has `internal:8080`)',
+    );
     expect(result.stdout).toContain('trustForwardedHeaders');
     expect(result.stdout).toContain('│ host:shop.example.kg&x-api-timestamp:');
   });
@@ -91,8 +123,12 @@ describe('payhook verify', () => {
     const file = await capture(asCaptured(signed, '/webhooks/payments'));
     const result = await run(['verify', '--request', file, '--key', testKey]);
     expect(result.code).toBe(1);
-    expect(result.stdout).toContain('signature would verify with path `/api/webhooks/payments` (your request has `/webhooks/payments`)');
-    expect(result.stdout).toContain("set `webhookUrl: 'https://shop.example.kg/api/webhooks/payments'`, the URL the service signed: your router strips the prefix `/api`");
+    expect(result.stdout).toContain(
+      'signature would verify with path `/api/webhooks/payments` (your request has `/webhooks/payments`)',
+    );
+    expect(result.stdout).toContain(
+      "set `webhookUrl: 'https://shop.example.kg/api/webhooks/payments'`, the URL the service signed: your router strips the prefix `/api`",
+    );
   });
 
   it('names a dropped query string', async () => {
@@ -101,8 +137,12 @@ describe('payhook verify', () => {
     const file = await capture(asCaptured(signed, '/webhooks/payments'));
     const result = await run(['verify', '--request', file, '--key', testKey, '--registered-url', registered]);
     expect(result.code).toBe(1);
-    expect(result.stdout).toContain('signature would verify with query `?token=s3cr%20et&shop=7` (your request has none)');
-    expect(result.stdout).toContain("set `webhookUrl: 'https://shop.example.kg/webhooks/payments?token=s3cr%20et&shop=7'`");
+    expect(result.stdout).toContain(
+      'signature would verify with query `?token=s3cr%20et&shop=7` (your request has none)',
+    );
+    expect(result.stdout).toContain(
+      "set `webhookUrl: 'https://shop.example.kg/webhooks/payments?token=s3cr%20et&shop=7'`",
+    );
     // Without the hint there is no trace of the query: it says what it tried.
     const blind = await run(['verify', '--request', file, '--key', testKey]);
     expect(blind.code).toBe(1);
@@ -112,7 +152,7 @@ describe('payhook verify', () => {
   it('names the other environment key (a test key stands in for beta)', async () => {
     // We cannot sign with the service's beta key; --also-try beta=<pem> names a
     // test key "beta", and the diagnosis reports the environment by that name.
-    const signed = await sign('https://shop.example.kg/webhooks/payments', stranger.privateKeyPem!);
+    const signed = await sign('https://shop.example.kg/webhooks/payments', stranger.privateKeyPem);
     const file = await capture(asCaptured(signed, '/webhooks/payments'));
     const result = await run(['verify', '--request', file, '--key', testKey, '--also-try', `beta=${strangerKey}`]);
     expect(result.code).toBe(1);
@@ -129,10 +169,16 @@ describe('payhook verify', () => {
     const file = await capture(asCaptured(signed, '/webhooks/payments'));
     const result = await run(['verify', '--request', file, '--key', testKey, '--json']);
     expect(result.code).toBe(1);
-    const output = JSON.parse(result.stdout) as { ok: boolean; error: { code: string }; diagnosis: { changes: unknown[] } };
+    const output = JSON.parse(result.stdout) as {
+      ok: boolean;
+      error: { code: string };
+      diagnosis: { changes: unknown[] };
+    };
     expect(output.ok).toBe(false);
     expect(output.error.code).toBe('SIGNATURE_MISMATCH');
-    expect(output.diagnosis.changes).toEqual([{ part: 'path', received: '/webhooks/payments', expected: '/api/webhooks/payments' }]);
+    expect(output.diagnosis.changes).toEqual([
+      { part: 'path', received: '/webhooks/payments', expected: '/api/webhooks/payments' },
+    ]);
   });
 
   it('reports a signed body that is not a webhook with its issues, exit 1', async () => {

@@ -8,7 +8,10 @@ import { canonicalCases, requestCases, signatureCases } from './suite.js';
 
 const cjs = createRequire(import.meta.url)('payhook') as typeof esm;
 
-for (const [format, api] of [['ESM', esm], ['CJS', cjs]] as const) {
+for (const [format, api] of [
+  ['ESM', esm],
+  ['CJS', cjs],
+] as const) {
   describe(`conformance through the ${format} build`, () => {
     it('loads the built package, not the sources', () => {
       expect(typeof api.buildCanonicalString).toBe('function');

@@ -21,7 +21,9 @@ async function expectCode(promiseOrFn, code, what) {
     await result;
   } catch (error) {
     if (error && error.code === code && error.name === 'PayhookError') return;
-    fail(`${what}: expected a PayhookError with code ${code}, got ${error && error.name} ${error && error.code}: ${error && error.message}`);
+    fail(
+      `${what}: expected a PayhookError with code ${code}, got ${error && error.name} ${error && error.code}: ${error && error.message}`,
+    );
   }
   fail(`${what}: expected a PayhookError with code ${code}, but nothing was thrown`);
 }
@@ -81,7 +83,8 @@ export function canonicalCases(api, fixtures) {
                 return;
               }
               const actual = api.buildCanonicalString(request);
-              if (actual !== vector.canonical) fail(`${label}:\n  expected ${show(vector.canonical)}\n  actual   ${show(actual)}`);
+              if (actual !== vector.canonical)
+                fail(`${label}:\n  expected ${show(vector.canonical)}\n  actual   ${show(actual)}`);
             },
           });
         }
@@ -94,7 +97,9 @@ export function canonicalCases(api, fixtures) {
 async function asJwk(pem) {
   const body = pem.replace(/-----[^-]+-----|\s+/g, '');
   const der = Uint8Array.from(atob(body), (c) => c.charCodeAt(0));
-  const key = await crypto.subtle.importKey('spki', der, { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' }, true, ['verify']);
+  const key = await crypto.subtle.importKey('spki', der, { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' }, true, [
+    'verify',
+  ]);
   return { jwk: await crypto.subtle.exportKey('jwk', key), cryptoKey: key };
 }
 
@@ -123,7 +128,10 @@ export function signatureCases(api, fixtures) {
         name: `${label} [JWK and CryptoKey]`,
         run: async () => {
           const { jwk, cryptoKey } = await asJwk(pem);
-          for (const [kind, key] of [['JWK', jwk], ['CryptoKey', cryptoKey]]) {
+          for (const [kind, key] of [
+            ['JWK', jwk],
+            ['CryptoKey', cryptoKey],
+          ]) {
             const actual = await api.verifySignature(vector.canonical, vector.signature, key);
             if (actual !== vector.valid) fail(`${label} with a ${kind}: verifySignature resolved ${actual}`);
           }
@@ -147,10 +155,15 @@ export function signatureCases(api, fixtures) {
         await expectCode(api.verifySignature(canonical, signature, pem), keyCase.expect, label);
         // A key that is refused is refused in a list too, even beside a good one.
         const good = fixtures.keys['conformance-2048'].publicKeyPem;
-        await expectCode(api.verifySignature(canonical, signature, [good, pem]), keyCase.expect, `${label} in a key list`);
+        await expectCode(
+          api.verifySignature(canonical, signature, [good, pem]),
+          keyCase.expect,
+          `${label} in a key list`,
+        );
         if (keyCase.expect === 'WEAK_KEY') {
           const optedIn = await api.verifySignature(canonical, signature, pem, { allowWeakKeys: true });
-          if (optedIn !== false) fail(`${label}: with allowWeakKeys a bad signature must resolve false, got ${optedIn}`);
+          if (optedIn !== false)
+            fail(`${label}: with allowWeakKeys a bad signature must resolve false, got ${optedIn}`);
         }
       },
     });
@@ -166,7 +179,10 @@ function requestVariants(request) {
       if (bodyKind === 'parsed' && (body === null || Array.isArray(body))) continue;
       for (const urlKind of ['relative', 'absolute']) {
         const url = urlKind === 'relative' ? request.url : `https://${request.headers.host}${request.url}`;
-        variants.push([`headers ${headersKind}, body ${bodyKind}, url ${urlKind}`, { method: request.method, url, headers, body }]);
+        variants.push([
+          `headers ${headersKind}, body ${bodyKind}, url ${urlKind}`,
+          { method: request.method, url, headers, body },
+        ]);
       }
     }
   }
@@ -193,12 +209,15 @@ export function requestCases(api, fixtures) {
             fail(`${label}: expected ok=${expect.ok}, got ${show(result.ok ? { ok: true } : result.error)}`);
           }
           if (!expect.ok) {
-            if (result.error.code !== expect.code) fail(`${label}: expected code ${expect.code}, got ${result.error.code} (${result.error.message})`);
-            if (typeof result.error.message !== 'string' || result.error.message === '') fail(`${label}: the error has no message`);
+            if (result.error.code !== expect.code)
+              fail(`${label}: expected code ${expect.code}, got ${result.error.code} (${result.error.message})`);
+            if (typeof result.error.message !== 'string' || result.error.message === '')
+              fail(`${label}: the error has no message`);
             return;
           }
           for (const field of ['id', 'transactionId', 'status', 'operation', 'amount']) {
-            if (result.webhook[field] !== expect[field]) fail(`${label}: webhook.${field} is ${show(result.webhook[field])}, expected ${show(expect[field])}`);
+            if (result.webhook[field] !== expect[field])
+              fail(`${label}: webhook.${field} is ${show(result.webhook[field])}, expected ${show(expect[field])}`);
           }
         },
       });
@@ -224,7 +243,7 @@ export async function runCases(cases, { label = 'conformance', log = console.log
       await testCase.run();
       passed++;
     } catch (error) {
-      failures.push({ name: testCase.name, message: String(error && error.stack || error) });
+      failures.push({ name: testCase.name, message: String((error && error.stack) || error) });
     }
   }
   for (const failure of failures.slice(0, 20)) log(`FAIL ${failure.name}\n${failure.message}`);

@@ -132,7 +132,9 @@ export function storeContract(name: string, getStore: () => DedupStore): void {
       }
       await expect(store.claim('', { leaseMs: 1000 })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
       await expect(store.complete(key, '', { retentionMs: 1000 })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
-      await expect(store.complete(key, 'token', { retentionMs: 0 })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+      await expect(store.complete(key, 'token', { retentionMs: 0 })).rejects.toMatchObject({
+        code: 'INVALID_ARGUMENT',
+      });
       await expect(store.release(key, '')).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
       // Nothing was claimed by the refused calls.
       expect((await store.claim(key, { leaseMs: 1000 })).status).toBe('claimed');

@@ -8,7 +8,12 @@ describe('createMemoryStore', () => {
   function clockStore(maxEntries?: number) {
     let now = 1_000_000;
     const store = createMemoryStore({ now: () => now, ...(maxEntries === undefined ? {} : { maxEntries }) });
-    return { store, advance: (ms: number) => { now += ms; } };
+    return {
+      store,
+      advance: (ms: number) => {
+        now += ms;
+      },
+    };
   }
 
   it('expires claims and completions by its clock, boundary excluded', async () => {
@@ -77,6 +82,8 @@ describe('createMemoryStore', () => {
     for (const maxEntries of [0, -1, 1.5, Number.NaN]) {
       expect(() => createMemoryStore({ maxEntries })).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
     }
-    expect(() => createMemoryStore({ now: 5 as unknown as () => number })).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
+    expect(() => createMemoryStore({ now: 5 as unknown as () => number })).toThrow(
+      expect.objectContaining({ code: 'INVALID_ARGUMENT' }),
+    );
   });
 });

@@ -38,21 +38,28 @@ describe('Redis numeric arguments', () => {
       await expect(store.claim('k', { leaseMs }), String(leaseMs)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
     }
     for (const retentionMs of [1e21, 2 ** 60, 0, -5, Number.NaN]) {
-      await expect(store.complete('k', 'token', { retentionMs }), String(retentionMs)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+      await expect(store.complete('k', 'token', { retentionMs }), String(retentionMs)).rejects.toMatchObject({
+        code: 'INVALID_ARGUMENT',
+      });
     }
     expect(commands).toEqual([]);
   });
 
   it('every accepted duration goes out as the integer ceiling of its value', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.double({ min: Number.MIN_VALUE, max: Number.MAX_SAFE_INTEGER - 1, noNaN: true }), async (ms) => {
-        const { commands, store } = capturing();
-        const claim = await store.claim('k', { leaseMs: ms });
-        if (claim.status !== 'claimed') return false;
-        await store.complete('k', claim.token, { retentionMs: ms });
-        const sent = [commands[0]?.at(-1), commands[1]?.at(-1)];
-        return sent.every((value) => value !== undefined && PLAIN_INTEGER.test(value) && Number(value) === Math.ceil(ms));
-      }),
+      fc.asyncProperty(
+        fc.double({ min: Number.MIN_VALUE, max: Number.MAX_SAFE_INTEGER - 1, noNaN: true }),
+        async (ms) => {
+          const { commands, store } = capturing();
+          const claim = await store.claim('k', { leaseMs: ms });
+          if (claim.status !== 'claimed') return false;
+          await store.complete('k', claim.token, { retentionMs: ms });
+          const sent = [commands[0]?.at(-1), commands[1]?.at(-1)];
+          return sent.every(
+            (value) => value !== undefined && PLAIN_INTEGER.test(value) && Number(value) === Math.ceil(ms),
+          );
+        },
+      ),
       { numRuns: 300 },
     );
   });

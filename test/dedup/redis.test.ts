@@ -73,19 +73,31 @@ describe('createRedisStore', () => {
   });
 
   it('rejects with STORE_UNAVAILABLE when Redis cannot be reached', async () => {
-    const down = new Redis(1, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => null });
+    const down = new Redis(1, '127.0.0.1', {
+      lazyConnect: true,
+      maxRetriesPerRequest: 0,
+      enableOfflineQueue: false,
+      retryStrategy: () => null,
+    });
     down.on('error', () => {});
     const store = createRedisStore({ client: down });
-    await expect(store.claim('tx', { leaseMs: 1000 })).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE', name: 'PayhookError' });
+    await expect(store.claim('tx', { leaseMs: 1000 })).rejects.toMatchObject({
+      code: 'STORE_UNAVAILABLE',
+      name: 'PayhookError',
+    });
     down.disconnect();
     const failing = createRedisStore({ client: { sendCommand: () => Promise.reject(new Error('ECONNREFUSED')) } });
     await expect(failing.claim('tx', { leaseMs: 1000 })).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
-    await expect(failing.complete('tx', 'token', { retentionMs: 1000 })).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+    await expect(failing.complete('tx', 'token', { retentionMs: 1000 })).rejects.toMatchObject({
+      code: 'STORE_UNAVAILABLE',
+    });
     await expect(failing.release('tx', 'token')).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
   });
 
   it('refuses something that is not a Redis client', () => {
-    expect(() => createRedisStore({ client: {} as never })).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
+    expect(() => createRedisStore({ client: {} as never })).toThrow(
+      expect.objectContaining({ code: 'INVALID_ARGUMENT' }),
+    );
     expect(() => createRedisStore(undefined as never)).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
   });
 });

@@ -9,7 +9,8 @@ describe('newClaimToken', () => {
   it('is a random UUID where crypto.randomUUID exists, never the same twice', () => {
     const tokens = new Set(Array.from({ length: 1000 }, newClaimToken));
     expect(tokens.size).toBe(1000);
-    for (const token of tokens) expect(token).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    for (const token of tokens)
+      expect(token).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
   });
 
   it('falls back to 128 random bits in hex where crypto.randomUUID is missing', () => {

@@ -71,10 +71,11 @@ async function receiver(
       await onPayment(webhook, context);
     },
   };
-  const listener = serverKind === 'node'
-    ? createNodeWebhookHandler(handlerOptions)
-    : webBridge(createWebhookHandler(handlerOptions), pending);
-  const server = await listen(listener as Parameters<typeof listen>[0]);
+  const listener =
+    serverKind === 'node'
+      ? createNodeWebhookHandler(handlerOptions)
+      : webBridge(createWebhookHandler(handlerOptions), pending);
+  const server = await listen(listener);
   servers.push(server);
   return { port: server.port, calls, store, pending };
 }
@@ -99,17 +100,23 @@ describe.each(kinds)('%s handler with the %s store', (serverKind, storeKind) => 
   });
 
   it('runs onPayment exactly once for 100 concurrent copies; every answer is 200 or 409 and none is lost', async () => {
-    const r = await receiver(serverKind, makeStore(storeKind), async () => { await sleep(150); });
+    const r = await receiver(serverKind, makeStore(storeKind), async () => {
+      await sleep(150);
+    });
     const body = webhookBody();
     const copies = Array.from({ length: 100 }, () => signDelivery(body));
     const answers = await Promise.all(copies.map((copy) => send(r.port, copy)));
     const statuses = answers.map((answer) => answer.status);
     expect(statuses.every((status) => status === 200 || status === 409)).toBe(true);
     expect(statuses.filter((status) => status === 200).length).toBeGreaterThanOrEqual(1);
-    expect(answers.filter((answer) => answer.status === 409).every((answer) => answer.json?.code === 'DELIVERY_IN_PROGRESS')).toBe(true);
+    expect(
+      answers.filter((answer) => answer.status === 409).every((answer) => answer.json?.code === 'DELIVERY_IN_PROGRESS'),
+    ).toBe(true);
     expect(r.calls).toEqual([body['id']]);
     // The service retries every non-200: each retry now gets 200 without a second call.
-    const retries = await Promise.all(answers.filter((answer) => answer.status === 409).map(() => send(r.port, signDelivery(body))));
+    const retries = await Promise.all(
+      answers.filter((answer) => answer.status === 409).map(() => send(r.port, signDelivery(body))),
+    );
     expect(retries.every((answer) => answer.status === 200 && answer.json?.duplicate === true)).toBe(true);
     expect(r.calls).toHaveLength(1);
   });
@@ -151,8 +158,14 @@ describe.each(kinds)('%s handler with the %s store', (serverKind, storeKind) => 
 
   it('answers 500 when onPayment misses its deadline, then records the late success so the retry is a duplicate', async () => {
     let release!: () => void;
-    const gate = new Promise<void>((resolve) => { release = resolve; });
-    const r = await receiver(serverKind, makeStore(storeKind), () => gate, { handlerTimeoutMs: 200, storeTimeoutMs: 1_000, leaseMs: 5_000 });
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const r = await receiver(serverKind, makeStore(storeKind), () => gate, {
+      handlerTimeoutMs: 200,
+      storeTimeoutMs: 1_000,
+      leaseMs: 5_000,
+    });
     const body = webhookBody();
     const first = await send(r.port, signDelivery(body));
     expect(first.status).toBe(500);
@@ -178,7 +191,12 @@ describe.each(kinds)('%s handler with the %s store', (serverKind, storeKind) => 
       ['other key', signDelivery(webhookBody(), { privateKey: STRANGER_PRIVATE_KEY }), 401, 'SIGNATURE_MISMATCH'],
       ['stale', signDelivery(webhookBody(), { timestamp: Date.now() - 600_000 }), 401, 'TIMESTAMP_OUT_OF_WINDOW'],
       ['unsigned', { ...valid, headers: { ...valid.headers, signature: '' } }, 401, 'MISSING_SIGNATURE'],
-      ['oversized', signDelivery(webhookBody({ fields: { amount: 1, pad: 'x'.repeat(200_000) } })), 413, 'BODY_TOO_LARGE'],
+      [
+        'oversized',
+        signDelivery(webhookBody({ fields: { amount: 1, pad: 'x'.repeat(200_000) } })),
+        413,
+        'BODY_TOO_LARGE',
+      ],
       ['GET', { ...valid, method: 'GET', body: '' }, 405, 'METHOD_NOT_ALLOWED'],
       ['not a webhook', signDelivery({ hello: 'world' }), 400, 'INVALID_PAYLOAD'],
       ['not JSON', signDelivery('{oops'), 400, 'INVALID_BODY'],
@@ -197,16 +215,29 @@ describe.each(kinds)('%s handler with the %s store', (serverKind, storeKind) => 
     const r = await receiver(serverKind, makeStore(storeKind), () => {});
     const { request } = await import('node:http');
     const status = await new Promise<number>((resolve, reject) => {
-      const req = request({ host: '127.0.0.1', port: r.port, method: 'POST', path: '/webhooks/payments', headers: { host: 'shop.example.kg', 'transfer-encoding': 'chunked', signature: 'x' } }, (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 0);
-      });
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port: r.port,
+          method: 'POST',
+          path: '/webhooks/payments',
+          headers: { host: 'shop.example.kg', 'transfer-encoding': 'chunked', signature: 'x' },
+        },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
       req.on('error', reject);
       const chunk = Buffer.alloc(16 * 1024, 'a');
       let sent = 0;
       const pump = () => {
         while (sent < 40 && req.write(chunk)) sent++;
-        if (sent < 40) req.once('drain', () => { sent++; pump(); });
+        if (sent < 40)
+          req.once('drain', () => {
+            sent++;
+            pump();
+          });
         else req.end();
       };
       pump();
@@ -241,19 +272,35 @@ describe('host pinning: a delivery signed for another merchant', () => {
 
 describe('store down → 503, never 200 without a record', () => {
   const unreachable: Array<[string, () => DedupStore]> = [
-    ['ioredis', () => {
-      const client = new Redis(1, '127.0.0.1', { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => null });
-      client.on('error', () => {});
-      return createRedisStore({ client });
-    }],
+    [
+      'ioredis',
+      () => {
+        const client = new Redis(1, '127.0.0.1', {
+          lazyConnect: true,
+          enableOfflineQueue: false,
+          maxRetriesPerRequest: 0,
+          retryStrategy: () => null,
+        });
+        client.on('error', () => {});
+        return createRedisStore({ client });
+      },
+    ],
     ['node-redis (not connected)', () => createRedisStore({ client: createClient({ url: 'redis://127.0.0.1:1' }) })],
-    ['a store that hangs', () => ({ claim: () => new Promise(() => {}), complete: async () => {}, release: async () => {} })],
+    [
+      'a store that hangs',
+      () => ({ claim: () => new Promise(() => {}), complete: async () => {}, release: async () => {} }),
+    ],
   ];
   for (const serverKind of ['node', 'web'] as const) {
     for (const [name, make] of unreachable) {
       it(`${serverKind} handler, ${name}`, async () => {
         const errors: string[] = [];
-        const r = await receiver(serverKind, make(), () => {}, { storeTimeoutMs: 300, onError: (error) => { errors.push(error.code); } });
+        const r = await receiver(serverKind, make(), () => {}, {
+          storeTimeoutMs: 300,
+          onError: (error) => {
+            errors.push(error.code);
+          },
+        });
         const answer = await send(r.port, signDelivery(webhookBody()));
         expect(answer.status).toBe(503);
         expect(answer.json?.code).toBe('STORE_UNAVAILABLE');
@@ -265,7 +312,11 @@ describe('store down → 503, never 200 without a record', () => {
 
   it('answers 503 when a live redis-server goes away', async () => {
     const second = await startRedisServer();
-    const client = new Redis(second.port, '127.0.0.1', { enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => 50 });
+    const client = new Redis(second.port, '127.0.0.1', {
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => 50,
+    });
     client.on('error', () => {});
     await new Promise((resolve) => client.once('ready', resolve));
     const r = await receiver('node', createRedisStore({ client }), () => {}, { storeTimeoutMs: 300 });
@@ -285,15 +336,32 @@ describe('a client that sends half a body and stalls (slow-loris)', () => {
       const delivery = signDelivery(webhookBody());
       const bytes = Buffer.from(delivery.body);
       const started = Date.now();
-      const outcome = await new Promise<{ status: number; code: string | undefined } | { dropped: string }>((resolve) => {
-        const req = request({ host: '127.0.0.1', port: r.port, method: 'POST', path: delivery.target, setHost: false, headers: { ...delivery.headers, 'content-length': String(bytes.length) } }, (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (chunk: Buffer) => chunks.push(chunk));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, code: (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { code?: string }).code }));
-        });
-        req.on('error', (error: NodeJS.ErrnoException) => resolve({ dropped: error.code ?? error.message }));
-        req.write(bytes.subarray(0, bytes.length >> 1));
-      });
+      const outcome = await new Promise<{ status: number; code: string | undefined } | { dropped: string }>(
+        (resolve) => {
+          const req = request(
+            {
+              host: '127.0.0.1',
+              port: r.port,
+              method: 'POST',
+              path: delivery.target,
+              setHost: false,
+              headers: { ...delivery.headers, 'content-length': String(bytes.length) },
+            },
+            (res) => {
+              const chunks: Buffer[] = [];
+              res.on('data', (chunk: Buffer) => chunks.push(chunk));
+              res.on('end', () =>
+                resolve({
+                  status: res.statusCode ?? 0,
+                  code: (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { code?: string }).code,
+                }),
+              );
+            },
+          );
+          req.on('error', (error: NodeJS.ErrnoException) => resolve({ dropped: error.code ?? error.message }));
+          req.write(bytes.subarray(0, bytes.length >> 1));
+        },
+      );
       expect(Date.now() - started).toBeLessThan(5_000);
       expect(outcome).toEqual({ status: 408, code: 'BODY_TIMEOUT' });
       expect(r.calls).toHaveLength(0);

@@ -45,7 +45,15 @@ const servers: ServerExample[] = [
   {
     name: 'Deno.serve',
     command: () => runtimeBinary('deno').path,
-    args: ['run', '--no-lock', '--no-prompt', '--allow-net=127.0.0.1', '--allow-env', `--allow-read=${examplesDir}`, 'deno/main.ts'],
+    args: [
+      'run',
+      '--no-lock',
+      '--no-prompt',
+      '--allow-net=127.0.0.1',
+      '--allow-env',
+      `--allow-read=${examplesDir}`,
+      'deno/main.ts',
+    ],
   },
 ];
 
@@ -53,7 +61,9 @@ for (const example of servers) {
   describe(`example: ${example.name}`, () => {
     let server: RunningExample;
     beforeAll(async () => {
-      server = await startExample(example.command(), example.args, { env: { DENO_NO_UPDATE_CHECK: '1', PAYHOOK_WEBHOOK_URL: PUBLIC_WEBHOOK_URL } });
+      server = await startExample(example.command(), example.args, {
+        env: { DENO_NO_UPDATE_CHECK: '1', PAYHOOK_WEBHOOK_URL: PUBLIC_WEBHOOK_URL },
+      });
     }, 60_000);
     afterAll(async () => {
       await server?.stop();
@@ -113,7 +123,8 @@ describe('example: Cloudflare Worker (workerd through Miniflare)', () => {
       // registered URL, as the example's wrangler.toml does.
       bindings: { PAYHOOK_PUBLIC_KEY_PEM: TEST_PUBLIC_KEY_PEM, PAYHOOK_WEBHOOK_URL: webhookUrl },
       handleRuntimeStdio: (stdout: Readable, stderr: Readable) => {
-        for (const stream of [stdout, stderr]) stream.on('data', (chunk: Buffer) => lines.push(...chunk.toString().split('\n')));
+        for (const stream of [stdout, stderr])
+          stream.on('data', (chunk: Buffer) => lines.push(...chunk.toString().split('\n')));
       },
     });
     try {

@@ -10,8 +10,14 @@ import { createTestWebhook, signWebhook, type SignedWebhook } from 'payhook/test
 export const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const examplesDir = join(root, 'examples');
 
-interface KeyFixture { publicKeyPem: string; privateKeyPem?: string }
-const keys = JSON.parse(readFileSync(join(root, 'test', 'fixtures', 'keys.json'), 'utf8')) as Record<string, KeyFixture>;
+interface KeyFixture {
+  publicKeyPem: string;
+  privateKeyPem?: string;
+}
+const keys = JSON.parse(readFileSync(join(root, 'test', 'fixtures', 'keys.json'), 'utf8')) as Record<
+  string,
+  KeyFixture
+>;
 const testKey = keys['conformance-2048'];
 if (!testKey?.privateKeyPem) throw new Error('keys.json has no conformance-2048 private key');
 
@@ -33,10 +39,21 @@ export interface RunningExample {
  * Starts an example and resolves once it logs `listening on <url>`. Rejects
  * (with everything it printed) if it exits or stays silent for 30 s.
  */
-export function startExample(command: string, args: string[], options: { cwd?: string; env?: Record<string, string> } = {}): Promise<RunningExample> {
+export function startExample(
+  command: string,
+  args: string[],
+  options: { cwd?: string; env?: Record<string, string> } = {},
+): Promise<RunningExample> {
   const child: ChildProcess = spawn(command, args, {
     cwd: options.cwd ?? examplesDir,
-    env: { ...process.env, NO_COLOR: '1', HOST: '127.0.0.1', PORT: '0', PAYHOOK_PUBLIC_KEY_PEM: TEST_PUBLIC_KEY_PEM, ...options.env },
+    env: {
+      ...process.env,
+      NO_COLOR: '1',
+      HOST: '127.0.0.1',
+      PORT: '0',
+      PAYHOOK_PUBLIC_KEY_PEM: TEST_PUBLIC_KEY_PEM,
+      ...options.env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: string[] = [];
@@ -84,7 +101,10 @@ export function startExample(command: string, args: string[], options: { cwd?: s
 }
 
 /** A delivery signed with the conformance-2048 test key for `url`. */
-export function signedDelivery(url: string, overrides: Parameters<typeof createTestWebhook>[0] = {}): Promise<SignedWebhook> {
+export function signedDelivery(
+  url: string,
+  overrides: Parameters<typeof createTestWebhook>[0] = {},
+): Promise<SignedWebhook> {
   return signWebhook(createTestWebhook(overrides), { privateKey: TEST_PRIVATE_KEY_PEM, url });
 }
 

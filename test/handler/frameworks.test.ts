@@ -8,12 +8,20 @@ import { listen, send, type RunningServer } from '../helpers/http.js';
 import { PUBLIC_KEY, signDelivery, webhookBody } from '../helpers/sign.js';
 
 const servers: RunningServer[] = [];
-afterAll(async () => { await Promise.all(servers.map((server) => server.close())); });
+afterAll(async () => {
+  await Promise.all(servers.map((server) => server.close()));
+});
 
 const WEBHOOK_URL = 'https://shop.example.kg/webhooks/payments';
 
 function handler(calls: string[], pin: { webhookUrl: string } | { allowAnyHost: true } = { webhookUrl: WEBHOOK_URL }) {
-  return createNodeWebhookHandler({ publicKeys: PUBLIC_KEY, ...pin, onPayment: (webhook) => { calls.push(webhook.id); } });
+  return createNodeWebhookHandler({
+    publicKeys: PUBLIC_KEY,
+    ...pin,
+    onPayment: (webhook) => {
+      calls.push(webhook.id);
+    },
+  });
 }
 
 async function exercise(port: number, calls: string[], path = '/webhooks/payments') {
@@ -85,7 +93,12 @@ describe('Fastify', () => {
     const port = typeof address === 'object' && address !== null ? address.port : 0;
     servers.push({ port, server: app.server, close: () => app.close() });
     await exercise(port, calls);
-    const get = await send(port, { method: 'PUT', target: '/webhooks/payments', headers: { host: 'x', 'content-type': 'application/json' }, body: '{}' });
+    const get = await send(port, {
+      method: 'PUT',
+      target: '/webhooks/payments',
+      headers: { host: 'x', 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(get.status).toBe(404); // Fastify routes only POST here
   });
 });

@@ -9,7 +9,11 @@ import { createWebhookHandler } from '../../src/web/index.js';
 import { PUBLIC_KEY, signDelivery, webhookBody, type SignedDelivery } from '../helpers/sign.js';
 
 function toRequest(delivery: SignedDelivery): Request {
-  return new Request(`https://shop.example.kg${delivery.target}`, { method: delivery.method, headers: delivery.headers, body: delivery.body });
+  return new Request(`https://shop.example.kg${delivery.target}`, {
+    method: delivery.method,
+    headers: delivery.headers,
+    body: delivery.body,
+  });
 }
 
 const WEBHOOK_URL = 'https://shop.example.kg/webhooks/payments';
@@ -34,12 +38,19 @@ describe('createWebhookHandler options', () => {
       { maxBodyBytes: -1 },
     ];
     for (const options of bad) {
-      expect(() => createWebhookHandler({ ...base, ...options } as WebhookHandlerOptions), JSON.stringify(options)).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
+      expect(
+        () => createWebhookHandler({ ...base, ...options }),
+        JSON.stringify(options),
+      ).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
     }
     expect(() => createWebhookHandler({ ...base, retentionMs: 20_000, toleranceMs: 10_000 })).not.toThrow();
     // The longest timer is allowed, and says so when exceeded.
-    expect(() => createWebhookHandler({ ...base, bodyTimeoutMs: 2 ** 31 - 1, handlerTimeoutMs: 2 ** 31 - 1, leaseMs: 2 ** 33 })).not.toThrow();
-    expect(() => createWebhookHandler({ ...base, bodyTimeoutMs: 2 ** 31 })).toThrow(/at most 2147483647 \(about 24\.8 days/);
+    expect(() =>
+      createWebhookHandler({ ...base, bodyTimeoutMs: 2 ** 31 - 1, handlerTimeoutMs: 2 ** 31 - 1, leaseMs: 2 ** 33 }),
+    ).not.toThrow();
+    expect(() => createWebhookHandler({ ...base, bodyTimeoutMs: 2 ** 31 })).toThrow(
+      /at most 2147483647 \(about 24\.8 days/,
+    );
   });
 
   it('requires leaseMs > handlerTimeoutMs + 2 × storeTimeoutMs, so a claim outlives its handler and the store calls around it', () => {
@@ -53,7 +64,9 @@ describe('createWebhookHandler options', () => {
         expect.objectContaining({ code: 'INVALID_ARGUMENT', message: expect.stringContaining('storeTimeoutMs') }),
       );
     }
-    expect(() => createWebhookHandler({ ...base, leaseMs: 20_001, handlerTimeoutMs: 10_000, storeTimeoutMs: 5_000 })).not.toThrow();
+    expect(() =>
+      createWebhookHandler({ ...base, leaseMs: 20_001, handlerTimeoutMs: 10_000, storeTimeoutMs: 5_000 }),
+    ).not.toThrow();
     // The defaults (60 s > 10 s + 2 × 5 s) pass.
     expect(() => createWebhookHandler(base)).not.toThrow();
   });
@@ -61,14 +74,22 @@ describe('createWebhookHandler options', () => {
   it('refuses to be created without webhookUrl unless allowAnyHost: true says the Host is guaranteed', async () => {
     const { webhookUrl: _pinned, ...unpinned } = base;
     for (const create of [createWebhookHandler, createNodeWebhookHandler] as const) {
-      for (const options of [unpinned, { ...unpinned, allowAnyHost: false }, { ...unpinned, trustForwardedHeaders: true }]) {
+      for (const options of [
+        unpinned,
+        { ...unpinned, allowAnyHost: false },
+        { ...unpinned, trustForwardedHeaders: true },
+      ]) {
         let thrown: unknown;
         try {
           create(options);
         } catch (error) {
           thrown = error;
         }
-        expect(thrown, JSON.stringify(options)).toMatchObject({ name: 'PayhookError', code: 'INVALID_ARGUMENT', message: expect.stringMatching(/webhookUrl[\s\S]*allowAnyHost: true/) });
+        expect(thrown, JSON.stringify(options)).toMatchObject({
+          name: 'PayhookError',
+          code: 'INVALID_ARGUMENT',
+          message: expect.stringMatching(/webhookUrl[\s\S]*allowAnyHost: true/),
+        });
       }
       expect(() => create({ ...unpinned, allowAnyHost: true })).not.toThrow();
       expect(() => create({ ...unpinned, allowAnyHost: true, trustForwardedHeaders: true })).not.toThrow();
@@ -95,12 +116,18 @@ describe('now: a fixed value or a clock read per delivery', () => {
   it('a function is called for every delivery, so the handler keeps accepting fresh deliveries as time goes on', async () => {
     let clock = T;
     let reads = 0;
-    const handler = createWebhookHandler({ ...base, now: () => { reads++; return clock; } });
+    const handler = createWebhookHandler({
+      ...base,
+      now: () => {
+        reads++;
+        return clock;
+      },
+    });
     expect((await handler(toRequest(signDelivery(webhookBody(), { timestamp: T })))).status).toBe(200);
     clock = T + 3_600_000; // an hour later
     expect((await handler(toRequest(signDelivery(webhookBody(), { timestamp: clock })))).status).toBe(200);
     const old = await handler(toRequest(signDelivery(webhookBody(), { timestamp: T })));
-    expect([old.status, (await old.json() as { code?: string }).code]).toEqual([401, 'TIMESTAMP_OUT_OF_WINDOW']);
+    expect([old.status, ((await old.json()) as { code?: string }).code]).toEqual([401, 'TIMESTAMP_OUT_OF_WINDOW']);
     expect(reads).toBe(3);
     const dated = createWebhookHandler({ ...base, now: () => new Date(clock) });
     expect((await dated(toRequest(signDelivery(webhookBody(), { timestamp: clock })))).status).toBe(200);
@@ -110,7 +137,7 @@ describe('now: a fixed value or a clock read per delivery', () => {
     const handler = createWebhookHandler({ ...base, now: T });
     expect((await handler(toRequest(signDelivery(webhookBody(), { timestamp: T + 1_000 })))).status).toBe(200);
     const real = await handler(toRequest(signDelivery(webhookBody())));
-    expect([real.status, (await real.json() as { code?: string }).code]).toEqual([401, 'TIMESTAMP_OUT_OF_WINDOW']);
+    expect([real.status, ((await real.json()) as { code?: string }).code]).toEqual([401, 'TIMESTAMP_OUT_OF_WINDOW']);
     const dated = createWebhookHandler({ ...base, now: new Date(T) });
     expect((await dated(toRequest(signDelivery(webhookBody(), { timestamp: T })))).status).toBe(200);
   });
@@ -119,7 +146,7 @@ describe('now: a fixed value or a clock read per delivery', () => {
     const logs: WebhookLogRecord[] = [];
     const handler = createWebhookHandler({ ...base, now: () => Number.NaN, logger: (record) => logs.push(record) });
     const response = await handler(toRequest(signDelivery(webhookBody())));
-    expect([response.status, (await response.json() as { code?: string }).code]).toEqual([500, 'INVALID_ARGUMENT']);
+    expect([response.status, ((await response.json()) as { code?: string }).code]).toEqual([500, 'INVALID_ARGUMENT']);
     expect(logs.map((record) => record.event)).toContain('misconfigured');
   });
 });
@@ -131,49 +158,84 @@ describe('hooks and logger', () => {
     const logs: WebhookLogRecord[] = [];
     const handler = createWebhookHandler({
       ...base,
-      onError: (error) => { errors.push([error.code, error.status]); },
-      onSignatureMismatch: (request) => { mismatches.push(request.url); },
+      onError: (error) => {
+        errors.push([error.code, error.status]);
+      },
+      onSignatureMismatch: (request) => {
+        mismatches.push(request.url);
+      },
       logger: (record) => logs.push(record),
     });
     const delivery = signDelivery(webhookBody());
     const tampered = { ...delivery, body: delivery.body.replace('SUCCEEDED', 'FAILED') };
     expect((await handler(toRequest(tampered))).status).toBe(401);
     expect((await handler(toRequest(signDelivery(webhookBody(), { timestamp: 5 })))).status).toBe(401);
-    expect(errors).toEqual([['SIGNATURE_MISMATCH', 401], ['TIMESTAMP_OUT_OF_WINDOW', 401]]);
+    expect(errors).toEqual([
+      ['SIGNATURE_MISMATCH', 401],
+      ['TIMESTAMP_OUT_OF_WINDOW', 401],
+    ]);
     expect(mismatches).toEqual(['https://shop.example.kg/webhooks/payments']);
-    expect(logs.map((record) => [record.event, record.code])).toEqual([['rejected', 'SIGNATURE_MISMATCH'], ['rejected', 'TIMESTAMP_OUT_OF_WINDOW']]);
+    expect(logs.map((record) => [record.event, record.code])).toEqual([
+      ['rejected', 'SIGNATURE_MISMATCH'],
+      ['rejected', 'TIMESTAMP_OUT_OF_WINDOW'],
+    ]);
   });
 
   it('reports duplicates and logs handled deliveries with their key', async () => {
     const duplicates: string[] = [];
     const logs: WebhookLogRecord[] = [];
-    const handler = createWebhookHandler({ ...base, onDuplicate: (duplicate) => { duplicates.push(`${duplicate.state}:${duplicate.key}`); }, logger: (record) => logs.push(record) });
+    const handler = createWebhookHandler({
+      ...base,
+      onDuplicate: (duplicate) => {
+        duplicates.push(`${duplicate.state}:${duplicate.key}`);
+      },
+      logger: (record) => logs.push(record),
+    });
     const body = webhookBody();
     await handler(toRequest(signDelivery(body)));
     await handler(toRequest(signDelivery(body)));
     expect(duplicates).toEqual([`completed:${String(body['id'])}:SUCCEEDED`]);
     expect(logs.map((record) => record.event)).toEqual(['handled', 'duplicate']);
-    expect(logs[0]).toMatchObject({ level: 'info', status: 200, key: `${String(body['id'])}:SUCCEEDED`, transactionId: body['transactionId'] });
+    expect(logs[0]).toMatchObject({
+      level: 'info',
+      status: 200,
+      key: `${String(body['id'])}:SUCCEEDED`,
+      transactionId: body['transactionId'],
+    });
   });
 
   it('keeps answering when hooks and the logger throw or reject', async () => {
     const handler = createWebhookHandler({
       ...base,
-      onError: () => { throw new Error('hook'); },
+      onError: () => {
+        throw new Error('hook');
+      },
       onSignatureMismatch: () => Promise.reject(new Error('async hook')),
-      logger: () => { throw new Error('logger'); },
+      logger: () => {
+        throw new Error('logger');
+      },
     });
     const delivery = signDelivery(webhookBody());
-    expect((await handler(toRequest({ ...delivery, headers: { ...delivery.headers, signature: 'AAAA' } }))).status).toBe(401);
+    expect(
+      (await handler(toRequest({ ...delivery, headers: { ...delivery.headers, signature: 'AAAA' } }))).status,
+    ).toBe(401);
     expect((await handler(toRequest(delivery))).status).toBe(200);
   });
 });
 
 describe('deduplication key and handler context', () => {
   it('keys by id and status by default: a status change reaches onPayment, a same-state redelivery (any case) is a duplicate', async () => {
-    for (const [first, second] of [['PROCESSING', 'SUCCEEDED'], ['FAILED', 'SUCCEEDED']] as const) {
+    for (const [first, second] of [
+      ['PROCESSING', 'SUCCEEDED'],
+      ['FAILED', 'SUCCEEDED'],
+    ] as const) {
       const seen: string[] = [];
-      const handler = createWebhookHandler({ ...base, onPayment: (webhook) => { seen.push(webhook.status); } });
+      const handler = createWebhookHandler({
+        ...base,
+        onPayment: (webhook) => {
+          seen.push(webhook.status);
+        },
+      });
       const body = webhookBody({ status: first });
       expect(await (await handler(toRequest(signDelivery(body)))).json()).toEqual({ ok: true });
       const update = await handler(toRequest(signDelivery({ ...body, status: second })));
@@ -186,7 +248,12 @@ describe('deduplication key and handler context', () => {
 
   it('keys by webhook.id by default, so a CREDIT of a payment is not a duplicate of its DEBIT', async () => {
     const calls: string[] = [];
-    const handler = createWebhookHandler({ ...base, onPayment: (webhook) => { calls.push(webhook.id); } });
+    const handler = createWebhookHandler({
+      ...base,
+      onPayment: (webhook) => {
+        calls.push(webhook.id);
+      },
+    });
     const debit = webhookBody();
     const credit = { ...debit, id: `${String(debit['transactionId'])}_CREDIT` };
     await handler(toRequest(signDelivery(debit)));
@@ -194,7 +261,13 @@ describe('deduplication key and handler context', () => {
     expect(calls).toEqual([debit['id'], credit['id']]);
 
     const byTransaction: string[] = [];
-    const other = createWebhookHandler({ ...base, dedupKey: (webhook) => webhook.transactionId, onPayment: (webhook) => { byTransaction.push(webhook.id); } });
+    const other = createWebhookHandler({
+      ...base,
+      dedupKey: (webhook) => webhook.transactionId,
+      onPayment: (webhook) => {
+        byTransaction.push(webhook.id);
+      },
+    });
     await other(toRequest(signDelivery(debit)));
     expect(await (await other(toRequest(signDelivery(credit)))).json()).toEqual({ ok: true, duplicate: true });
     expect(byTransaction).toEqual([debit['id']]);
@@ -213,7 +286,11 @@ describe('deduplication key and handler context', () => {
     });
     const body = webhookBody();
     const timestamp = Date.now() - 50;
-    const response = await handler(toRequest(signDelivery(body, { timestamp })), { waitUntil: (promise) => { pending.push(promise); } });
+    const response = await handler(toRequest(signDelivery(body, { timestamp })), {
+      waitUntil: (promise) => {
+        pending.push(promise);
+      },
+    });
     expect(response.status).toBe(500);
     expect(seen).toMatchObject({ key: `${String(body['id'])}:SUCCEEDED`, timestamp });
     expect(seen?.aborted()).toBe(true);
@@ -223,9 +300,19 @@ describe('deduplication key and handler context', () => {
 
   it('answers 200 when onPayment succeeded but the store cannot record it, and reports it', async () => {
     const memory = createMemoryStore();
-    const store: DedupStore = { claim: (key, options) => memory.claim(key, options), complete: () => Promise.reject(new Error('READONLY')), release: (key, token) => memory.release(key, token) };
+    const store: DedupStore = {
+      claim: (key, options) => memory.claim(key, options),
+      complete: () => Promise.reject(new Error('READONLY')),
+      release: (key, token) => memory.release(key, token),
+    };
     const errors: Array<[string, number]> = [];
-    const handler = createWebhookHandler({ ...base, store, onError: (error) => { errors.push([error.code, error.status]); } });
+    const handler = createWebhookHandler({
+      ...base,
+      store,
+      onError: (error) => {
+        errors.push([error.code, error.status]);
+      },
+    });
     const response = await handler(toRequest(signDelivery(webhookBody())));
     expect(response.status).toBe(200);
     expect(errors).toEqual([['STORE_UNAVAILABLE', 200]]);
@@ -239,16 +326,30 @@ describe('deduplication key and handler context', () => {
     const handler = createWebhookHandler({
       ...base,
       handlerTimeoutMs: 50,
-      onError: (error) => { errors.push([error.code, error.status]); },
-      onDuplicate: (duplicate) => { duplicates.push(duplicate.state); },
-      onPayment: () => new Promise<void>((resolve) => { finish = resolve; }),
+      onError: (error) => {
+        errors.push([error.code, error.status]);
+      },
+      onDuplicate: (duplicate) => {
+        duplicates.push(duplicate.state);
+      },
+      onPayment: () =>
+        new Promise<void>((resolve) => {
+          finish = resolve;
+        }),
     });
     const delivery = signDelivery(webhookBody());
-    const late = await handler(toRequest(delivery), { waitUntil: (promise) => { pending.push(promise); } });
+    const late = await handler(toRequest(delivery), {
+      waitUntil: (promise) => {
+        pending.push(promise);
+      },
+    });
     expect(late.status).toBe(500);
     const retry = await handler(toRequest(delivery));
     expect(retry.status).toBe(409);
-    expect(errors).toEqual([['HANDLER_FAILED', 500], ['DELIVERY_IN_PROGRESS', 409]]);
+    expect(errors).toEqual([
+      ['HANDLER_FAILED', 500],
+      ['DELIVERY_IN_PROGRESS', 409],
+    ]);
     expect(duplicates).toEqual(['in-progress']);
     // The late handler finishes: its claim is completed, and the next retry is a duplicate.
     finish();

@@ -10,16 +10,34 @@ const WEBHOOK_URL = 'https://shop.example.kg/webhooks/payments';
 describe('bodyTimeoutMs (Web handler)', () => {
   it('answers 408 BODY_TIMEOUT when half a body arrives and the rest never does, and cancels the stream', async () => {
     const calls: string[] = [];
-    const handler = createWebhookHandler({ publicKeys: PUBLIC_KEY, webhookUrl: WEBHOOK_URL, bodyTimeoutMs: 150, onPayment: (webhook) => { calls.push(webhook.id); } });
+    const handler = createWebhookHandler({
+      publicKeys: PUBLIC_KEY,
+      webhookUrl: WEBHOOK_URL,
+      bodyTimeoutMs: 150,
+      onPayment: (webhook) => {
+        calls.push(webhook.id);
+      },
+    });
     const delivery = signDelivery(webhookBody());
     const bytes = new TextEncoder().encode(delivery.body);
     let cancelled: unknown = 'not cancelled';
     const stalled = new ReadableStream<Uint8Array>({
-      start(controller) { controller.enqueue(bytes.subarray(0, bytes.length >> 1)); },
-      cancel(reason) { cancelled = reason; },
+      start(controller) {
+        controller.enqueue(bytes.subarray(0, bytes.length >> 1));
+      },
+      cancel(reason) {
+        cancelled = reason;
+      },
     });
     const started = Date.now();
-    const response = await handler(new Request(WEBHOOK_URL, { method: 'POST', headers: delivery.headers, body: stalled, duplex: 'half' } as RequestInit));
+    const response = await handler(
+      new Request(WEBHOOK_URL, {
+        method: 'POST',
+        headers: delivery.headers,
+        body: stalled,
+        duplex: 'half',
+      } as RequestInit),
+    );
     expect(response.status).toBe(408);
     expect(await response.json()).toMatchObject({ ok: false, code: 'BODY_TIMEOUT' });
     expect(Date.now() - started).toBeGreaterThanOrEqual(140);
@@ -28,7 +46,12 @@ describe('bodyTimeoutMs (Web handler)', () => {
   });
 
   it('does not time out a body that arrives in time', async () => {
-    const handler = createWebhookHandler({ publicKeys: PUBLIC_KEY, webhookUrl: WEBHOOK_URL, bodyTimeoutMs: 1_000, onPayment: () => {} });
+    const handler = createWebhookHandler({
+      publicKeys: PUBLIC_KEY,
+      webhookUrl: WEBHOOK_URL,
+      bodyTimeoutMs: 1_000,
+      onPayment: () => {},
+    });
     const delivery = signDelivery(webhookBody());
     const bytes = new TextEncoder().encode(delivery.body);
     const slow = new ReadableStream<Uint8Array>({
@@ -39,7 +62,14 @@ describe('bodyTimeoutMs (Web handler)', () => {
         controller.close();
       },
     });
-    const response = await handler(new Request(WEBHOOK_URL, { method: 'POST', headers: delivery.headers, body: slow, duplex: 'half' } as RequestInit));
+    const response = await handler(
+      new Request(WEBHOOK_URL, {
+        method: 'POST',
+        headers: delivery.headers,
+        body: slow,
+        duplex: 'half',
+      } as RequestInit),
+    );
     expect(response.status).toBe(200);
   });
 });
@@ -49,8 +79,13 @@ describe('a client that goes away while the body is read (Web handler)', () => {
     const logs: WebhookLogRecord[] = [];
     const errors: string[] = [];
     const handler = createWebhookHandler({
-      publicKeys: PUBLIC_KEY, webhookUrl: WEBHOOK_URL, onPayment: () => {},
-      logger: (record) => logs.push(record), onError: (error) => { errors.push(error.code); },
+      publicKeys: PUBLIC_KEY,
+      webhookUrl: WEBHOOK_URL,
+      onPayment: () => {},
+      logger: (record) => logs.push(record),
+      onError: (error) => {
+        errors.push(error.code);
+      },
     });
     const delivery = signDelivery(webhookBody());
     const bytes = new TextEncoder().encode(delivery.body);
@@ -61,14 +96,26 @@ describe('a client that goes away while the body is read (Web handler)', () => {
         controller.error(Object.assign(new Error('aborted'), { code: 'ECONNRESET' }));
       },
     });
-    await handler(new Request(WEBHOOK_URL, { method: 'POST', headers: delivery.headers, body: broken, duplex: 'half' } as RequestInit));
+    await handler(
+      new Request(WEBHOOK_URL, {
+        method: 'POST',
+        headers: delivery.headers,
+        body: broken,
+        duplex: 'half',
+      } as RequestInit),
+    );
     expect(logs.map((record) => [record.event, record.level])).toEqual([['aborted', 'info']]);
     expect(errors).toEqual([]);
   });
 
   it('a body read before the handler is still a misconfiguration (500), not an abort', async () => {
     const logs: WebhookLogRecord[] = [];
-    const handler = createWebhookHandler({ publicKeys: PUBLIC_KEY, webhookUrl: WEBHOOK_URL, onPayment: () => {}, logger: (record) => logs.push(record) });
+    const handler = createWebhookHandler({
+      publicKeys: PUBLIC_KEY,
+      webhookUrl: WEBHOOK_URL,
+      onPayment: () => {},
+      logger: (record) => logs.push(record),
+    });
     const delivery = signDelivery(webhookBody());
     const request = new Request(WEBHOOK_URL, { method: 'POST', headers: delivery.headers, body: delivery.body });
     request.body?.getReader(); // locked by someone else

@@ -1,6 +1,14 @@
 // Real servers on 127.0.0.1 (ephemeral ports) and a raw HTTP client that can
 // send any Host header.
-import { createServer, request as httpRequest, Agent, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  request as httpRequest,
+  Agent,
+  type IncomingMessage,
+  type RequestListener,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import type { SignedDelivery } from './sign.js';
@@ -21,10 +29,11 @@ export async function listen(listener: RequestListener | Server): Promise<Runnin
   return {
     port,
     server,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections?.();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections?.();
+        server.close(() => resolve());
+      }),
   };
 }
 
@@ -44,8 +53,12 @@ export function webBridge(
       method: req.method ?? 'GET',
       headers,
       ...(hasBody ? { body: Readable.toWeb(req) as ReadableStream, duplex: 'half' } : {}),
-    } as RequestInit);
-    handler(request, { waitUntil: (promise) => { pending.push(promise); } })
+    });
+    handler(request, {
+      waitUntil: (promise) => {
+        pending.push(promise);
+      },
+    })
       .then(async (response) => {
         res.statusCode = response.status;
         response.headers.forEach((value, name) => res.setHeader(name, value));
@@ -74,29 +87,32 @@ export function send(
 ): Promise<HttpAnswer> {
   return new Promise((resolve, reject) => {
     const body = typeof delivery.body === 'string' ? Buffer.from(delivery.body) : delivery.body;
-    const req = httpRequest({
-      host: '127.0.0.1',
-      port,
-      method: delivery.method,
-      path: delivery.target,
-      headers: { ...delivery.headers, 'content-length': String(body.length) },
-      agent,
-      setHost: false,
-    }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        let json: HttpAnswer['json'];
-        try {
-          json = JSON.parse(text) as HttpAnswer['json'];
-        } catch {
-          json = undefined;
-        }
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, json, text });
-      });
-      res.on('error', reject);
-    });
+    const req = httpRequest(
+      {
+        host: '127.0.0.1',
+        port,
+        method: delivery.method,
+        path: delivery.target,
+        headers: { ...delivery.headers, 'content-length': String(body.length) },
+        agent,
+        setHost: false,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let json: HttpAnswer['json'];
+          try {
+            json = JSON.parse(text) as HttpAnswer['json'];
+          } catch {
+            json = undefined;
+          }
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, json, text });
+        });
+        res.on('error', reject);
+      },
+    );
     // An oversized body may be cut off by the server after it answered 413.
     req.on('error', reject);
     req.end(body);

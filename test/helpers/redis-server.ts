@@ -18,7 +18,8 @@ function binary(): string {
   const found = process.env.REDIS_SERVER ?? CANDIDATES.find((path) => existsSync(path));
   if (found === undefined) {
     throw new Error(
-      'redis-server is not installed (looked in ' + CANDIDATES.join(', ') +
+      'redis-server is not installed (looked in ' +
+        CANDIDATES.join(', ') +
         '). Install it (apt-get install redis-server, or run .ci/run) — the Redis tests never skip.',
     );
   }
@@ -42,12 +43,18 @@ function ping(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = createConnection({ port, host: '127.0.0.1' });
     let reply = '';
-    socket.setTimeout(500, () => { socket.destroy(); resolve(false); });
+    socket.setTimeout(500, () => {
+      socket.destroy();
+      resolve(false);
+    });
     socket.on('error', () => resolve(false));
     socket.on('connect', () => socket.write('PING\r\n'));
     socket.on('data', (chunk) => {
       reply += chunk.toString();
-      if (reply.includes('\r\n')) { socket.destroy(); resolve(reply.startsWith('+PONG')); }
+      if (reply.includes('\r\n')) {
+        socket.destroy();
+        resolve(reply.startsWith('+PONG'));
+      }
     });
   });
 }
@@ -60,10 +67,16 @@ export async function startRedisServer(): Promise<RedisServer> {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
-    child.stdout?.on('data', (chunk) => { output += chunk; });
-    child.stderr?.on('data', (chunk) => { output += chunk; });
+    child.stdout?.on('data', (chunk) => {
+      output += chunk;
+    });
+    child.stderr?.on('data', (chunk) => {
+      output += chunk;
+    });
     let exited = false;
-    child.on('exit', () => { exited = true; });
+    child.on('exit', () => {
+      exited = true;
+    });
     const spawnError = new Promise<Error>((resolve) => child.on('error', resolve));
     const deadline = Date.now() + 10_000;
     while (!exited && Date.now() < deadline) {
@@ -74,11 +87,12 @@ export async function startRedisServer(): Promise<RedisServer> {
           port,
           url: `redis://127.0.0.1:${port}`,
           process: child,
-          stop: () => new Promise<void>((resolve) => {
-            if (child.exitCode !== null || exited) return resolve();
-            child.once('exit', () => resolve());
-            child.kill('SIGTERM');
-          }),
+          stop: () =>
+            new Promise<void>((resolve) => {
+              if (child.exitCode !== null || exited) return resolve();
+              child.once('exit', () => resolve());
+              child.kill('SIGTERM');
+            }),
         };
       }
     }

@@ -4,7 +4,10 @@ import { randomUUID, sign } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { buildCanonicalString } from '../../src/canonical.js';
 
-const keys = JSON.parse(readFileSync(new URL('../fixtures/keys.json', import.meta.url), 'utf8')) as Record<string, { publicKeyPem: string; privateKeyPem?: string }>;
+const keys = JSON.parse(readFileSync(new URL('../fixtures/keys.json', import.meta.url), 'utf8')) as Record<
+  string,
+  { publicKeyPem: string; privateKeyPem?: string }
+>;
 
 export const PUBLIC_KEY: string = keys['conformance-2048']!.publicKeyPem;
 export const PRIVATE_KEY: string = keys['conformance-2048']!.privateKeyPem!;
@@ -74,7 +77,9 @@ export function signDelivery(body: Record<string, unknown> | string, options: Si
     // the checks before the signature must refuse it anyway.
     canonical = `unsignable\n${text}`;
   }
-  headers['signature'] = sign('sha256', Buffer.from(canonical, 'utf8'), options.privateKey ?? PRIVATE_KEY).toString('base64');
+  headers['signature'] = sign('sha256', Buffer.from(canonical, 'utf8'), options.privateKey ?? PRIVATE_KEY).toString(
+    'base64',
+  );
   const parsed = typeof body === 'string' ? {} : body;
   return {
     method,

@@ -13,15 +13,22 @@ const surrounding = fc.stringMatching(/^[ \t\r\n]{0,4}$/);
 describe('lenient base64 (property)', () => {
   it('decodes every allowed spelling of random bytes back to the bytes', () => {
     fc.assert(
-      fc.property(payload, fc.boolean(), fc.boolean(), surrounding, surrounding, (data, urlSafe, padded, before, after) => {
-        const buffer = Buffer.from(data);
-        let text = urlSafe ? buffer.toString('base64url') : buffer.toString('base64');
-        if (urlSafe && padded) text += '='.repeat((4 - (text.length % 4)) % 4);
-        if (!urlSafe && !padded) text = text.replace(/=+$/, '');
-        const decoded = decodeBase64Lenient(before + text + after);
-        expect(decoded).not.toBeNull();
-        expect(Buffer.from(decoded!).equals(buffer)).toBe(true);
-      }),
+      fc.property(
+        payload,
+        fc.boolean(),
+        fc.boolean(),
+        surrounding,
+        surrounding,
+        (data, urlSafe, padded, before, after) => {
+          const buffer = Buffer.from(data);
+          let text = urlSafe ? buffer.toString('base64url') : buffer.toString('base64');
+          if (urlSafe && padded) text += '='.repeat((4 - (text.length % 4)) % 4);
+          if (!urlSafe && !padded) text = text.replace(/=+$/, '');
+          const decoded = decodeBase64Lenient(before + text + after);
+          expect(decoded).not.toBeNull();
+          expect(Buffer.from(decoded!).equals(buffer)).toBe(true);
+        },
+      ),
       { numRuns: 500 },
     );
   });
@@ -37,7 +44,10 @@ describe('lenient base64 (property)', () => {
 
   it('rejects a string with one character outside the alphabets, wherever it is', () => {
     const outside = fc
-      .oneof(fc.string({ unit: 'grapheme', minLength: 1, maxLength: 1 }), fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }))
+      .oneof(
+        fc.string({ unit: 'grapheme', minLength: 1, maxLength: 1 }),
+        fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }),
+      )
       .filter((char) => !/^[A-Za-z0-9+/_=-]$/.test(char) && char.trim() === char);
     fc.assert(
       fc.property(payload, outside, fc.nat(), (data, char, at) => {

@@ -11,9 +11,12 @@ describe('utf8', () => {
   it('gives the bytes TextEncoder gives, for any string (lone surrogates too)', () => {
     const encoder = new TextEncoder();
     fc.assert(
-      fc.property(fc.oneof(fc.string({ unit: 'binary', maxLength: 300 }), fc.string({ unit: 'grapheme', maxLength: 100 })), (text) => {
-        expect(utf8(text)).toEqual(encoder.encode(text));
-      }),
+      fc.property(
+        fc.oneof(fc.string({ unit: 'binary', maxLength: 300 }), fc.string({ unit: 'grapheme', maxLength: 100 })),
+        (text) => {
+          expect(utf8(text)).toEqual(encoder.encode(text));
+        },
+      ),
       { numRuns: 2000 },
     );
   });
@@ -28,7 +31,10 @@ describe('regions of allot and utf8', () => {
   it('are never handed out twice: every earlier region keeps its content through many blocks', () => {
     fc.assert(
       fc.property(
-        fc.array(fc.oneof(fc.nat({ max: 3000 }), fc.string({ unit: 'binary', maxLength: 2000 })), { minLength: 1, maxLength: 200 }),
+        fc.array(fc.oneof(fc.nat({ max: 3000 }), fc.string({ unit: 'binary', maxLength: 2000 })), {
+          minLength: 1,
+          maxLength: 200,
+        }),
         (requests) => {
           const kept: Array<[Uint8Array, number[]]> = [];
           for (const [i, request] of requests.entries()) {

@@ -51,7 +51,9 @@ describe('verifySignature with keys already imported', () => {
     expect(await rejectionCodeOf(verifySignature(canonical, signature, weak))).toBe('WEAK_KEY');
     expect(await rejectionCodeOf(verifySignature(canonical, signature, weak))).toBe('WEAK_KEY');
     expect(await verifySignature(canonical, signature, weak, { allowWeakKeys: true })).toBe(false);
-    expect(await rejectionCodeOf(verifySignature(canonical, signature, [pem('conformance-2048'), weak]))).toBe('WEAK_KEY');
+    expect(await rejectionCodeOf(verifySignature(canonical, signature, [pem('conformance-2048'), weak]))).toBe(
+      'WEAK_KEY',
+    );
     expect(await rejectionCodeOf(verifySignature(canonical, signature, weak))).toBe('WEAK_KEY');
   });
 
@@ -111,8 +113,13 @@ describe('verificationKeys', () => {
   });
 
   it('refuses an unusable CryptoKey at once, and verifySignature reports it as INVALID_KEY', async () => {
-    const { publicKey } = (await subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, ['sign', 'verify'])) as CryptoKeyPair;
+    const { publicKey } = (await subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, [
+      'sign',
+      'verify',
+    ]));
     expect(syncCodeOf(() => verificationKeys(publicKey, undefined))).toBe('INVALID_KEY');
-    expect(await rejectionCodeOf(verifySignature(canonical, signWith('conformance-2048'), publicKey))).toBe('INVALID_KEY');
+    expect(await rejectionCodeOf(verifySignature(canonical, signWith('conformance-2048'), publicKey))).toBe(
+      'INVALID_KEY',
+    );
   });
 });

@@ -4,7 +4,10 @@ import { describe, expect, it } from 'vitest';
 import { derToPem, pemToSpki, pkcs1ToSpki } from '../../src/lib/pem.js';
 import { codeOf } from '../helpers/codes.js';
 
-const keys = JSON.parse(readFileSync(new URL('../fixtures/keys.json', import.meta.url), 'utf8')) as Record<string, { publicKeyPem: string; privateKeyPem?: string }>;
+const keys = JSON.parse(readFileSync(new URL('../fixtures/keys.json', import.meta.url), 'utf8')) as Record<
+  string,
+  { publicKeyPem: string; privateKeyPem?: string }
+>;
 const spkiPem = keys['conformance-2048']!.publicKeyPem;
 const pkcs1Pem = keys['conformance-2048.pkcs1']!.publicKeyPem;
 const spkiDer = new Uint8Array(createPublicKey(spkiPem).export({ type: 'spki', format: 'der' }));
@@ -54,7 +57,9 @@ describe('pkcs1ToSpki and derToPem', () => {
     expect(lines.at(-1)).toBe('-----END PUBLIC KEY-----');
     for (const line of lines.slice(1, -2)) expect(line).toHaveLength(64);
     expect(pemToSpki(pem)).toEqual(spkiDer);
-    expect(createPublicKey(pem).export({ type: 'spki', format: 'pem' })).toBe(createPublicKey(spkiPem).export({ type: 'spki', format: 'pem' }));
+    expect(createPublicKey(pem).export({ type: 'spki', format: 'pem' })).toBe(
+      createPublicKey(spkiPem).export({ type: 'spki', format: 'pem' }),
+    );
   });
 
   it('pkcs1ToSpki uses a short-form length for a tiny input', () => {

@@ -16,6 +16,10 @@ describe('splitUrl', () => {
   });
 
   it('keeps the path percent-encoded and the query raw', () => {
-    expect(splitUrl('/%D0%B2%D0%B5%D0%B1?a=%2B&b=x+y')).toEqual({ authority: undefined, path: '/%D0%B2%D0%B5%D0%B1', query: 'a=%2B&b=x+y' });
+    expect(splitUrl('/%D0%B2%D0%B5%D0%B1?a=%2B&b=x+y')).toEqual({
+      authority: undefined,
+      path: '/%D0%B2%D0%B5%D0%B1',
+      query: 'a=%2B&b=x+y',
+    });
   });
 });

@@ -13,7 +13,18 @@ function fakeDist(files: Record<string, string>): string {
   const dir = mkdtempSync(join(tmpdir(), 'payhook-dist-'));
   dirs.push(dir);
   mkdirSync(dir, { recursive: true });
-  const clean = { 'index.js': 'export {};', 'index.cjs': '', 'web.js': 'export {};', 'web.cjs': '', 'redis.js': 'export {};', 'redis.cjs': '', 'testing.js': 'export {};', 'testing.cjs': '', 'explain.js': 'export {};', 'explain.cjs': '' };
+  const clean = {
+    'index.js': 'export {};',
+    'index.cjs': '',
+    'web.js': 'export {};',
+    'web.cjs': '',
+    'redis.js': 'export {};',
+    'redis.cjs': '',
+    'testing.js': 'export {};',
+    'testing.cjs': '',
+    'explain.js': 'export {};',
+    'explain.cjs': '',
+  };
   for (const [name, text] of Object.entries({ ...clean, ...files })) writeFileSync(join(dir, name), text);
   return dir;
 }
@@ -30,7 +41,8 @@ afterEach(() => {
 describe('check-core-build', () => {
   it('passes a build that only mentions the words in strings, comments and property names', () => {
     const dir = fakeDist({
-      'index.js': 'import { x } from "./chunk-a.js";\n// process and Buffer in a comment\nexport const s = "process Buffer node:fs" + x;\nconst o = { process: 1 }; o.Buffer = 2; const { process: p } = o;',
+      'index.js':
+        'import { x } from "./chunk-a.js";\n// process and Buffer in a comment\nexport const s = "process Buffer node:fs" + x;\nconst o = { process: 1 }; o.Buffer = 2; const { process: p } = o;',
       'chunk-a.js': 'export const x = globalThis.crypto.subtle ? "ok" : "";',
     });
     const { code, output } = scan(dir);
@@ -42,7 +54,8 @@ describe('check-core-build', () => {
   it('follows chunks and reports node: imports, bare built-ins, require, dynamic import, Buffer and process', () => {
     const dir = fakeDist({
       'index.js': 'export * from "./chunk-b.js";',
-      'chunk-b.js': 'import { readFile } from "node:fs/promises";\nexport const b = Buffer.from("x");\nawait import("crypto");',
+      'chunk-b.js':
+        'import { readFile } from "node:fs/promises";\nexport const b = Buffer.from("x");\nawait import("crypto");',
       'index.cjs': 'const u = require("node:util");\nmodule.exports = { env: process.env, process };',
     });
     const { code, output } = scan(dir);

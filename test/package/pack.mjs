@@ -22,7 +22,9 @@ export function installPacked(dir) {
     const [{ filename }] = JSON.parse(pack.stdout);
     rmSync(target, { recursive: true, force: true });
     mkdirSync(target, { recursive: true });
-    const untar = spawnSync('tar', ['-xzf', join(packDir, filename), '-C', target, '--strip-components=1'], { encoding: 'utf8' });
+    const untar = spawnSync('tar', ['-xzf', join(packDir, filename), '-C', target, '--strip-components=1'], {
+      encoding: 'utf8',
+    });
     if (untar.status !== 0) throw new Error(`tar failed:\n${untar.stderr}`);
   } finally {
     rmSync(packDir, { recursive: true, force: true });

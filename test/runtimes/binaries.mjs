@@ -36,12 +36,20 @@ export function runtimeBinary(name) {
     }
     const probe = spawnSync(path, ['--version'], { encoding: 'utf8', timeout: 30_000 });
     if (probe.status === 0) {
-      const version = probe.stdout.trim().split('\n')[0].replace(/^deno (\S+).*/, '$1').replace(/^v/, '');
+      const version = probe.stdout
+        .trim()
+        .split('\n')[0]
+        .replace(/^deno (\S+).*/, '$1')
+        .replace(/^v/, '');
       const result = { path, version };
       found.set(name, result);
       return result;
     }
-    tried.push(`${candidate} (exit ${probe.status}: ${(probe.stderr || probe.error?.message || '').trim().slice(0, 200)})`);
+    tried.push(
+      `${candidate} (exit ${probe.status}: ${(probe.stderr || probe.error?.message || '').trim().slice(0, 200)})`,
+    );
   }
-  throw new Error(`no working ${name} in test/runtimes/node_modules (run bash scripts/setup-test-env.sh); tried ${tried.join(', ')}`);
+  throw new Error(
+    `no working ${name} in test/runtimes/node_modules (run bash scripts/setup-test-env.sh); tried ${tried.join(', ')}`,
+  );
 }

@@ -11,6 +11,6 @@ try {
   const { passed, failed } = await runAll(api, web, label);
   globalThis.__payhookResult = { passed, failed };
 } catch (error) {
-  console.log(`launcher crashed: ${error && error.stack || error}`);
+  console.log(`launcher crashed: ${(error && error.stack) || error}`);
   globalThis.__payhookResult = { passed: 0, failed: 1 };
 }

@@ -6,7 +6,8 @@ const api = require('payhook');
 const web = require('payhook/web');
 
 (async () => {
-  if (typeof api.buildCanonicalString !== 'function') throw new Error('require("payhook") gave no buildCanonicalString');
+  if (typeof api.buildCanonicalString !== 'function')
+    throw new Error('require("payhook") gave no buildCanonicalString');
   const { runAll } = await import('./shared.mjs');
   const { failed, passed } = await runAll(api, web, `node ${process.versions.node} cjs`);
   process.exit(failed === 0 && passed > 0 ? 0 : 1);

@@ -90,7 +90,9 @@ function fail(message) {
 }
 
 async function answer(handler, delivery) {
-  const response = await handler(new Request(delivery.url, { method: delivery.method, headers: delivery.headers, body: delivery.body }));
+  const response = await handler(
+    new Request(delivery.url, { method: delivery.method, headers: delivery.headers, body: delivery.body }),
+  );
   if (!(response instanceof Response)) fail(`the handler resolved ${String(response)}, not a Response`);
   return { status: response.status, text: await response.text() };
 }
@@ -106,7 +108,11 @@ export function webHandlerCases(api, web) {
   const publicKeys = fixtures.keys['conformance-2048'].publicKeyPem;
   const getHandler = () => {
     if (typeof web.createWebhookHandler !== 'function') fail('payhook/web exports no createWebhookHandler');
-    handler ??= web.createWebhookHandler({ publicKeys, webhookUrl: WEBHOOK_URL, onPayment: (webhook) => void calls.push(webhook.id) });
+    handler ??= web.createWebhookHandler({
+      publicKeys,
+      webhookUrl: WEBHOOK_URL,
+      onPayment: (webhook) => void calls.push(webhook.id),
+    });
     return handler;
   };
   let signed;

@@ -15,7 +15,15 @@ describe('createTestWebhook', () => {
     expect(body.fields.paymentId).toMatch(UUID);
     expect(body.requestDate).toBeLessThan(body.transactionDate);
     expect(body.transactionDate).toBeLessThanOrEqual(now);
-    expect(Object.keys(body).sort()).toEqual(['amount', 'fields', 'id', 'requestDate', 'status', 'transactionDate', 'transactionId']);
+    expect(Object.keys(body).sort()).toEqual([
+      'amount',
+      'fields',
+      'id',
+      'requestDate',
+      'status',
+      'transactionDate',
+      'transactionId',
+    ]);
     expect(createTestWebhook().transactionId).not.toBe(createTestWebhook().transactionId);
   });
 
@@ -24,19 +32,32 @@ describe('createTestWebhook', () => {
     const card = createTestWebhook({ variant: 'card' });
     expect(card['service']).toEqual({ id: 'VISA' });
     const extended = createTestWebhook({ variant: 'extended' });
-    expect(extended).toMatchObject({ transactionType: 'DEBIT', accountId: expect.stringMatching(UUID), item: { id: expect.stringMatching(UUID) } });
+    expect(extended).toMatchObject({
+      transactionType: 'DEBIT',
+      accountId: expect.stringMatching(UUID),
+      item: { id: expect.stringMatching(UUID) },
+    });
     expect(typeof extended['net']).toBe('number');
     expect(extended['receiptNumber']).toMatch(/^\d{6}$/);
     const signedBody = createTestWebhook({ variant: 'signed-body' });
     expect('requestDate' in signedBody).toBe(false);
     expect(signedBody['clientId']).toMatch(/^client-\d{5}$/);
-    expect(Object.keys(signedBody.fields).sort()).toEqual(['amount', 'name', 'paymentId', 'qrTransactionId', 'success_redirect_url', 'webhook_url']);
+    expect(Object.keys(signedBody.fields).sort()).toEqual([
+      'amount',
+      'name',
+      'paymentId',
+      'qrTransactionId',
+      'success_redirect_url',
+      'webhook_url',
+    ]);
     const web = createTestWebhook({ variant: 'web', amount: 250 });
     expect(web['data']).toMatchObject({ amount: 250, webhookUrl: expect.any(String), name_en: 'shop' });
     const credit = createTestWebhook({ variant: 'credit' });
     expect(credit.id.endsWith('_CREDIT')).toBe(true);
     for (const variant of TEST_WEBHOOK_VARIANTS) {
-      expect(JSON.parse(JSON.stringify(createTestWebhook({ variant })))).toEqual(expect.objectContaining({ status: 'SUCCEEDED' }));
+      expect(JSON.parse(JSON.stringify(createTestWebhook({ variant })))).toEqual(
+        expect.objectContaining({ status: 'SUCCEEDED' }),
+      );
     }
   });
 
@@ -49,15 +70,27 @@ describe('createTestWebhook', () => {
       clientId: 'client-1',
       requestDate: undefined,
     });
-    expect(body).toMatchObject({ status: 'failed', amount: 99.99, transactionId: 'tx-1', id: 'tx-1_DEBIT', clientId: 'client-1' });
+    expect(body).toMatchObject({
+      status: 'failed',
+      amount: 99.99,
+      transactionId: 'tx-1',
+      id: 'tx-1_DEBIT',
+      clientId: 'client-1',
+    });
     expect(body.fields).toMatchObject({ amount: 99.99, orderId: 'A-17' });
     expect('requestDate' in body).toBe(false);
     expect('variant' in body || 'now' in body).toBe(false);
-    expect(createTestWebhook({ id: 'op-9', fields: { amount: 5 } })).toMatchObject({ id: 'op-9', amount: 100, fields: { amount: 5 } });
+    expect(createTestWebhook({ id: 'op-9', fields: { amount: 5 } })).toMatchObject({
+      id: 'op-9',
+      amount: 100,
+      fields: { amount: 5 },
+    });
   });
 
   it('refuses an unknown variant or a bad clock with INVALID_ARGUMENT', () => {
-    expect(() => createTestWebhook({ variant: 'nope' as 'base' })).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
+    expect(() => createTestWebhook({ variant: 'nope' as 'base' })).toThrow(
+      expect.objectContaining({ code: 'INVALID_ARGUMENT' }),
+    );
     expect(() => createTestWebhook({ now: Number.NaN })).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
   });
 });

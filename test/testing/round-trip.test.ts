@@ -1,7 +1,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { explainVerificationFailure } from '../../src/explain/index.js';
-import { createTestWebhook, signWebhook, TEST_KEY_PAIR, TEST_WEBHOOK_VARIANTS, type SignedWebhook } from '../../src/testing/index.js';
+import {
+  createTestWebhook,
+  signWebhook,
+  TEST_KEY_PAIR,
+  TEST_WEBHOOK_VARIANTS,
+  type SignedWebhook,
+} from '../../src/testing/index.js';
 import { verifyWebhook } from '../../src/verify-webhook.js';
 
 const NOW = 1763712000000;
@@ -14,9 +20,12 @@ const deliveryArb = fc.record({
   status: fc.constantFrom('SUCCEEDED', 'FAILED', 'success', 'failed', 'Succeeded'),
   amount: fc.integer({ min: 1, max: 10_000_000 }).map((cents) => cents / 100),
   note: fc.string({ unit: 'grapheme', maxLength: 20 }),
-  host: fc.tuple(segment, fc.option(fc.integer({ min: 1, max: 65535 }), { nil: undefined })).map(
-    ([name, port]) => `${name.toLowerCase().replace(/[^a-z0-9]/g, 'x')}.example.kg${port === undefined || port === 443 ? '' : `:${port}`}`,
-  ),
+  host: fc
+    .tuple(segment, fc.option(fc.integer({ min: 1, max: 65535 }), { nil: undefined }))
+    .map(
+      ([name, port]) =>
+        `${name.toLowerCase().replace(/[^a-z0-9]/g, 'x')}.example.kg${port === undefined || port === 443 ? '' : `:${port}`}`,
+    ),
   path: fc.array(segment, { minLength: 1, maxLength: 4 }).map((parts) => `/${parts.join('/')}`),
   query: fc.dictionary(segment, fc.string({ unit: fc.constantFrom(...SAFE.split('')), maxLength: 6 }), { maxKeys: 3 }),
   age: fc.integer({ min: -300_000, max: 300_000 }),
@@ -25,7 +34,13 @@ const deliveryArb = fc.record({
 type DeliveryInput = typeof deliveryArb extends fc.Arbitrary<infer T> ? T : never;
 
 async function sign(input: DeliveryInput): Promise<SignedWebhook> {
-  const body = createTestWebhook({ variant: input.variant, status: input.status, amount: input.amount, fields: { note: input.note }, now: NOW });
+  const body = createTestWebhook({
+    variant: input.variant,
+    status: input.status,
+    amount: input.amount,
+    fields: { note: input.note },
+    now: NOW,
+  });
   const query = new URLSearchParams(input.query).toString();
   return signWebhook(body, {
     url: `https://${input.host}${input.path}${query === '' ? '' : `?${query}`}`,

@@ -30,17 +30,20 @@ describe('signWebhook', () => {
   // RSASSA-PKCS1-v1_5 is deterministic: the same canonical string and key give
   // the same signature, so this proves the signed string is byte-identical.
   const valid = fixtures.requests.filter((entry) => entry.expect['ok'] === true);
-  it.each(valid.map((entry) => [entry.name, entry] as const))('reproduces the service signature of %s byte for byte', async (_name, entry) => {
-    const { request } = entry;
-    const signed = await signWebhook(request.body, {
-      privateKey: conformanceKey.privateKeyPem!, // PKCS#1, as in the fixtures
-      url: request.url,
-      host: request.headers['host']!,
-      timestamp: request.headers['x-api-timestamp']!,
-    });
-    expect(signed.headers['signature']).toBe(request.headers['signature']);
-    expect(signed.body).toBe(request.body);
-  });
+  it.each(valid.map((entry) => [entry.name, entry] as const))(
+    'reproduces the service signature of %s byte for byte',
+    async (_name, entry) => {
+      const { request } = entry;
+      const signed = await signWebhook(request.body, {
+        privateKey: conformanceKey.privateKeyPem!, // PKCS#1, as in the fixtures
+        url: request.url,
+        host: request.headers['host']!,
+        timestamp: request.headers['x-api-timestamp']!,
+      });
+      expect(signed.headers['signature']).toBe(request.headers['signature']);
+      expect(signed.body).toBe(request.body);
+    },
+  );
 
   it('gives method, absolute url, the four headers and the body', async () => {
     const body = createTestWebhook();
@@ -104,7 +107,9 @@ describe('signWebhook', () => {
         ['sign'],
       ),
     );
-    const cryptoKey = await crypto.subtle.importKey('jwk', jwk, { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' }, false, ['sign']);
+    const cryptoKey = await crypto.subtle.importKey('jwk', jwk, { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' }, false, [
+      'sign',
+    ]);
     for (const privateKey of [conformanceKey.privateKeyPem!, jwk as { kty: string }, cryptoKey]) {
       const signed = await signWebhook(body, { url: URL_, timestamp: 1, privateKey });
       expect(signed.headers['signature']).toBe(reference.headers['signature']);
@@ -113,8 +118,12 @@ describe('signWebhook', () => {
 
   it('refuses what it cannot sign with a coded error', async () => {
     const body = createTestWebhook();
-    await expect(signWebhook(body, { url: URL_, privateKey: TEST_KEY_PAIR.publicKey })).rejects.toMatchObject({ code: 'INVALID_KEY' });
-    await expect(signWebhook(body, { url: URL_, privateKey: '-----BEGIN PRIVATE KEY-----\n!!\n-----END PRIVATE KEY-----' })).rejects.toMatchObject({ code: 'INVALID_KEY' });
+    await expect(signWebhook(body, { url: URL_, privateKey: TEST_KEY_PAIR.publicKey })).rejects.toMatchObject({
+      code: 'INVALID_KEY',
+    });
+    await expect(
+      signWebhook(body, { url: URL_, privateKey: '-----BEGIN PRIVATE KEY-----\n!!\n-----END PRIVATE KEY-----' }),
+    ).rejects.toMatchObject({ code: 'INVALID_KEY' });
     await expect(signWebhook(body, { url: '/hook' })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
     await expect(signWebhook(body, { url: '' })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
     await expect(signWebhook('[1,2]', { url: URL_ })).rejects.toMatchObject({ code: 'INVALID_BODY' });
@@ -186,7 +195,9 @@ describe('toRequest and sendWebhook refuse what HTTP would change', () => {
       [{ headers: { 'x-api-shop': 'seven ' } }, 'x-api-shop'],
     ] as const) {
       const signed = await signWebhook(createTestWebhook(), { url: URL_, ...options });
-      expect(() => toRequest(signed)).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT', message: expect.stringContaining(`"${name}"`) }));
+      expect(() => toRequest(signed)).toThrow(
+        expect.objectContaining({ code: 'INVALID_ARGUMENT', message: expect.stringContaining(`"${name}"`) }),
+      );
       await expect(sendWebhook(signed, 'http://127.0.0.1:9')).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
     }
     // Inner whitespace is kept by HTTP, so it is sent; a padded value is for verifyWebhook alone.
@@ -194,7 +205,10 @@ describe('toRequest and sendWebhook refuse what HTTP would change', () => {
     expect(toRequest(inner).headers.get('x-api-shop')).toBe('seven shops');
     const padded = await signWebhook(createTestWebhook(), { url: URL_, timestamp: ' 1763712000000' });
     const { verifyWebhook } = await import('../../src/verify-webhook.js');
-    const result = await verifyWebhook({ method: 'POST', url: padded.url, headers: padded.headers, body: padded.body }, { publicKeys: TEST_KEY_PAIR.publicKey, now: 1763712000000 });
+    const result = await verifyWebhook(
+      { method: 'POST', url: padded.url, headers: padded.headers, body: padded.body },
+      { publicKeys: TEST_KEY_PAIR.publicKey, now: 1763712000000 },
+    );
     expect(result.ok ? null : result.error.code).toBe('MALFORMED_TIMESTAMP');
   });
 });

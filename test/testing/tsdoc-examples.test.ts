@@ -11,7 +11,9 @@ const folders = ['testing', 'handler', 'node', 'web', 'redis'];
 function exportsWithoutExample(file: string): string[] {
   const text = readFileSync(file, 'utf8');
   const missing: string[] = [];
-  for (const match of text.matchAll(/^export (?:declare )?(?:async )?(?:function|interface|type|const|class) (\w+)/gm)) {
+  for (const match of text.matchAll(
+    /^export (?:declare )?(?:async )?(?:function|interface|type|const|class) (\w+)/gm,
+  )) {
     const before = text.slice(0, match.index).trimEnd();
     const doc = before.endsWith('*/') ? before.slice(before.lastIndexOf('/**')) : '';
     // Helpers marked internal are exported between files, not from an entry.
@@ -26,7 +28,9 @@ describe('TSDoc @example on every public export', () => {
     it(`src/${folder}: ${files.join(', ')}`, () => {
       // handler/pipeline.ts is internal (the adapters expose it, no entry re-exports it).
       const checked = files.filter((name) => !(folder === 'handler' && name === 'pipeline.ts'));
-      const missing = checked.flatMap((name) => exportsWithoutExample(join(src, folder, name)).map((symbol) => `${folder}/${name}: ${symbol}`));
+      const missing = checked.flatMap((name) =>
+        exportsWithoutExample(join(src, folder, name)).map((symbol) => `${folder}/${name}: ${symbol}`),
+      );
       expect(missing).toEqual([]);
     });
   }

@@ -41,7 +41,16 @@ describe('parseWebhook: the variants of spec §2', () => {
     expect(webhook.fields.amount).toBe(99.99);
     expect(webhook.fields.paymentId).toBe('8f62fe22-e3fd-4836-8f58-365fd2750657');
     expect(webhook.fields['orderId']).toBe('Асель');
-    for (const group of ['service', 'accountId', 'item', 'net', 'receiptNumber', 'transactionType', 'clientId', 'data']) {
+    for (const group of [
+      'service',
+      'accountId',
+      'item',
+      'net',
+      'receiptNumber',
+      'transactionType',
+      'clientId',
+      'data',
+    ]) {
       expect(group in webhook, group).toBe(false);
     }
     expect(Object.keys(webhook.extra)).toEqual([]);
@@ -170,7 +179,11 @@ describe('parseWebhook: the variants of spec §2', () => {
   });
 
   it('accepts integer, fractional and exponent amounts as JSON.parse reads them', () => {
-    expect(parseWebhook('{"id":"a_DEBIT","transactionId":"a","status":"s","amount":1200000e-2,"fields":{"amount":1E2},"transactionDate":1}').amount).toBe(12000);
+    expect(
+      parseWebhook(
+        '{"id":"a_DEBIT","transactionId":"a","status":"s","amount":1200000e-2,"fields":{"amount":1E2},"transactionDate":1}',
+      ).amount,
+    ).toBe(12000);
     expect(parseWebhook(body({ amount: 0 })).amount).toBe(0);
   });
 });
@@ -178,7 +191,8 @@ describe('parseWebhook: the variants of spec §2', () => {
 describe('parseWebhook: the conformance deliveries', () => {
   const valid = fixtures.requests.filter((vector) => vector.expect['ok'] === true);
   const payloadOnly = fixtures.requests.filter(
-    (vector) => vector.expect['ok'] === false && !['INVALID_BODY', 'INVALID_PAYLOAD'].includes(vector.expect['code'] as string),
+    (vector) =>
+      vector.expect['ok'] === false && !['INVALID_BODY', 'INVALID_PAYLOAD'].includes(vector.expect['code'] as string),
   );
 
   it('has valid deliveries to check', () => {
@@ -255,12 +269,42 @@ describe('validation failures, each with its path', () => {
     ['fields.amount a string', { fields: { amount: '100' } }, 'fields.amount', 'expected number, got string'],
     ['fields.paymentId a number', { fields: { paymentId: 5 } }, 'fields.paymentId', 'expected string, got number 5'],
     ['a merchant field not a string', { fields: { orderId: 17 } }, 'fields.orderId', 'expected string, got number 17'],
-    ['a merchant field with an odd name', { fields: { 'field-0': true } }, 'fields["field-0"]', 'expected string, got boolean'],
-    ['fields.webhook_url not a string', { fields: { webhook_url: {} } }, 'fields.webhook_url', 'expected string, got object'],
-    ['transactionDate as text', { transactionDate: '1764648470315' }, 'transactionDate', 'expected integer milliseconds, got string'],
-    ['transactionDate fractional', { transactionDate: 1.5 }, 'transactionDate', 'expected integer milliseconds, got number 1.5'],
-    ['transactionDate negative', { transactionDate: -1 }, 'transactionDate', 'expected integer milliseconds, got number -1'],
-    ['transactionDate unsafe', { transactionDate: 2 ** 53 }, 'transactionDate', 'expected integer milliseconds, got number 9007199254740992'],
+    [
+      'a merchant field with an odd name',
+      { fields: { 'field-0': true } },
+      'fields["field-0"]',
+      'expected string, got boolean',
+    ],
+    [
+      'fields.webhook_url not a string',
+      { fields: { webhook_url: {} } },
+      'fields.webhook_url',
+      'expected string, got object',
+    ],
+    [
+      'transactionDate as text',
+      { transactionDate: '1764648470315' },
+      'transactionDate',
+      'expected integer milliseconds, got string',
+    ],
+    [
+      'transactionDate fractional',
+      { transactionDate: 1.5 },
+      'transactionDate',
+      'expected integer milliseconds, got number 1.5',
+    ],
+    [
+      'transactionDate negative',
+      { transactionDate: -1 },
+      'transactionDate',
+      'expected integer milliseconds, got number -1',
+    ],
+    [
+      'transactionDate unsafe',
+      { transactionDate: 2 ** 53 },
+      'transactionDate',
+      'expected integer milliseconds, got number 9007199254740992',
+    ],
     ['requestDate fractional', { requestDate: 0.5 }, 'requestDate', 'expected integer milliseconds, got number 0.5'],
     ['requestDate null', { requestDate: null }, 'requestDate', 'expected integer milliseconds, got null'],
     ['service a string', { service: 'VISA' }, 'service', 'expected object with a string id, got string'],
@@ -299,7 +343,13 @@ describe('validation failures, each with its path', () => {
     expect(caught).toBeInstanceOf(PayhookError);
     expect(isPayhookError(caught, 'INVALID_PAYLOAD')).toBe(true);
     const error = caught as PayhookError;
-    expect(error.issues?.map((issue) => issue.path)).toEqual(['id', 'amount', 'fields.amount', 'fields.paymentId', 'service.id']);
+    expect(error.issues?.map((issue) => issue.path)).toEqual([
+      'id',
+      'amount',
+      'fields.amount',
+      'fields.paymentId',
+      'service.id',
+    ]);
     for (const path of ['id:', 'amount:', 'fields.amount: expected number', 'fields.paymentId:', 'service.id:']) {
       expect(error.message).toContain(path);
     }
@@ -376,30 +426,56 @@ describe('hostile keys', () => {
 
     expect(Object.getPrototypeOf(webhook.extra)).toBeNull();
     expect(Object.keys(webhook.extra).sort()).toEqual(['__proto__', 'constructor', 'prototype']);
-    expect(Object.getOwnPropertyDescriptor(webhook.extra, '__proto__')?.value).toEqual({ polluted: true, status: 'SUCCEEDED' });
+    expect(Object.getOwnPropertyDescriptor(webhook.extra, '__proto__')?.value).toEqual({
+      polluted: true,
+      status: 'SUCCEEDED',
+    });
 
     expect(Object.getPrototypeOf(webhook.data)).toBeNull();
     expect(Object.getOwnPropertyDescriptor(webhook.data, '__proto__')?.value).toEqual({ polluted: true });
   });
 
   it('rejects hostile keys in fields when their values are not strings, by path', () => {
-    const issues = issuesOf(JSON.parse('{"id":"a","transactionId":"a","status":"s","amount":1,"transactionDate":1,"fields":{"__proto__":{"x":1}}}'));
+    const issues = issuesOf(
+      JSON.parse(
+        '{"id":"a","transactionId":"a","status":"s","amount":1,"transactionDate":1,"fields":{"__proto__":{"x":1}}}',
+      ),
+    );
     expect(issues).toEqual([{ path: 'fields.__proto__', message: 'expected string, got object' }]);
   });
 
   it('reads only own keys of a caller-built object, never inherited ones', () => {
-    const inherited = Object.create({ id: 'x_DEBIT', transactionId: 'x', status: 'SUCCEEDED', amount: 1, fields: {}, transactionDate: 1 }) as object;
+    const inherited = Object.create({
+      id: 'x_DEBIT',
+      transactionId: 'x',
+      status: 'SUCCEEDED',
+      amount: 1,
+      fields: {},
+      transactionDate: 1,
+    }) as object;
     const result = safeParseWebhook(inherited);
     expect(result.success).toBe(false);
   });
 
   it('never throws on a caller-built object whose getters throw', () => {
     const hostile = { ...BASE };
-    Object.defineProperty(hostile, 'amount', { enumerable: true, get: () => { throw new Error('boom'); } });
+    Object.defineProperty(hostile, 'amount', {
+      enumerable: true,
+      get: () => {
+        throw new Error('boom');
+      },
+    });
     const result = safeParseWebhook(hostile);
     expect(result.success).toBe(false);
     if (!result.success) expect(result.error.code).toBe('INVALID_PAYLOAD');
-    const proxy = new Proxy({}, { ownKeys: () => { throw new Error('boom'); } });
+    const proxy = new Proxy(
+      {},
+      {
+        ownKeys: () => {
+          throw new Error('boom');
+        },
+      },
+    );
     expect(safeParseWebhook(proxy).success).toBe(false);
   });
 });
@@ -417,6 +493,8 @@ describe('validateWebhookObject (shared with verifyWebhook)', () => {
     expect(result.success).toBe(false);
     if (result.success) return;
     expect(result.error.code).toBe('INVALID_PAYLOAD');
-    expect(result.error.issues).toEqual([{ path: 'requestDate', message: 'expected integer milliseconds, but it is missing' }]);
+    expect(result.error.issues).toEqual([
+      { path: 'requestDate', message: 'expected integer milliseconds, but it is missing' },
+    ]);
   });
 });

@@ -6,7 +6,10 @@ const validDelivery = fc.record(
   {
     id: fc.tuple(fc.string({ minLength: 1 }), fc.constantFrom('_DEBIT', '_CREDIT', '')).map(([a, b]) => a + b),
     transactionId: fc.string({ minLength: 1 }),
-    status: fc.oneof(fc.constantFrom('SUCCEEDED', 'success', 'Succeeded', 'failed', 'FAILED', 'processing'), fc.string()),
+    status: fc.oneof(
+      fc.constantFrom('SUCCEEDED', 'success', 'Succeeded', 'failed', 'FAILED', 'processing'),
+      fc.string(),
+    ),
     amount: fc.double({ noNaN: true, noDefaultInfinity: true }),
     fields: fc.dictionary(fc.string(), fc.string()),
     transactionDate: fc.nat(),
@@ -35,7 +38,10 @@ describe('safeParseWebhook on arbitrary input', () => {
   });
 
   it('never throws on arbitrary objects, including hostile keys, and never pollutes prototypes', () => {
-    const key = fc.oneof(fc.string(), fc.constantFrom('__proto__', 'constructor', 'prototype', 'toString', 'id', 'fields', 'amount'));
+    const key = fc.oneof(
+      fc.string(),
+      fc.constantFrom('__proto__', 'constructor', 'prototype', 'toString', 'id', 'fields', 'amount'),
+    );
     fc.assert(
       fc.property(fc.object({ key, values: [fc.jsonValue(), fc.anything()] }), (value) => {
         const result = safeParseWebhook(value);
@@ -48,9 +54,20 @@ describe('safeParseWebhook on arbitrary input', () => {
 
   it('never throws on arbitrary values of any type', () => {
     fc.assert(
-      fc.property(fc.anything({ withBigInt: true, withDate: true, withMap: true, withSet: true, withTypedArray: true, withSparseArray: true, withNullPrototype: true }), (value) => {
-        expect(typeof safeParseWebhook(value as object).success).toBe('boolean');
-      }),
+      fc.property(
+        fc.anything({
+          withBigInt: true,
+          withDate: true,
+          withMap: true,
+          withSet: true,
+          withTypedArray: true,
+          withSparseArray: true,
+          withNullPrototype: true,
+        }),
+        (value) => {
+          expect(typeof safeParseWebhook(value as object).success).toBe('boolean');
+        },
+      ),
       { numRuns: 500 },
     );
   });
@@ -76,7 +93,9 @@ describe('safeParseWebhook on arbitrary input', () => {
         expect(webhook.amount).toBe(reparsed.amount);
         expect(webhook.transactionDate).toBe(reparsed.transactionDate);
         expect({ ...webhook.fields }).toEqual(reparsed.fields);
-        expect(webhook.operation).toBe(reparsed.id.endsWith('_DEBIT') ? 'DEBIT' : reparsed.id.endsWith('_CREDIT') ? 'CREDIT' : 'UNKNOWN');
+        expect(webhook.operation).toBe(
+          reparsed.id.endsWith('_DEBIT') ? 'DEBIT' : reparsed.id.endsWith('_CREDIT') ? 'CREDIT' : 'UNKNOWN',
+        );
       }),
       { numRuns: 300 },
     );
@@ -90,7 +109,10 @@ describe('safeParseWebhook on arbitrary input', () => {
         for (const key of removed) delete value[key];
         const result = safeParseWebhook(value);
         expect(result.success).toBe(false);
-        if (!result.success) expect(result.error.issues.map((issue) => issue.path)).toEqual(required.filter((key) => removed.includes(key)));
+        if (!result.success)
+          expect(result.error.issues.map((issue) => issue.path)).toEqual(
+            required.filter((key) => removed.includes(key)),
+          );
       }),
       { numRuns: 200 },
     );

@@ -85,7 +85,9 @@ describe('PaymentWebhook', () => {
     expectTypeOf<PaymentWebhook>().toHaveProperty('service');
     // A required key would make `{}` of that group's keys fail; optional ones accept absence.
     expectTypeOf<Pick<SucceededPaymentWebhook, 'service' | 'data' | 'requestDate'>>().toMatchTypeOf<{}>();
-    expectTypeOf<{}>().toMatchTypeOf<Pick<SucceededPaymentWebhook, 'service' | 'data' | 'requestDate' | 'clientId' | 'net'>>();
+    expectTypeOf<{}>().toMatchTypeOf<
+      Pick<SucceededPaymentWebhook, 'service' | 'data' | 'requestDate' | 'clientId' | 'net'>
+    >();
   });
 
   it('types fields: known keys and the merchant field ids as strings', () => {

@@ -40,7 +40,10 @@ export function describe(webhook: PaymentWebhook): string {
 }
 
 export async function receive(body: string, headers: Record<string, string>): Promise<string> {
-  const result = await verifyWebhook({ method: 'POST', url: '/webhooks/payments', headers, body }, { publicKeys: keys, now: 0 });
+  const result = await verifyWebhook(
+    { method: 'POST', url: '/webhooks/payments', headers, body },
+    { publicKeys: keys, now: 0 },
+  );
   if (!result.ok) return result.error.code;
   return describe(result.webhook);
 }
