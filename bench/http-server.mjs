@@ -2,6 +2,7 @@
 // that the load generator and the server do not share an event loop.
 //   node bench/http-server.mjs bare     node:http + raw node:crypto verify only
 //   node bench/http-server.mjs payhook  node:http + createNodeWebhookHandler + memory store
+//   (with setup.packageDir: the same, from another build of payhook, for a same-run A/B)
 // The parent sends { pem, canonicalByBody? } over IPC; the server answers
 // { port } once listening; 'start' marks the start of the load; 'stats' is
 // answered with { handled, answered, cpuPerRequest } (CPU µs of this process,
@@ -37,8 +38,9 @@ async function makeListener(setup) {
     return { listener, stats: () => ({ handled: null }), reset() {} };
   }
   if (mode === 'payhook') {
-    const { createNodeWebhookHandler } = await import('payhook/node');
-    const { createMemoryStore } = await import('payhook');
+    const dir = setup.packageDir;
+    const { createNodeWebhookHandler } = await import(dir ? `${dir}/dist/node.js` : 'payhook/node');
+    const { createMemoryStore } = await import(dir ? `${dir}/dist/index.js` : 'payhook');
     let handled = 0;
     const listener = createNodeWebhookHandler({
       publicKeys: setup.pem,

@@ -91,8 +91,8 @@ function load(port, pool, connections, durationS) {
   return run.then((result) => ({ result, sent: Math.max(0, next - 1) }));
 }
 
-export async function runHttp(mode, { pool, warmup, pem, connections, durationS, storeOptions }) {
-  const setup = { pem, storeOptions };
+export async function runHttp(mode, { pool, warmup, pem, connections, durationS, storeOptions, packageDir }) {
+  const setup = { pem, storeOptions, packageDir };
   if (mode === 'bare') setup.canonicalByBody = new Map([...warmup, ...pool].map((d) => [d.body, d.canonicalBytes]));
   const server = startServer(mode, setup);
   try {
