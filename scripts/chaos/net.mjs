@@ -59,13 +59,17 @@ export function post({ port, path, headers, body, agent, timeoutMs = 15_000 }) {
 /**
  * Sends a request head and `bodyBytes` bytes of body over a raw socket, as a
  * client that does not wait for an early answer, then reads whatever comes
- * back until the server closes. `outcome`: `answered` with the status line's
+ * back until the server closes (`readFirst: false`: only once the whole body
+ * is written, as simple clients do). `outcome`: `answered` with the status line's
  * code when an answer arrived (even if the socket was reset after it), else
  * `reset` (ECONNRESET / EPIPE) or `closed` (no answer, no error) or `timeout`.
  */
-export function rawSend({ port, head, bodyBytes, chunked = false, timeoutMs = 15_000 }) {
+export function rawSend({ port, head, bodyBytes, chunked = false, readFirst = true, timeoutMs = 15_000 }) {
   return new Promise((resolve) => {
     const socket = connect({ port, host: HOST });
+    // A client that writes its whole request before it reads (readFirst
+    // false) leaves the answer in the kernel's buffer meanwhile.
+    if (!readFirst) socket.pause();
     let received = '';
     let settled = false;
     const finish = (outcome, error) => {
@@ -95,6 +99,7 @@ export function rawSend({ port, head, bodyBytes, chunked = false, timeoutMs = 15
         if (!socket.write(framed)) await new Promise((r) => socket.once('drain', r).once('close', r));
       }
       if (chunked && !socket.destroyed) socket.write('0\r\n\r\n');
+      socket.resume();
     });
   });
 }

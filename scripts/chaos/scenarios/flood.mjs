@@ -47,11 +47,15 @@ export const flood = {
   id: '2',
   name: 'flood',
   title: 'unsigned maximal bodies of tiny keys (default maxBodyBytes), two flooding clients vs valid deliveries',
-  quickPairs: ['node/memory', 'web/memory'],
+  quickPairs: ['node/memory'],
   async run(ctx, pair, ledger) {
-    const alone = ctx.quick ? 5 : 10;
-    const floodMs = ctx.quick ? 3_000 : 6_000;
+    const alone = ctx.quick ? 3 : 6;
+    const floodMs = ctx.quick ? 3_000 : 5_000;
     const intervalMs = 20;
+    // A valid delivery unanswered this long counts at this latency (far over
+    // the target anyway) and is retried after the flood: it keeps a stalled
+    // receiver from stretching the run.
+    const validTimeoutMs = 5_000;
     const receiver = await startReceiver({ ...pair, clients: ctx.clients, ledger });
     try {
       const body = maximalBody(DEFAULT_MAX_BODY_BYTES);
@@ -111,8 +115,8 @@ export const flood = {
         if (wait > 0) await sleep(wait);
         ledger.sent(bodies[k].id, 'handle');
         inFlight.push(
-          send(receiver, ledger, bodies[k].id, signed[k]).then((answer) => {
-            latencies.push(performance.now() - due);
+          send(receiver, ledger, bodies[k].id, signed[k], { timeoutMs: validTimeoutMs }).then((answer) => {
+            latencies.push(answer.status === 0 ? Math.max(validTimeoutMs, performance.now() - due) : performance.now() - due);
             if (answer.status !== 200) refused.push(bodies[k]);
           }),
         );

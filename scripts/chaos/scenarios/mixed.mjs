@@ -78,8 +78,12 @@ export const mixed = {
       await outage;
       await Promise.all(work);
       for (const ledger of ledgers) {
-        const { pending } = ledger.summary();
-        if (pending > 0) ledger.fail(`${pending} genuine deliveries never answered 200 (${drainMs} ms of retries after the load)`);
+        const stuck = [...ledger.entries.values()].filter((e) => e.expect === 'handle' && e.handled + e.recorded === 0);
+        if (stuck.length === 0) continue;
+        const last = new Map();
+        for (const entry of stuck) last.set(entry.answers.at(-1), (last.get(entry.answers.at(-1)) ?? 0) + 1);
+        const answers = [...last].map(([status, count]) => `${count}x ${status}`).join(', ');
+        ledger.fail(`${stuck.length} genuine deliveries still unprocessed after ${drainMs} ms of retries (last answers: ${answers})`);
       }
     } finally {
       await Promise.all(receivers.map((receiver) => receiver.close()));
