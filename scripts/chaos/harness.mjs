@@ -106,7 +106,12 @@ export async function send(receiver, ledger, id, signed, { path, body, headers, 
  * retries every answer but 200, after `delayMs`, up to `attempts` in all or
  * until `stopAt` (a time). Resolves with the answers, in order.
  */
-export async function deliver(receiver, ledger, body, { attempts = 1, delayMs = 100, stopAt = Infinity, expect = 'handle' } = {}) {
+export async function deliver(
+  receiver,
+  ledger,
+  body,
+  { attempts = 1, delayMs = 100, stopAt = Infinity, expect = 'handle' } = {},
+) {
   ledger.sent(body.id, expect);
   const answers = [];
   for (let attempt = 1; ; attempt++) {

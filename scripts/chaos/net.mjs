@@ -85,7 +85,9 @@ export function rawSend({ port, head, bodyBytes, chunked = false, readFirst = tr
     socket.on('data', (chunk) => {
       received += chunk.toString('latin1');
     });
-    socket.on('error', (error) => finish(error.code === 'EPIPE' || error.code === 'ECONNRESET' ? 'reset' : 'error', error.code));
+    socket.on('error', (error) =>
+      finish(error.code === 'EPIPE' || error.code === 'ECONNRESET' ? 'reset' : 'error', error.code),
+    );
     socket.on('close', () => finish('closed'));
     socket.on('connect', async () => {
       socket.write(head);
@@ -94,7 +96,9 @@ export function rawSend({ port, head, bodyBytes, chunked = false, readFirst = tr
       while (left > 0 && !socket.destroyed) {
         const size = Math.min(left, block.length);
         const piece = size === block.length ? block : block.subarray(0, size);
-        const framed = chunked ? Buffer.concat([Buffer.from(`${size.toString(16)}\r\n`), piece, Buffer.from('\r\n')]) : piece;
+        const framed = chunked
+          ? Buffer.concat([Buffer.from(`${size.toString(16)}\r\n`), piece, Buffer.from('\r\n')])
+          : piece;
         left -= size;
         if (!socket.write(framed)) await new Promise((r) => socket.once('drain', r).once('close', r));
       }

@@ -29,7 +29,8 @@ export function judge(row) {
 export function printTable(rows, write = (line) => process.stdout.write(`${line}\n`)) {
   const cells = rows.map((row) => COLUMNS.map(([, get]) => String(get(row))));
   const widths = COLUMNS.map(([title], i) => Math.max(title.length, ...cells.map((line) => line[i].length)));
-  const line = (values) => values.map((value, i) => (i < 2 ? value.padEnd(widths[i]) : value.padStart(widths[i]))).join('  ');
+  const line = (values) =>
+    values.map((value, i) => (i < 2 ? value.padEnd(widths[i]) : value.padStart(widths[i]))).join('  ');
   write(line(COLUMNS.map(([title]) => title)));
   write(widths.map((width) => '-'.repeat(width)).join('  '));
   for (const values of cells) write(line(values));

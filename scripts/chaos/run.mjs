@@ -42,13 +42,17 @@ const clients = {};
 
 function finish(timedOut) {
   clearTimeout(watchdog);
-  process.stdout.write(`\npayhook chaos run (${quick ? 'quick' : 'full'}), ${((Date.now() - started) / 1000).toFixed(1)} s\n\n`);
+  process.stdout.write(
+    `\npayhook chaos run (${quick ? 'quick' : 'full'}), ${((Date.now() - started) / 1000).toFixed(1)} s\n\n`,
+  );
   printTable(rows);
   process.stdout.write('\n');
   printDetails(rows);
   const failed = rows.filter((row) => row.failures.length > 0);
   if (timedOut) process.stdout.write(`\nFAIL: the run did not finish within ${seconds} s\n`);
-  process.stdout.write(`\n${failed.length === 0 && !timedOut ? 'PASS' : `FAIL: ${failed.length} of ${rows.length} rows missed a target`}\n`);
+  process.stdout.write(
+    `\n${failed.length === 0 && !timedOut ? 'PASS' : `FAIL: ${failed.length} of ${rows.length} rows missed a target`}\n`,
+  );
   if (process.env.CHAOS_JSON) writeFileSync(process.env.CHAOS_JSON, JSON.stringify({ quick, timedOut, rows }, null, 2));
   // Clients and servers may still hold sockets after a time-out: exit outright.
   const code = failed.length === 0 && !timedOut ? 0 : 1;
@@ -124,8 +128,20 @@ async function main() {
 main().catch((error) => {
   log(`the run could not start: ${error?.stack ?? error}`);
   rows.push({
-    scenario: '-', name: 'setup', target: '-', sent: 0, handled: 0, lost: 0, duplicated: 0, pending: 0,
-    wrong: 0, falseAccepts: 0, wrongReasons: {}, failures: [String(error?.message ?? error)], notes: [], metrics: {},
+    scenario: '-',
+    name: 'setup',
+    target: '-',
+    sent: 0,
+    handled: 0,
+    lost: 0,
+    duplicated: 0,
+    pending: 0,
+    wrong: 0,
+    falseAccepts: 0,
+    wrongReasons: {},
+    failures: [String(error?.message ?? error)],
+    notes: [],
+    metrics: {},
   });
   finish(false);
 });

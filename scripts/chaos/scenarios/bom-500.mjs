@@ -69,7 +69,8 @@ export const bomAnd500 = {
       const asBytes = await direct(signed, new Uint8Array(bytes));
       const overHttp = verdictOf(await send(receiver, ledger, bomBody.id, signed, { body: bytes }));
       ledger.note(`BOM verdicts: text ${asText}, bytes ${asBytes}, HTTP ${overHttp}`);
-      if (new Set([asText, asBytes, overHttp]).size > 1) ledger.wrong('a BOM body gets different verdicts as text, bytes and over HTTP');
+      if (new Set([asText, asBytes, overHttp]).size > 1)
+        ledger.wrong('a BOM body gets different verdicts as text, bytes and over HTTP');
 
       // 500: the answer must not carry the merchant's exception text.
       const leaky = createTestWebhook();
@@ -97,7 +98,13 @@ export const bomAnd500 = {
         let on401 = [];
         let on500 = [];
         await captureOutput(async (lines) => {
-          const answer = await post({ port: quiet.port, path: '/hook', headers: unsigned, body: failingSigned.body, agent: quiet.agent });
+          const answer = await post({
+            port: quiet.port,
+            path: '/hook',
+            headers: unsigned,
+            body: failingSigned.body,
+            agent: quiet.agent,
+          });
           await sleep(50);
           on401 = lines.splice(0);
           on401.unshift(`(${answer.status})`);

@@ -52,7 +52,9 @@ export const eviction = {
       ledger.note(`held deliveries whose redelivery started onPayment again: ${twice}/${slowCount}`);
       const replayed = early.filter((body) => ledger.entries.get(body.id).handled > 1).length;
       const statuses = [...new Set(replays.map((answers) => answers.at(-1).status))].join('/');
-      ledger.note(`replays after ${others} others: answered ${statuses}, ${replayed}/${early.length} ran onPayment again`);
+      ledger.note(
+        `replays after ${others} others: answered ${statuses}, ${replayed}/${early.length} ran onPayment again`,
+      );
     } finally {
       held.open();
       await receiver.close();

@@ -66,7 +66,13 @@ export const flood = {
       const sendUnsigned = async () => {
         const id = `unsigned-${++unsigned}`;
         ledger.sent(id, 'refuse');
-        const answer = await post({ port: receiver.port, path: '/hook', headers: unsignedHeaders(receiver, signatureBytes), body, agent: receiver.agent });
+        const answer = await post({
+          port: receiver.port,
+          path: '/hook',
+          headers: unsignedHeaders(receiver, signatureBytes),
+          body,
+          agent: receiver.agent,
+        });
         ledger.answer(id, answer.status);
         return answer;
       };
@@ -91,7 +97,9 @@ export const flood = {
       ledger.metric('longestStallMs', round(delay.max / 1e6));
       ledger.note(`unsigned maximal bodies answered ${[...statuses].join('/')}`);
       if (!(cost <= TARGETS.unsignedStallMs)) {
-        ledger.fail(`an unsigned maximal body costs ${round(cost)} ms of event loop (median), over ${TARGETS.unsignedStallMs} ms`);
+        ledger.fail(
+          `an unsigned maximal body costs ${round(cost)} ms of event loop (median), over ${TARGETS.unsignedStallMs} ms`,
+        );
       }
 
       // 2. Valid deliveries every `intervalMs`, timed from when each was due
@@ -116,7 +124,9 @@ export const flood = {
         ledger.sent(bodies[k].id, 'handle');
         inFlight.push(
           send(receiver, ledger, bodies[k].id, signed[k], { timeoutMs: validTimeoutMs }).then((answer) => {
-            latencies.push(answer.status === 0 ? Math.max(validTimeoutMs, performance.now() - due) : performance.now() - due);
+            latencies.push(
+              answer.status === 0 ? Math.max(validTimeoutMs, performance.now() - due) : performance.now() - due,
+            );
             if (answer.status !== 200) refused.push(bodies[k]);
           }),
         );
@@ -131,7 +141,8 @@ export const flood = {
       if (!(p99 <= TARGETS.validP99Ms)) {
         ledger.fail(`valid deliveries p99 ${round(p99)} ms while two clients flood, over ${TARGETS.validP99Ms} ms`);
       }
-      if (refused.length > 0) ledger.note(`${refused.length} valid deliveries not answered 200 during the flood; retried`);
+      if (refused.length > 0)
+        ledger.note(`${refused.length} valid deliveries not answered 200 during the flood; retried`);
       await pool(refused, 4, (webhook) => deliver(receiver, ledger, webhook, { attempts: 10 }));
     } finally {
       await receiver.close();

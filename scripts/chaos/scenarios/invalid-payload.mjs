@@ -29,7 +29,9 @@ export const invalidPayload = {
       const body = createTestWebhook({ amount: '100.00' });
       ledger.sent(body.id, 'either');
       const answer = await send(plain, ledger, body.id, await sign(plain, body));
-      ledger.note(`default options: ${verdictOf(answer)} (HTTP ${answer.status}), hooks: ${fired.join(', ') || 'none'}`);
+      ledger.note(
+        `default options: ${verdictOf(answer)} (HTTP ${answer.status}), hooks: ${fired.join(', ') || 'none'}`,
+      );
       if (ledger.entries.get(body.id).handled > 0) ledger.wrong('onPayment received a payload that fails validation');
     } finally {
       await plain.close();
@@ -54,7 +56,9 @@ export const invalidPayload = {
       ledger.note(`with ${HOOK}: ${verdictOf(answer)} (HTTP ${answer.status}), hook called ${recorded} time(s)`);
       if (ledger.entries.get(body.id).handled > 0) ledger.wrong('onPayment received a payload that fails validation');
       if (answer.status !== 200 || recorded === 0) {
-        ledger.fail(`a signed invalid payload is never handed off (${HOOK} not called, answered ${answer.status}): the service retries it forever`);
+        ledger.fail(
+          `a signed invalid payload is never handed off (${HOOK} not called, answered ${answer.status}): the service retries it forever`,
+        );
       }
     } finally {
       await dead.close();

@@ -35,7 +35,9 @@ export const mixed = {
     // Only storeTimeoutMs is shortened (from 5 s), so requests caught by the
     // outage fail fast and are retried, as the service would.
     const receivers = await Promise.all(
-      pairs.map((pair, i) => startReceiver({ ...pair, clients: ctx.clients, ledger: ledgers[i], options: { storeTimeoutMs: 1_000 } })),
+      pairs.map((pair, i) =>
+        startReceiver({ ...pair, clients: ctx.clients, ledger: ledgers[i], options: { storeTimeoutMs: 1_000 } }),
+      ),
     );
     try {
       const start = Date.now();
@@ -83,7 +85,9 @@ export const mixed = {
         const last = new Map();
         for (const entry of stuck) last.set(entry.answers.at(-1), (last.get(entry.answers.at(-1)) ?? 0) + 1);
         const answers = [...last].map(([status, count]) => `${count}x ${status}`).join(', ');
-        ledger.fail(`${stuck.length} genuine deliveries still unprocessed after ${drainMs} ms of retries (last answers: ${answers})`);
+        ledger.fail(
+          `${stuck.length} genuine deliveries still unprocessed after ${drainMs} ms of retries (last answers: ${answers})`,
+        );
       }
     } finally {
       await Promise.all(receivers.map((receiver) => receiver.close()));

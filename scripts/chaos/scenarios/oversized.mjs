@@ -19,35 +19,44 @@ const SIZES = [
 export const oversized = {
   id: '5',
   name: 'oversized',
-  title: 'bodies over the default maxBodyBytes on raw sockets (1 KiB, 2x, 8x; declared or chunked; read during or after)',
+  title:
+    'bodies over the default maxBodyBytes on raw sockets (1 KiB, 2x, 8x; declared or chunked; read during or after)',
   async run(ctx, pair, ledger) {
     const senders = ctx.quick ? 12 : 36;
     const receiver = await startReceiver({ ...pair, clients: ctx.clients, ledger });
     try {
-      const outcomes = await pool(Array.from({ length: senders }, (_, i) => i), 6, async (i) => {
-        const [size, bytes] = SIZES[i % SIZES.length];
-        const chunked = Math.floor(i / 3) % 2 === 1;
-        const readFirst = Math.floor(i / 6) % 2 === 0;
-        const head =
-          `POST /hook HTTP/1.1\r\nHost: ${receiver.host}\r\nContent-Type: application/json\r\n` +
-          `x-api-timestamp: ${Date.now()}\r\nsignature: ${randomBytes(256).toString('base64')}\r\n` +
-          (chunked ? 'Transfer-Encoding: chunked\r\n' : `Content-Length: ${bytes}\r\n`) +
-          '\r\n';
-        const id = `oversized-${i}`;
-        ledger.sent(id, 'refuse');
-        const result = await rawSend({ port: receiver.port, head, bodyBytes: bytes, chunked, readFirst });
-        if (result.outcome === 'answered') ledger.answer(id, result.status);
-        const held = readFirst || bytes <= 2 * DEFAULT_MAX_BODY_BYTES;
-        return { size, chunked, readFirst, held, ...result };
-      });
+      const outcomes = await pool(
+        Array.from({ length: senders }, (_, i) => i),
+        6,
+        async (i) => {
+          const [size, bytes] = SIZES[i % SIZES.length];
+          const chunked = Math.floor(i / 3) % 2 === 1;
+          const readFirst = Math.floor(i / 6) % 2 === 0;
+          const head =
+            `POST /hook HTTP/1.1\r\nHost: ${receiver.host}\r\nContent-Type: application/json\r\n` +
+            `x-api-timestamp: ${Date.now()}\r\nsignature: ${randomBytes(256).toString('base64')}\r\n` +
+            (chunked ? 'Transfer-Encoding: chunked\r\n' : `Content-Length: ${bytes}\r\n`) +
+            '\r\n';
+          const id = `oversized-${i}`;
+          ledger.sent(id, 'refuse');
+          const result = await rawSend({ port: receiver.port, head, bodyBytes: bytes, chunked, readFirst });
+          if (result.outcome === 'answered') ledger.answer(id, result.status);
+          const held = readFirst || bytes <= 2 * DEFAULT_MAX_BODY_BYTES;
+          return { size, chunked, readFirst, held, ...result };
+        },
+      );
       const got413 = (o) => o.outcome === 'answered' && o.status === 413;
       const missed = outcomes.filter((o) => o.outcome !== 'answered');
       const other = outcomes.filter((o) => o.outcome === 'answered' && o.status !== 413);
       ledger.metric('received413', `${outcomes.filter(got413).length}/${senders}`);
       ledger.metric('resetOrClosed', missed.length);
-      ledger.wrong('oversized body: the sender saw a reset or close instead of the 413', missed.filter((o) => o.held).length);
+      ledger.wrong(
+        'oversized body: the sender saw a reset or close instead of the 413',
+        missed.filter((o) => o.held).length,
+      );
       ledger.wrong('oversized body answered with another status than 413', other.length);
-      const describe = (o) => `${o.size} ${o.chunked ? 'chunked' : 'Content-Length'} ${o.readFirst ? 'reading' : 'read-after'}: ${o.outcome}${o.error ? ` ${o.error}` : ''}`;
+      const describe = (o) =>
+        `${o.size} ${o.chunked ? 'chunked' : 'Content-Length'} ${o.readFirst ? 'reading' : 'read-after'}: ${o.outcome}${o.error ? ` ${o.error}` : ''}`;
       const groups = new Map();
       for (const o of missed) groups.set(describe(o), (groups.get(describe(o)) ?? 0) + 1);
       for (const [what, count] of groups) ledger.note(`no 413 received: ${count}x ${what}`);

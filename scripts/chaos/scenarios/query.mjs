@@ -15,7 +15,12 @@ export const query = {
     try {
       const control = createTestWebhook();
       ledger.sent(control.id, 'handle');
-      const answer = await send(receiver, ledger, control.id, await sign(receiver, control, { signedPath: '/hook?shop=7' }));
+      const answer = await send(
+        receiver,
+        ledger,
+        control.id,
+        await sign(receiver, control, { signedPath: '/hook?shop=7' }),
+      );
       if (answer.status !== 200) ledger.fail(`the control delivery to ?shop=7 was answered ${answer.status}`);
       const verdicts = [];
       for (const path of VARIANTS) {

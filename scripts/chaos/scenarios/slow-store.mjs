@@ -23,14 +23,21 @@ export const slowStore = {
       await sleep(50);
       const [first] = await deliver(receiver, ledger, body, { attempts: 1 });
       ledger.note(`first attempt, Redis asleep: answered ${first.status}`);
-      if (first.status === 200) ledger.fail('the Redis store answered 200 while Redis was blocked: the scenario did not slow it');
+      if (first.status === 200)
+        ledger.fail('the Redis store answered 200 while Redis was blocked: the scenario did not slow it');
       await sleeping;
-      const answers = await deliver(receiver, ledger, body, { attempts: 1_000, delayMs: 200, stopAt: Date.now() + retryForMs });
+      const answers = await deliver(receiver, ledger, body, {
+        attempts: 1_000,
+        delayMs: 200,
+        stopAt: Date.now() + retryForMs,
+      });
       const wasted = answers.filter((answer) => answer.status === 409).length;
       ledger.metric('retriesAnswered409', wasted);
       ledger.wrong('409 to a retry of a delivery nobody is handling (its claim landed after the timeout)', wasted);
       if (answers.at(-1).status !== 200) {
-        ledger.fail(`the delivery was still not processed ${retryForMs} ms after Redis woke up (last answer ${answers.at(-1).status})`);
+        ledger.fail(
+          `the delivery was still not processed ${retryForMs} ms after Redis woke up (last answer ${answers.at(-1).status})`,
+        );
       }
     } finally {
       await receiver.close();
