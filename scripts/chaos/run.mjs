@@ -71,7 +71,8 @@ function pairsFor(scenario) {
   for (const server of SERVERS) {
     for (const store of STORES) {
       if (scenario.stores !== undefined && !scenario.stores.includes(store)) continue;
-      if (quick && scenario.quickPairs !== undefined && !scenario.quickPairs.includes(`${server}/${store}`)) continue;
+      const chosen = quick ? (scenario.quickPairs ?? scenario.pairs) : scenario.pairs;
+      if (chosen !== undefined && !chosen.includes(`${server}/${store}`)) continue;
       pairs.push({ server, store });
     }
   }

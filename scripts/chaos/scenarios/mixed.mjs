@@ -28,7 +28,7 @@ export const mixed = {
   name: 'mixed+redis-kill',
   title: 'mixed load on all receivers at once; redis-server killed with SIGKILL and restarted mid-way',
   async runAll(ctx, pairs, ledgers) {
-    const loadMs = ctx.quick ? 5_000 : 20_000;
+    const loadMs = ctx.quick ? 5_000 : 12_000;
     const tickMs = ctx.quick ? 60 : 40;
     const downMs = 700;
     const drainMs = 10_000;
