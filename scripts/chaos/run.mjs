@@ -40,7 +40,11 @@ const rows = [];
 let redis;
 const clients = {};
 
+let finished = false;
+
 function finish(timedOut) {
+  if (finished) return;
+  finished = true;
   clearTimeout(watchdog);
   process.stdout.write(
     `\npayhook chaos run (${quick ? 'quick' : 'full'}), ${((Date.now() - started) / 1000).toFixed(1)} s\n\n`,

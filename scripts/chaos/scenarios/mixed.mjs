@@ -1,5 +1,5 @@
 // Mixed load on every receiver at once: new deliveries, redeliveries of
-// earlier ones, tampered, stale and unsigned requests; a third of the way in
+// earlier ones, tampered, stale and badly signed requests; a third of the way in
 // redis-server is killed (SIGKILL) and restarted on the same port. The
 // service's retries go on throughout. Nothing may be answered 200 without
 // being recorded, nothing may run twice, every genuine delivery must end up
@@ -71,7 +71,8 @@ export const mixed = {
                 const earlier = genuine[Math.floor(Math.random() * genuine.length)];
                 track(deliver(receiver, ledger, earlier, retry));
               }
-              if (tick % 4 === 3) track(forged(receiver, ledger, ['tampered', 'stale', 'unsigned'][(tick >> 2) % 3]));
+              if (tick % 4 === 3)
+                track(forged(receiver, ledger, ['tampered', 'stale', 'bad-signature'][(tick >> 2) % 3]));
             }
             await sleep(tickMs);
           }
