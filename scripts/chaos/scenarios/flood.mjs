@@ -1,0 +1,155 @@
+// Issue 12 defect 2: an unsigned body of the largest size the handler takes
+// by default, made of as many tiny keys as fit, was parsed and sorted before
+// the signature check and blocked the event loop for about half a second.
+// Measured here: the event-loop time one such request costs (alone), and the
+// p99 of genuine deliveries while two clients flood such requests.
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import { randomBytes } from 'node:crypto';
+import { DEFAULT_MAX_BODY_BYTES } from 'payhook';
+import { createTestWebhook } from 'payhook/testing';
+import { TARGETS } from '../report.mjs';
+import { deliver, pool, send, sign, startReceiver } from '../harness.mjs';
+import { post, sleep } from '../net.mjs';
+
+/** `{"0":0,"1":0,…}` with base-36 names, padded to exactly `bytes`: the most keys that size holds. */
+export function maximalBody(bytes) {
+  const parts = [];
+  let size = 2 + 7; // the braces and the filler entry `,"~":""`
+  for (let i = 0; ; i++) {
+    const entry = `"${i.toString(36)}":0`;
+    if (size + entry.length + 1 > bytes) break;
+    parts.push(entry);
+    size += entry.length + 1;
+  }
+  const head = `{${parts.join(',')}`;
+  return Buffer.from(`${head},"~":"${'x'.repeat(bytes - head.length - 8)}"}`);
+}
+
+/** Headers of a request that cannot verify: a random signature of a real one's length. */
+function unsignedHeaders(receiver, signatureBytes) {
+  return {
+    host: receiver.host,
+    'content-type': 'application/json',
+    'x-api-timestamp': String(Date.now()),
+    signature: randomBytes(signatureBytes).toString('base64'),
+  };
+}
+
+function percentile(values, p) {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.max(0, Math.ceil(p * sorted.length) - 1)];
+}
+
+const round = (ms) => Math.round(ms * 10) / 10;
+
+export const flood = {
+  id: '2',
+  name: 'flood',
+  title: 'unsigned maximal bodies of tiny keys (default maxBodyBytes), two flooding clients vs valid deliveries',
+  // The unsigned requests never reach the store; three receivers cover both
+  // servers and every store while keeping the run within its bound when a
+  // request costs a second, as it does before the fix.
+  pairs: ['node/memory', 'web/ioredis', 'node/node-redis'],
+  quickPairs: ['node/memory'],
+  async run(ctx, pair, ledger) {
+    const alone = ctx.quick ? 3 : 6;
+    const floodMs = ctx.quick ? 3_000 : 5_000;
+    const intervalMs = 20;
+    // A valid delivery unanswered this long counts at this latency (far over
+    // the target anyway) and is retried after the flood: it keeps a stalled
+    // receiver from stretching the run.
+    const validTimeoutMs = 5_000;
+    const receiver = await startReceiver({ ...pair, clients: ctx.clients, ledger });
+    try {
+      const body = maximalBody(DEFAULT_MAX_BODY_BYTES);
+      const probe = await sign(receiver, createTestWebhook());
+      const signatureBytes = Buffer.from(probe.headers.signature, 'base64').length;
+      ledger.metric('maxBodyBytes', DEFAULT_MAX_BODY_BYTES);
+      let unsigned = 0;
+      const sendUnsigned = async () => {
+        const id = `unsigned-${++unsigned}`;
+        ledger.sent(id, 'refuse');
+        const answer = await post({
+          port: receiver.port,
+          path: '/hook',
+          headers: unsignedHeaders(receiver, signatureBytes),
+          body,
+          agent: receiver.agent,
+        });
+        ledger.answer(id, answer.status);
+        return answer;
+      };
+      // Warm up: the first delivery imports the key.
+      await deliver(receiver, ledger, createTestWebhook(), { attempts: 3 });
+
+      // 1. One unsigned request at a time: the event-loop time each costs.
+      const costs = [];
+      const statuses = new Set();
+      const delay = monitorEventLoopDelay({ resolution: 1 });
+      delay.enable();
+      for (let i = 0; i < alone; i++) {
+        const before = performance.eventLoopUtilization();
+        const answer = await sendUnsigned();
+        costs.push(performance.eventLoopUtilization(before).active);
+        statuses.add(answer.status);
+      }
+      delay.disable();
+      const cost = percentile(costs, 0.5);
+      ledger.metric('unsignedMedianMs', round(cost));
+      ledger.metric('unsignedMaxMs', round(Math.max(...costs)));
+      ledger.metric('longestStallMs', round(delay.max / 1e6));
+      ledger.note(`unsigned maximal bodies answered ${[...statuses].join('/')}`);
+      if (!(cost <= TARGETS.unsignedStallMs)) {
+        ledger.fail(
+          `an unsigned maximal body costs ${round(cost)} ms of event loop (median), over ${TARGETS.unsignedStallMs} ms`,
+        );
+      }
+
+      // 2. Valid deliveries every `intervalMs`, timed from when each was due
+      // (a stalled loop delays the send too), while two clients flood.
+      const count = Math.floor(floodMs / intervalMs);
+      const bodies = Array.from({ length: count }, () => createTestWebhook());
+      const signed = await pool(bodies, 8, (webhook) => sign(receiver, webhook));
+      let flooding = true;
+      const flooder = async () => {
+        while (flooding) await sendUnsigned();
+      };
+      const flooders = [flooder(), flooder()];
+      await sleep(200);
+      const latencies = [];
+      const refused = [];
+      const start = performance.now();
+      const inFlight = [];
+      for (let k = 0; k < count; k++) {
+        const due = start + k * intervalMs;
+        const wait = due - performance.now();
+        if (wait > 0) await sleep(wait);
+        ledger.sent(bodies[k].id, 'handle');
+        inFlight.push(
+          send(receiver, ledger, bodies[k].id, signed[k], { timeoutMs: validTimeoutMs }).then((answer) => {
+            latencies.push(
+              answer.status === 0 ? Math.max(validTimeoutMs, performance.now() - due) : performance.now() - due,
+            );
+            if (answer.status !== 200) refused.push(bodies[k]);
+          }),
+        );
+      }
+      await Promise.all(inFlight);
+      flooding = false;
+      await Promise.all(flooders);
+      const p99 = percentile(latencies, 0.99);
+      ledger.metric('validP99Ms', round(p99));
+      ledger.metric('validP50Ms', round(percentile(latencies, 0.5)));
+      ledger.metric('floodRequests', unsigned);
+      if (!(p99 <= TARGETS.validP99Ms)) {
+        ledger.fail(`valid deliveries p99 ${round(p99)} ms while two clients flood, over ${TARGETS.validP99Ms} ms`);
+      }
+      if (refused.length > 0)
+        ledger.note(`${refused.length} valid deliveries not answered 200 during the flood; retried`);
+      await pool(refused, 4, (webhook) => deliver(receiver, ledger, webhook, { attempts: 10 }));
+    } finally {
+      await receiver.close();
+    }
+  },
+};
