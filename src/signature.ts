@@ -1,7 +1,7 @@
-import { PayhookError } from './errors.js';
-import type { KeyInput, KeyOptions } from './keys.js';
-import { verificationKeys } from './lib/key-import.js';
-import { verifyWithKeys } from './lib/rsa-verify.js';
+import { PayhookError } from './lib/errors.js';
+import { importKeys } from './lib/key-import.js';
+import type { KeyInput, KeyOptions } from './lib/key-types.js';
+import { signatureBytes, verifyWithKeys } from './lib/rsa-verify.js';
 
 /**
  * Checks the `signature` header against a canonical string: base64 of an
@@ -54,7 +54,7 @@ export async function verifySignature(
   if (typeof canonical !== 'string') {
     throw new PayhookError('INVALID_ARGUMENT', `The canonical string must be a string, not ${typeof canonical}.`);
   }
-  // Keys already imported come back without an await (the per-delivery fast path).
-  const keys = verificationKeys(publicKeys, options);
-  return verifyWithKeys(Array.isArray(keys) ? keys : await keys, canonical, signature);
+  const keys = await importKeys(publicKeys, options);
+  const bytes = signatureBytes(signature, keys);
+  return bytes !== null && verifyWithKeys(keys, canonical, bytes);
 }

@@ -2,7 +2,7 @@ import { isPayhookError, type PayhookErrorCode } from '../errors.js';
 import { checkTimestamp } from '../freshness.js';
 import { importPublicKey, type KeyInput } from '../keys.js';
 import { decodeBase64Lenient } from '../lib/base64.js';
-import { assembleCanonical } from '../lib/canonical.js';
+import { canonicalHead } from '../lib/canonical.js';
 import { forEachHeader, getHeader } from '../lib/headers.js';
 import { canonicalBody, parseJsonBody, type JsonObject } from '../lib/json-body.js';
 import { splitUrl } from '../lib/url.js';
@@ -515,12 +515,11 @@ async function explain(request: ExplainRequest, options: ExplainOptions): Promis
     query: string;
     dropHeaders: readonly string[];
   }): string => {
-    const withHost: Record<string, string> = variant.host === undefined ? {} : { host: variant.host };
+    const kept: Record<string, string> = {};
     forEachHeader(headers, (name, value) => {
-      if (name.startsWith('x-api-') && !variant.dropHeaders.includes(name)) withHost[name] = value;
+      if (name.startsWith('x-api-') && !variant.dropHeaders.includes(name)) kept[name] = value;
     });
-    // With no body, assembleCanonical ends where the body line starts.
-    return assembleCanonical({ method, path: variant.path, headers: withHost, query: variant.query }, null);
+    return canonicalHead({ method, path: variant.path, host: variant.host, headers: kept, query: variant.query });
   };
   let canonical: string;
   try {

@@ -1,5 +1,5 @@
-import { PayhookError } from '../errors.js';
-import type { HeadersInput, HeadersLike } from '../request.js';
+import { PayhookError } from './errors.js';
+import type { HeadersInput, HeadersLike } from './request-types.js';
 import { ownValue } from './object.js';
 
 /**
@@ -29,7 +29,7 @@ function headerValue(value: unknown, name: string): string | undefined {
       `The header ${JSON.stringify(name)} is not a string or an array of strings.`,
     );
   }
-  return parts.join(', ');
+  return (parts as Array<string | number | boolean | bigint>).join(', ');
 }
 
 /** Every header as given: its name as written, its raw value. */
