@@ -8,7 +8,14 @@ import { checkTimestamp } from './freshness.js';
 import { resolveClock, type FreshnessOptions } from './lib/clock.js';
 import { isPayhookError, type PayhookIssue } from './lib/errors.js';
 import { getHeader } from './lib/headers.js';
-import { canonicalBody, checkParsedBodyWritable, isBytes, parseJsonBody, type JsonObject } from './lib/json-body.js';
+import {
+  bodySize,
+  canonicalBody,
+  checkParsedBodyWritable,
+  isBytes,
+  parseJsonBody,
+  type JsonObject,
+} from './lib/json-body.js';
 import { importKeys } from './lib/key-import.js';
 import type { KeyInput, KeyOptions } from './lib/key-types.js';
 import { misuse } from './lib/misuse.js';
@@ -200,22 +207,6 @@ function failure(code: VerifyWebhookErrorCode, message: string, issues?: readonl
 
 const MISMATCH =
   'The signature does not verify: body, Host, path, query or an x-api-* header changed, or the key is for another environment.';
-
-/**
- * Internal: the size of a raw body in UTF-8 bytes, counted only as far as it
- * takes to compare it with `limit`; 0 for a parsed value, which is not
- * measured.
- */
-export function bodySize(body: BodyInput, limit: number): number {
-  if (typeof body !== 'string') return isBytes(body) ? body.byteLength : 0;
-  // Every UTF-16 unit is 1 to 3 UTF-8 bytes: a short text needs no count,
-  // and one with more units than the limit has more bytes too.
-  const bytes = body.length;
-  if (bytes * 3 <= limit || bytes > limit) return bytes;
-  // In between, the runtime counts: a Blob holds the text as UTF-8 (a lone
-  // surrogate as U+FFFD, 3 bytes), natively.
-  return new Blob([body]).size;
-}
 
 /** Internal: verifyWebhook with its options checked once. */
 export interface PreparedVerifier {

@@ -159,8 +159,8 @@ describe('explainVerificationFailure', () => {
       environmentKeys: { production: TEST_KEY_PAIR.publicKey, beta: stranger.publicKeyPem },
       now: NOW,
     });
-    expect(diagnosis.changes).toEqual([{ part: 'key', received: 'production', expected: 'beta' }]);
-    expect(diagnosis.keyName).toBe('beta');
+    expect(diagnosis.changes).toEqual([{ part: 'key', received: 'service-production', expected: 'service-beta' }]);
+    expect(diagnosis.keyName).toBe('service-beta');
     expect(diagnosis.fix).toContain("environment: 'beta'");
     const named = await explainVerificationFailure(signed, {
       ...testKeys,
@@ -205,7 +205,9 @@ describe('explainVerificationFailure', () => {
     expect(diagnosis.message).toContain('body was changed');
     expect(diagnosis.tried.hosts).toContain('shop.example.kg');
     expect(diagnosis.tried.paths).toContain('/api/hook');
-    expect(diagnosis.tried.keys).toEqual(expect.arrayContaining(['the configured key', 'production', 'beta']));
+    expect(diagnosis.tried.keys).toEqual(
+      expect.arrayContaining(['the configured key', 'service-production', 'service-beta']),
+    );
     expect(diagnosis.checks).toBeGreaterThan(10);
     expect(diagnosis.checks).toBeLessThanOrEqual(600);
   });

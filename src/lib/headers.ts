@@ -84,3 +84,20 @@ export function getHeader(headers: HeadersInput, name: string): string | undefin
   }
   return found;
 }
+
+/**
+ * The first item of a comma-separated header value (`X-Forwarded-Host: a, b`
+ * names the client-facing host first), trimmed; `undefined` when it is blank
+ * or the header is absent.
+ *
+ * @example
+ * ```ts
+ * import { firstListItem } from './headers.js';
+ *
+ * firstListItem(' shop.example.kg , cdn'); // 'shop.example.kg'
+ * firstListItem(' , cdn'); // undefined
+ * ```
+ */
+export function firstListItem(value: string | undefined): string | undefined {
+  return value?.split(',')[0]!.trim() || undefined;
+}

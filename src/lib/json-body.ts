@@ -89,6 +89,29 @@ export function parseJsonBody(body: BodyInput): JsonObject | null {
   return value as JsonObject;
 }
 
+/**
+ * The size of a raw body in UTF-8 bytes, counted only as far as it
+ * takes to compare it with `limit`; 0 for a parsed value, which is not
+ * measured.
+ *
+ * @example
+ * ```ts
+ * import { bodySize } from './json-body.js';
+ *
+ * bodySize('{"a":"é"}', 100); // 9
+ * ```
+ */
+export function bodySize(body: BodyInput, limit: number): number {
+  if (typeof body !== 'string') return isBytes(body) ? body.byteLength : 0;
+  // Every UTF-16 unit is 1 to 3 UTF-8 bytes: a short text needs no count,
+  // and one with more units than the limit has more bytes too.
+  const bytes = body.length;
+  if (bytes * 3 <= limit || bytes > limit) return bytes;
+  // In between, the runtime counts: a Blob holds the text as UTF-8 (a lone
+  // surrogate as U+FFFD, 3 bytes), natively.
+  return new Blob([body]).size;
+}
+
 let collator: Intl.Collator | undefined;
 
 /**

@@ -8,7 +8,7 @@
  */
 import { canonicalHead } from './canonical.js';
 import { PayhookError } from './errors.js';
-import { getHeader } from './headers.js';
+import { firstListItem, getHeader } from './headers.js';
 import { misuse } from './misuse.js';
 import type { HeadersInput } from './request-types.js';
 import { splitUrl } from './url.js';
@@ -101,8 +101,7 @@ export function signedTarget(
   const { authority, path, query } = splitUrl(request.url);
   const received = {
     host: getHeader(headers, 'host'),
-    // The first of a list (`split` always gives one item).
-    forwardedHost: getHeader(headers, 'x-forwarded-host')?.split(',')[0]!.trim() || undefined,
+    forwardedHost: firstListItem(getHeader(headers, 'x-forwarded-host')),
     // Userinfo is never part of the host a client sends.
     authority: authority?.replace(/^.*@/, '') || undefined,
     path,
