@@ -223,6 +223,30 @@ describe('payhook verify', () => {
     expect(found.stdout).toContain('signature would verify with Host `shop.example.kg`');
   });
 
+  it('reads the exact body bytes a capture kept as bodyBase64', async () => {
+    const signed = await sign('https://shop.example.kg/webhooks/payments');
+    const exact = Buffer.from(signed.body, 'utf8').toString('base64');
+    const ok = await run([
+      'verify',
+      '--request',
+      await capture({ ...asCaptured(signed, '/webhooks/payments'), body: '', bodyBase64: exact } as never),
+      '--key',
+      testKey,
+    ]);
+    expect(ok.code).toBe(0);
+    // Bytes that are not UTF-8 are judged as bytes: INVALID_BODY, as the receiver answered.
+    const broken = Buffer.concat([Buffer.from(signed.body, 'utf8'), Buffer.from([0xff])]).toString('base64');
+    const refused = await run([
+      'verify',
+      '--request',
+      await capture({ ...asCaptured(signed, '/webhooks/payments'), body: signed.body, bodyBase64: broken } as never),
+      '--key',
+      testKey,
+    ]);
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toContain('INVALID_BODY');
+  });
+
   it('refuses bad usage with exit 2', async () => {
     const signed = await sign('https://shop.example.kg/hook');
     const file = await capture(asCaptured(signed, '/hook'));
