@@ -1,7 +1,7 @@
-import { PayhookError } from './lib/errors.js';
 import { importKeys } from './lib/key-import.js';
 import type { KeyInput, KeyOptions } from './lib/key-types.js';
 import { signatureBytes, verifyWithKeys } from './lib/rsa-verify.js';
+import { misuse } from './lib/misuse.js';
 
 /**
  * Checks the `signature` header against a canonical string: base64 of an
@@ -52,7 +52,7 @@ export async function verifySignature(
   options?: KeyOptions,
 ): Promise<boolean> {
   if (typeof canonical !== 'string') {
-    throw new PayhookError('INVALID_ARGUMENT', `The canonical string must be a string, not ${typeof canonical}.`);
+    throw misuse(`The canonical string must be a string, not ${typeof canonical}.`);
   }
   const keys = await importKeys(publicKeys, options);
   const bytes = signatureBytes(signature, keys);

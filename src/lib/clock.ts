@@ -1,4 +1,4 @@
-import { PayhookError } from './errors.js';
+import { misuse } from './misuse.js';
 
 /**
  * Options for the timestamp window.
@@ -82,8 +82,7 @@ export function resolveClock(options: ClockOptions | undefined): { now: number; 
         : rawNow;
   const toleranceMs: unknown = options?.toleranceMs ?? SERVICE_WINDOW_MS;
   if (!Number.isFinite(now) || !Number.isFinite(toleranceMs) || (toleranceMs as number) < 0) {
-    throw new PayhookError(
-      'INVALID_ARGUMENT',
+    throw misuse(
       'The "now" option must be milliseconds or a valid Date, and "toleranceMs" finite milliseconds, 0 or more.',
     );
   }

@@ -1,6 +1,7 @@
 import { PayhookError } from './errors.js';
 import type { KeyInput, KeyOptions, RsaJsonWebKey } from './key-types.js';
 import { pemToSpki } from './pem.js';
+import { misuse } from './misuse.js';
 
 // Internal: turns KeyInput values into checked Web Crypto keys, and keeps the
 // bounded caches that make a PEM or JWK given on every request cost one
@@ -48,7 +49,7 @@ const NOT_RSA_JWK = 'The JSON Web Key is not an RSA public key.';
 async function importKey(format: 'spki' | 'jwk', data: Uint8Array | JsonWebKey): Promise<CryptoKey> {
   const subtle = (globalThis as { crypto?: Crypto }).crypto?.subtle;
   if (!subtle) {
-    throw new PayhookError('INVALID_ARGUMENT', 'No Web Crypto (crypto.subtle) in this runtime.');
+    throw misuse('No Web Crypto (crypto.subtle) in this runtime.');
   }
   try {
     return await subtle.importKey(format as 'jwk', data as JsonWebKey, ALGORITHM, false, ['verify']);
@@ -142,10 +143,7 @@ export async function importKeys(
 ): Promise<CryptoKey[]> {
   const list: readonly KeyInput[] = inputs === undefined || inputs === null ? [] : [inputs].flat();
   if (list.length === 0) {
-    throw new PayhookError(
-      'INVALID_ARGUMENT',
-      'No public key was given (PRODUCTION_PUBLIC_KEY, BETA_PUBLIC_KEY or your own).',
-    );
+    throw misuse('No public key was given (PRODUCTION_PUBLIC_KEY, BETA_PUBLIC_KEY or your own).');
   }
   const keys = await Promise.all(list.map(async (input) => lookup(input)));
   return keys.map((key) => checkStrength(key, options));
