@@ -42,7 +42,8 @@ export interface CanonicalRequest {
  * The body may be raw text or bytes, or the value a body parser already
  * produced: the body line is always re-built from the parsed value (keys at
  * the top level sorted by `en-US` collation), so JSON whitespace, key order
- * and number spelling on the wire do not matter.
+ * and number spelling on the wire do not matter. One leading byte-order mark
+ * is ignored, in text as in bytes (it is not part of the JSON value).
  *
  * @throws {@link PayhookError} with code `MISSING_HOST`, `MALFORMED_PATH`,
  * `MALFORMED_QUERY` or `INVALID_BODY`.

@@ -1,11 +1,6 @@
-/**
- * verifyWebhook: the spec's receiver checks (signature, timestamp window,
- * payload) on one delivery, in order, reporting the first failure by code.
- *
- * @module
- */
+/** verifyWebhook: the spec's receiver checks on one delivery, in order, reporting the first failure by code. */
 import { checkTimestamp } from './freshness.js';
-import { resolveClock, type FreshnessOptions } from './lib/clock.js';
+import { resolveClock } from './lib/clock.js';
 import { isPayhookError, type PayhookIssue } from './lib/errors.js';
 import { getHeader } from './lib/headers.js';
 import {
@@ -72,14 +67,19 @@ export interface WebhookRequest {
  * };
  * ```
  */
-export interface VerifyWebhookOptions extends KeyOptions, Omit<FreshnessOptions, 'now'> {
+export interface VerifyWebhookOptions extends KeyOptions {
   /**
    * The receiver's current time, in milliseconds or as a `Date`, or a
-   * function that returns it, read once per delivery (a clock you inject
-   * once, for a verifier that lives long).
+   * function that returns it, read once per delivery.
    * @defaultValue `Date.now()` at the time of each delivery
    */
   now?: number | Date | (() => number | Date);
+  /**
+   * How far `x-api-timestamp` may lie from `now`, in either direction,
+   * boundary included.
+   * @defaultValue 300 000 (5 minutes, the service's window)
+   */
+  toleranceMs?: number;
   /**
    * Public key(s) the signature may verify with (PEM, JWK or CryptoKey).
    * Several keys: any of them may verify (key rotation).
@@ -346,12 +346,10 @@ const prepared = /* @__PURE__ */ new WeakMap<object, PreparedVerifier>();
  * pieces (`a=1&&b=2`), are fine. With `webhookUrl` the request's query is
  * not signed, and not checked.
  *
- * A signature that no configured key can verify — not base64, or a decoded
- * length that matches none of the keys' moduli — is refused without
- * building the canonical string's body line (its costly part: every
- * top-level key sorted). The body is still parsed, and checked that its line
- * could be written, so such a delivery gets exactly the code a full check
- * would give (`INVALID_BODY` before `SIGNATURE_MISMATCH`).
+ * A signature no configured key can verify (not base64, or a length that
+ * matches no key's modulus) is refused without writing the body line (its
+ * costly part: every top-level key sorted); the body is still parsed and
+ * checked to be writable, so the code is the one a full check gives.
  *
  * A body with a byte-order mark gets the same verdict as text and as bytes:
  * one leading mark is ignored in both, as the WHATWG UTF-8 decoding behind
