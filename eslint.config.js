@@ -43,6 +43,27 @@ export default tseslint.config(
     },
   },
   {
+    // Internals never reach up into the public layer: what they need (the
+    // error class, request and key shapes, clock options) lives in lib/ and
+    // the public files re-export it.
+    files: ['src/lib/**/*.ts'],
+    rules: {
+      'import-x/no-restricted-paths': [
+        'error',
+        {
+          zones: [
+            {
+              target: './src/lib',
+              from: './src',
+              except: ['./lib'],
+              message: 'src/lib must not import the public layer.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // Checked by their own compilers (examples per platform, the package-consumer projects).
     files: ['examples/**/*.ts', 'test/package/**', '*.config.ts'],
     extends: [tseslint.configs.recommended],

@@ -1,7 +1,10 @@
-import { PayhookError } from './errors.js';
-import { assembleCanonical } from './lib/canonical.js';
-import { parseJsonBody } from './lib/json-body.js';
-import type { BodyInput, HeadersInput, QueryInput, SearchParamsLike } from './request.js';
+import { canonicalHead } from './lib/canonical.js';
+import { PayhookError } from './lib/errors.js';
+import { getHeader } from './lib/headers.js';
+import { canonicalBody, parseJsonBody } from './lib/json-body.js';
+import { misuse } from './lib/misuse.js';
+import type { BodyInput, HeadersInput, QueryInput, SearchParamsLike } from './lib/request-types.js';
+
 /**
  * The parts of a request that the service signs.
  *
@@ -39,7 +42,8 @@ export interface CanonicalRequest {
  * The body may be raw text or bytes, or the value a body parser already
  * produced: the body line is always re-built from the parsed value (keys at
  * the top level sorted by `en-US` collation), so JSON whitespace, key order
- * and number spelling on the wire do not matter.
+ * and number spelling on the wire do not matter. One leading byte-order mark
+ * is ignored, in text as in bytes (it is not part of the JSON value).
  *
  * @throws {@link PayhookError} with code `MISSING_HOST`, `MALFORMED_PATH`,
  * `MALFORMED_QUERY` or `INVALID_BODY`.
@@ -60,36 +64,37 @@ export interface CanonicalRequest {
  */
 export function buildCanonicalString(request: CanonicalRequest): string {
   if (typeof request !== 'object' || request === null) {
-    throw new PayhookError(
-      'INVALID_ARGUMENT',
-      'buildCanonicalString needs a request object with method, path and headers.',
-    );
+    throw misuse('buildCanonicalString needs a request object with method, path and headers.');
   }
-  const { query } = request;
+  const { method, headers, query } = request;
   if (query !== undefined && query !== null && typeof query !== 'string' && typeof query !== 'object') {
     throw new PayhookError(
       'MALFORMED_QUERY',
       `The query must be a string, a map or a URLSearchParams, not a ${typeof query}.`,
     );
   }
-  return assembleCanonical(
-    {
-      ...request,
-      query:
-        query === undefined || query === null
-          ? ''
-          : typeof query === 'string' || typeof query.forEach === 'function'
-            ? (query as string)
-            : // A plain record becomes a Map, which lists its entries as a
-              // URLSearchParams does. Some frameworks give a repeated name as an
-              // array: the last one wins.
-              (new Map(
-                Object.entries(query).map(([name, value]: [string, unknown]) => [
-                  name,
-                  Array.isArray(value) && value.every((item) => typeof item === 'string') ? value.at(-1) : value,
-                ]),
-              ) as SearchParamsLike),
-    },
-    parseJsonBody(request.body),
-  );
+  // The body is parsed first, so its errors come first.
+  const body = parseJsonBody(request.body);
+  if (typeof method !== 'string') throw misuse('The request method must be a string.');
+  const head = canonicalHead({
+    method,
+    path: request.path,
+    host: typeof headers === 'object' && headers !== null ? getHeader(headers, 'host') : undefined,
+    headers,
+    query:
+      query === undefined || query === null
+        ? ''
+        : typeof query === 'string' || typeof query.forEach === 'function'
+          ? (query as string | SearchParamsLike)
+          : // A plain record becomes a Map, which lists its entries as a
+            // URLSearchParams does. Some frameworks give a repeated name as an
+            // array: the last one wins.
+            (new Map(
+              Object.entries(query).map(([name, value]: [string, unknown]) => [
+                name,
+                Array.isArray(value) && value.every((item) => typeof item === 'string') ? value.at(-1) : value,
+              ]),
+            ) as SearchParamsLike),
+  });
+  return head + canonicalBody(body);
 }

@@ -1,29 +1,6 @@
-import { resolveClock, SERVICE_WINDOW_MS } from './lib/clock.js';
+import { resolveClock, SERVICE_WINDOW_MS, type FreshnessOptions } from './lib/clock.js';
 
-/**
- * Options for the timestamp window.
- *
- * @example
- * ```ts
- * import type { FreshnessOptions } from 'payhook';
- *
- * const options: FreshnessOptions = { now: Date.now(), toleranceMs: 5 * 60_000 };
- * ```
- */
-export interface FreshnessOptions {
-  /**
-   * The receiver's current time, in milliseconds or as a `Date`. Inject it in
-   * tests, or from a trusted clock.
-   * @defaultValue `Date.now()` at the time of the call
-   */
-  now?: number | Date;
-  /**
-   * How far `x-api-timestamp` may lie from `now`, in either direction,
-   * boundary included.
-   * @defaultValue 300 000 (5 minutes, the service's window)
-   */
-  toleranceMs?: number;
-}
+export type { FreshnessOptions } from './lib/clock.js';
 
 /**
  * The service's window: a delivery may be at most 5 minutes old, or 5

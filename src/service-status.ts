@@ -6,6 +6,7 @@
  * @module
  */
 import { parseJsonBody } from './lib/json-body.js';
+import { ownValue } from './lib/object.js';
 
 /**
  * The status codes spec §7 documents.
@@ -254,10 +255,6 @@ function readCode(value: unknown): number | undefined {
   return undefined;
 }
 
-function own(record: Record<string, unknown>, key: string): unknown {
-  return Object.hasOwn(record, key) ? record[key] : undefined;
-}
-
 /**
  * Reads an error body of the payment service: `{ statusCode, errorMessage }`,
  * or the capitalised `{ StatusCode, ErrorMessage }` some responses carry
@@ -296,8 +293,8 @@ export function parseServiceError(body: unknown): ServiceError | undefined {
   let statusCode: number | undefined;
   let rawMessage: unknown;
   try {
-    statusCode = readCode(own(record, 'statusCode')) ?? readCode(own(record, 'StatusCode'));
-    rawMessage = own(record, 'errorMessage') ?? own(record, 'ErrorMessage');
+    statusCode = readCode(ownValue(record, 'statusCode')) ?? readCode(ownValue(record, 'StatusCode'));
+    rawMessage = ownValue(record, 'errorMessage') ?? ownValue(record, 'ErrorMessage');
   } catch {
     return undefined; // a caller-built object with throwing getters
   }

@@ -1,7 +1,7 @@
-import { PayhookError } from './errors.js';
-import type { KeyInput, KeyOptions } from './keys.js';
-import { verificationKeys } from './lib/key-import.js';
-import { verifyWithKeys } from './lib/rsa-verify.js';
+import { importKeys } from './lib/key-import.js';
+import type { KeyInput, KeyOptions } from './lib/key-types.js';
+import { signatureBytes, verifyWithKeys } from './lib/rsa-verify.js';
+import { misuse } from './lib/misuse.js';
 
 /**
  * Checks the `signature` header against a canonical string: base64 of an
@@ -52,9 +52,9 @@ export async function verifySignature(
   options?: KeyOptions,
 ): Promise<boolean> {
   if (typeof canonical !== 'string') {
-    throw new PayhookError('INVALID_ARGUMENT', `The canonical string must be a string, not ${typeof canonical}.`);
+    throw misuse(`The canonical string must be a string, not ${typeof canonical}.`);
   }
-  // Keys already imported come back without an await (the per-delivery fast path).
-  const keys = verificationKeys(publicKeys, options);
-  return verifyWithKeys(Array.isArray(keys) ? keys : await keys, canonical, signature);
+  const keys = await importKeys(publicKeys, options);
+  const bytes = signatureBytes(signature, keys);
+  return bytes !== null && verifyWithKeys(keys, canonical, bytes);
 }

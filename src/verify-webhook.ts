@@ -1,23 +1,25 @@
-/**
- * verifyWebhook: the spec's receiver checks (signature, timestamp window,
- * payload) on one delivery, in order, reporting the first failure by code.
- *
- * @module
- */
-import { PayhookError, type PayhookIssue } from './errors.js';
-import { checkTimestamp, type FreshnessOptions } from './freshness.js';
-import type { KeyInput, KeyOptions } from './keys.js';
-import { canonicalOf } from './lib/canonical.js';
+/** verifyWebhook: the spec's receiver checks on one delivery, in order, reporting the first failure by code. */
+import { checkTimestamp } from './freshness.js';
 import { resolveClock } from './lib/clock.js';
+import { isPayhookError, type PayhookIssue } from './lib/errors.js';
 import { getHeader } from './lib/headers.js';
-import { isBytes, parseJsonBody, type JsonObject } from './lib/json-body.js';
-import { checkedKeys } from './lib/key-import.js';
-import { verifyWithKeys } from './lib/rsa-verify.js';
-import { splitUrl, type UrlParts } from './lib/url.js';
-import type { BodyInput, HeadersInput } from './request.js';
+import {
+  bodySize,
+  canonicalBody,
+  checkParsedBodyWritable,
+  isBytes,
+  parseJsonBody,
+  type JsonObject,
+} from './lib/json-body.js';
+import { importKeys } from './lib/key-import.js';
+import type { KeyInput, KeyOptions } from './lib/key-types.js';
+import { misuse } from './lib/misuse.js';
+import type { BodyInput, HeadersInput } from './lib/request-types.js';
+import { signatureBytes, verifyWithKeys } from './lib/rsa-verify.js';
+import { pinWebhookUrl, signedTarget, targetHead } from './lib/signed-target.js';
 import { BETA_PUBLIC_KEY, PRODUCTION_PUBLIC_KEY, type ServiceEnvironment } from './service-keys.js';
-import { checkWebhookObject } from './webhook/validate.js';
 import type { PaymentWebhook } from './webhook/types.js';
+import { validateWebhookObject } from './webhook/validate.js';
 
 /**
  * One delivery as it reached your server. `url` is absolute
@@ -65,7 +67,19 @@ export interface WebhookRequest {
  * };
  * ```
  */
-export interface VerifyWebhookOptions extends KeyOptions, FreshnessOptions {
+export interface VerifyWebhookOptions extends KeyOptions {
+  /**
+   * The receiver's current time, in milliseconds or as a `Date`, or a
+   * function that returns it, read once per delivery.
+   * @defaultValue `Date.now()` at the time of each delivery
+   */
+  now?: number | Date | (() => number | Date);
+  /**
+   * How far `x-api-timestamp` may lie from `now`, in either direction,
+   * boundary included.
+   * @defaultValue 300 000 (5 minutes, the service's window)
+   */
+  toleranceMs?: number;
   /**
    * Public key(s) the signature may verify with (PEM, JWK or CryptoKey).
    * Several keys: any of them may verify (key rotation).
@@ -82,13 +96,12 @@ export interface VerifyWebhookOptions extends KeyOptions, FreshnessOptions {
    * (`BODY_TOO_LARGE`). An already parsed body is not measured: the body
    * parser that produced it applied its own limit.
    *
-   * The limit also bounds what an unsigned request can cost: the canonical
-   * string needs the whole body parsed and its top-level keys sorted before
-   * the signature can be checked. At 1 MiB, a body of 110 000 tiny keys took
-   * about 270 ms of CPU (`JSON.parse` alone about 65 ms) on the benchmark
-   * machine; at 64 KiB, about 10 ms. Real deliveries are a few kilobytes, so
-   * `65_536` is a safe, cheaper choice in production.
-   * @defaultValue 1 048 576 (1 MiB)
+   * Real deliveries are a few kilobytes, so the default of 64 KiB leaves them
+   * ample room while bounding what an unsigned request can cost: the body
+   * must be parsed before the signature can be judged, and a body of many
+   * tiny keys costs more to parse the larger it is. Raise it only if your
+   * deliveries grow past it (`maxBodyBytes: 262_144`), never to "unlimited".
+   * @defaultValue 65 536 (64 KiB, {@link DEFAULT_MAX_BODY_BYTES})
    */
   maxBodyBytes?: number;
   /**
@@ -176,41 +189,24 @@ export type VerifyWebhookResult =
   | { readonly ok: false; readonly error: VerifyWebhookError };
 
 /**
- * The default `maxBodyBytes`: 1 MiB. Real deliveries are a few kilobytes.
+ * The default `maxBodyBytes`: 64 KiB. Real deliveries are a few kilobytes;
+ * pass a larger `maxBodyBytes` if yours are not.
  *
  * @example
  * ```ts
  * import { DEFAULT_MAX_BODY_BYTES, verifyWebhook } from 'payhook';
  *
- * await verifyWebhook(request, { environment: 'production', maxBodyBytes: DEFAULT_MAX_BODY_BYTES / 4 });
+ * await verifyWebhook(request, { environment: 'production', maxBodyBytes: DEFAULT_MAX_BODY_BYTES * 4 });
  * ```
  */
-export const DEFAULT_MAX_BODY_BYTES = 1_048_576;
-
-/** scheme://userinfo@authority, path, ?query, #fragment: the raw parts, nothing decoded. */
-
-const misuse = (message: string): PayhookError => new PayhookError('INVALID_ARGUMENT', message);
+export const DEFAULT_MAX_BODY_BYTES = 65_536;
 
 function failure(code: VerifyWebhookErrorCode, message: string, issues?: readonly PayhookIssue[]): VerifyWebhookResult {
   return { ok: false, error: { code, message, ...(issues && { issues }) } };
 }
 
-/**
- * Internal: the size of a raw body in UTF-8 bytes, counted only as far as it
- * takes to compare it with `limit`; 0 for a parsed value, which is not
- * measured.
- */
-export function bodySize(body: BodyInput, limit: number): number {
-  if (typeof body !== 'string') return isBytes(body) ? body.byteLength : 0;
-  // Every UTF-16 unit is 1 to 3 UTF-8 bytes: a short text needs no count,
-  // and one with more units than the limit has more bytes too.
-  const bytes = body.length;
-  if (bytes * 3 <= limit || bytes > limit) return bytes;
-  // In between, the runtime counts: a Blob holds the text as UTF-8 (a lone
-  // surrogate as U+FFFD, 3 bytes), natively, about ten times faster than a
-  // loop over code points in JavaScript.
-  return new Blob([body]).size;
-}
+const MISMATCH =
+  'The signature does not verify: body, Host, path, query or an x-api-* header changed, or the key is for another environment.';
 
 /** Internal: verifyWebhook with its options checked once. */
 export interface PreparedVerifier {
@@ -223,18 +219,10 @@ export interface PreparedVerifier {
 /**
  * Internal: checks the options (throwing `INVALID_ARGUMENT` for misuse) and
  * returns a verifier. The handlers keep one per handler; {@link verifyWebhook}
- * keeps one per options object (its `verify` only, so a bundle of
- * verifyWebhook alone leaves the rest out).
+ * keeps one per options object. Keys are imported once per verifier; a
+ * function `now` is read per delivery.
  */
 export function prepareVerifier(options: VerifyWebhookOptions): PreparedVerifier {
-  const [verify, importKeys, maxBodyBytes] = prepare(options);
-  return { verify, ready: async () => importKeys(), maxBodyBytes };
-}
-
-/** The parts of a {@link PreparedVerifier}: `verify`, the key import behind `ready`, `maxBodyBytes`. */
-function prepare(
-  options: VerifyWebhookOptions,
-): [verify: PreparedVerifier['verify'], importKeys: () => CryptoKey[] | Promise<CryptoKey[]>, maxBodyBytes: number] {
   // Every option in one read (null, undefined or a primitive reads as no
   // options, hence no key).
   const {
@@ -248,7 +236,7 @@ function prepare(
     trustForwardedHeaders,
     strict,
   } = Object(options) as VerifyWebhookOptions;
-  const keys = [publicKeys ?? []].flat() as KeyInput[];
+  const keys: KeyInput[] = [publicKeys ?? []].flat();
   for (const name of [environment ?? []].flat() as unknown[]) {
     if (name !== 'production' && name !== 'beta') {
       throw misuse(`Unknown service environment ${JSON.stringify(name)}: use 'production' or 'beta'.`);
@@ -258,30 +246,27 @@ function prepare(
   if (keys.length === 0) {
     throw misuse("verifyWebhook needs { environment: 'production' } (or 'beta') or { publicKeys }.");
   }
-  // resolveClock reads an absent option as its default.
-  const clock = { now, toleranceMs } as FreshnessOptions;
-  resolveClock(clock); // validates `now` and `toleranceMs` now, not per delivery
+  // Checked now (resolveClock throws for a bad value), except what a clock
+  // function returns, which is read and checked at each delivery.
+  const clock = { now, toleranceMs };
+  resolveClock({ toleranceMs, now: typeof now === 'function' ? undefined : now });
   if (typeof maxBodyBytes !== 'number' || !(maxBodyBytes > 0)) {
     throw misuse('maxBodyBytes must be a number above 0.');
   }
-  let pinned: UrlParts | undefined;
-  if (webhookUrl !== undefined) {
-    try {
-      // The host as an HTTP client sends it for this URL (lower case,
-      // punycode, no default port); path and query as the service requests them.
-      const { host, pathname, search } = new URL(splitUrl(webhookUrl).authority === undefined ? '!' : webhookUrl);
-      pinned = { authority: host, path: pathname, query: search.slice(1) };
-    } catch {
-      throw misuse('webhookUrl must be an absolute URL (https://…).');
-    }
-  }
+  const targetOptions = {
+    webhookUrl: webhookUrl === undefined ? undefined : pinWebhookUrl(webhookUrl),
+    trustForwardedHeaders: trustForwardedHeaders === true,
+  };
   const keyOptions: KeyOptions = { allowWeakKeys: allowWeakKeys === true };
   const parseOptions = { strict: strict === true };
-  // The checked keys once imported: later deliveries skip even the cache look-up.
-  let imported: CryptoKey[] | undefined;
-  const importKeys = (): CryptoKey[] | Promise<CryptoKey[]> => {
-    const found = checkedKeys(keys, keyOptions); // `keys` is not empty (checked above)
-    return Array.isArray(found) ? (imported = found) : found.then((list) => (imported = list));
+  // Imported once; a failed import is not kept, so a bad key throws on every call.
+  let imported: Promise<CryptoKey[]> | undefined;
+  const ready = (): Promise<CryptoKey[]> => {
+    imported ??= importKeys(keys, keyOptions).catch((error: unknown) => {
+      imported = undefined;
+      throw error;
+    });
+    return imported;
   };
 
   async function verify(request: WebhookRequest): Promise<VerifyWebhookResult> {
@@ -289,8 +274,7 @@ function prepare(
     if (typeof method !== 'string' || typeof url !== 'string' || typeof headers !== 'object' || headers === null) {
       throw misuse('verifyWebhook needs a request { method, url, headers, body }.');
     }
-    // A bad key is never kept, so it throws on every call.
-    const cryptoKeys = imported ?? (await importKeys());
+    const cryptoKeys = await ready();
 
     const signature = getHeader(headers, 'signature');
     if (!signature) return failure('MISSING_SIGNATURE', 'The request has no signature header.');
@@ -304,45 +288,40 @@ function prepare(
     let canonical: string;
     try {
       parsed = parseJsonBody(body);
-      const parts = pinned ?? splitUrl(url);
-      let host = pinned?.authority;
-      // The first forwarded host (`split` always gives one item); a blank one counts as none.
-      if (host === undefined && trustForwardedHeaders === true)
-        host = getHeader(headers, 'x-forwarded-host')?.split(',')[0]!.trim() || undefined;
-      // No Host header (some HTTP/2 stacks): an absolute URL's authority is
-      // what the client addressed.
-      if (host === undefined && parts.authority !== undefined && getHeader(headers, 'host') === undefined)
-        host = parts.authority;
-      canonical = canonicalOf(method, parts, headers, parsed, host || undefined);
+      const head = targetHead(signedTarget({ method, url, headers }, targetOptions));
+      const bytes = signatureBytes(signature, cryptoKeys);
+      if (bytes === null) {
+        // No configured key can verify this signature, so the body line is
+        // not written; only whether it could be is checked, since
+        // INVALID_BODY comes before SIGNATURE_MISMATCH.
+        if (typeof body === 'string' || isBytes(body)) checkParsedBodyWritable(parsed);
+        else canonicalBody(parsed);
+        return failure('SIGNATURE_MISMATCH', MISMATCH);
+      }
+      canonical = head + canonicalBody(parsed);
+      if (!(await verifyWithKeys(cryptoKeys, canonical, bytes))) return failure('SIGNATURE_MISMATCH', MISMATCH);
     } catch (error) {
-      if (error instanceof PayhookError && error.code !== 'INVALID_ARGUMENT')
+      if (isPayhookError(error) && error.code !== 'INVALID_ARGUMENT')
         return failure(error.code as VerifyWebhookErrorCode, error.message);
       throw error;
     }
 
-    if (!(await verifyWithKeys(cryptoKeys, canonical, signature))) {
-      return failure(
-        'SIGNATURE_MISMATCH',
-        'The signature does not verify: body, Host, path, query or an x-api-* header changed, or the key is for another environment.',
-      );
-    }
-
-    const check = checkTimestamp(getHeader(headers, 'x-api-timestamp'), clock);
+    const check = checkTimestamp(getHeader(headers, 'x-api-timestamp'), resolveClock(clock));
     if (!check.ok) return failure(check.code, check.message);
 
     if (parsed === null) {
       return failure('INVALID_PAYLOAD', 'The body is empty.', [{ path: '', message: 'the body is empty' }]);
     }
-    const checked = checkWebhookObject(parsed, parseOptions);
-    if (checked.issues !== undefined) return failure('INVALID_PAYLOAD', checked.message, checked.issues);
+    const checked = validateWebhookObject(parsed, parseOptions);
+    if (!checked.success) return failure('INVALID_PAYLOAD', checked.error.message, checked.error.issues);
     return { ok: true, webhook: checked.webhook, canonical, timestamp: check.timestamp };
   }
 
-  return [verify, importKeys, maxBodyBytes];
+  return { verify, ready, maxBodyBytes };
 }
 
 /** Prepared verifiers by options object: options are read once per object. */
-const prepared = /* @__PURE__ */ new WeakMap<object, PreparedVerifier['verify']>();
+const prepared = /* @__PURE__ */ new WeakMap<object, PreparedVerifier>();
 
 /**
  * Verifies one delivery the way the spec's receiver must (§4.1), checking in
@@ -351,16 +330,35 @@ const prepared = /* @__PURE__ */ new WeakMap<object, PreparedVerifier['verify']>
  * 1. `MISSING_SIGNATURE` — no `signature` header (or an empty one).
  * 2. `BODY_TOO_LARGE` — a raw body over `maxBodyBytes`, before parsing.
  * 3. The canonical string cannot be built: `INVALID_BODY` (not JSON, or not
- *    an object), `MISSING_HOST`, `MALFORMED_PATH`, `MALFORMED_QUERY`.
+ *    an object), `MALFORMED_PATH`, `MISSING_HOST`, `MALFORMED_QUERY`.
  * 4. `SIGNATURE_MISMATCH` — no key verifies it (this includes an
  *    `x-api-timestamp` added, removed or changed after signing).
  * 5. `MISSING_TIMESTAMP`, `MALFORMED_TIMESTAMP`, `TIMESTAMP_OUT_OF_WINDOW`.
  * 6. `INVALID_PAYLOAD` — signed and fresh, but not a webhook of spec §2
  *    (`error.issues` lists each problem).
  *
+ * The query rule (without `webhookUrl`, when the request's own query is
+ * signed): the signature covers the query as `URLSearchParams` reads it, so
+ * a query your app could read differently is refused with
+ * `MALFORMED_QUERY` — one that starts with a second `?` (`??shop=7`), a
+ * parameter with an empty name (`=7`), or a name repeated with different
+ * values (`shop=8&shop=7`). A name repeated with the same value, and empty
+ * pieces (`a=1&&b=2`), are fine. With `webhookUrl` the request's query is
+ * not signed, and not checked.
+ *
+ * A signature no configured key can verify (not base64, or a length that
+ * matches no key's modulus) is refused without writing the body line (its
+ * costly part: every top-level key sorted); the body is still parsed and
+ * checked to be writable, so the code is the one a full check gives.
+ *
+ * A body with a byte-order mark gets the same verdict as text and as bytes:
+ * one leading mark is ignored in both, as the WHATWG UTF-8 decoding behind
+ * `request.text()` and `request.json()` ignores it. It is not part of the
+ * JSON value, so the signature never covers it.
+ *
  * The body is decoded and `JSON.parse`d once; the parsed object serves the
  * canonical string and the payment model. PEM keys are imported once per
- * process and cached. The options are read and checked once per options
+ * process and cached, and each options object imports them once. The options are read and checked once per options
  * object, on its first call, and that result is reused for every later call
  * with the same object: to change an option (to rotate keys, say), pass a
  * new options object — changing a property of one already used has no
@@ -392,7 +390,7 @@ export async function verifyWebhook(
   options: VerifyWebhookOptions,
 ): Promise<VerifyWebhookResult> {
   // One prepared verifier per options object: repeated calls do no preparation.
-  let verify = prepared.get(options);
-  if (verify === undefined) prepared.set(options, (verify = prepare(options)[0]));
-  return verify(request);
+  let verifier = prepared.get(options);
+  if (verifier === undefined) prepared.set(options, (verifier = prepareVerifier(options)));
+  return verifier.verify(request);
 }

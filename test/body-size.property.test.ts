@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { bodySize } from '../src/verify-webhook.js';
+import { bodySize } from '../src/lib/json-body.js';
 
 // bodySize decides BODY_TOO_LARGE for a text body before anything else reads
 // it. Oracle: the UTF-8 length TextEncoder gives (a lone surrogate is written

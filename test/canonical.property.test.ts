@@ -159,10 +159,10 @@ describe('the body line (property)', () => {
 });
 
 describe('the body line over a stream of deliveries (property)', () => {
-  // payhook works out each top-level key list's order once and reuses it
-  // (src/lib/json-body.ts). Streams here repeat key lists (reused orders),
-  // send the same keys in other wire orders (keys that collate equal keep
-  // theirs), and hold more distinct lists than are remembered, interleaved.
+  // Each delivery's body line must depend on that body alone, whatever came
+  // before it. Streams here repeat key lists, send the same keys in other
+  // wire orders (keys that collate equal keep theirs), and hold many
+  // distinct lists, interleaved.
   const tied = [
     ['', '\u0000'],
     ['\u0000', ''],

@@ -201,8 +201,7 @@ describe('line 4: the query', () => {
 });
 
 describe('the body line', () => {
-  it('is right for key lists too long to be remembered, however often they come', () => {
-    // Key orders are reused only for lists of at most 1,024 characters (src/lib/json-body.ts).
+  it('is right for long keys and long key lists, however often they come', () => {
     const long = 'k'.repeat(1_500);
     const text = JSON.stringify({ [long]: 1, b: 2, a: 3, 10: 4 });
     for (let i = 0; i < 3; i++)

@@ -159,8 +159,8 @@ describe('explainVerificationFailure', () => {
       environmentKeys: { production: TEST_KEY_PAIR.publicKey, beta: stranger.publicKeyPem },
       now: NOW,
     });
-    expect(diagnosis.changes).toEqual([{ part: 'key', received: 'production', expected: 'beta' }]);
-    expect(diagnosis.keyName).toBe('beta');
+    expect(diagnosis.changes).toEqual([{ part: 'key', received: 'service-production', expected: 'service-beta' }]);
+    expect(diagnosis.keyName).toBe('service-beta');
     expect(diagnosis.fix).toContain("environment: 'beta'");
     const named = await explainVerificationFailure(signed, {
       ...testKeys,
@@ -205,7 +205,9 @@ describe('explainVerificationFailure', () => {
     expect(diagnosis.message).toContain('body was changed');
     expect(diagnosis.tried.hosts).toContain('shop.example.kg');
     expect(diagnosis.tried.paths).toContain('/api/hook');
-    expect(diagnosis.tried.keys).toEqual(expect.arrayContaining(['the configured key', 'production', 'beta']));
+    expect(diagnosis.tried.keys).toEqual(
+      expect.arrayContaining(['the configured key', 'service-production', 'service-beta']),
+    );
     expect(diagnosis.checks).toBeGreaterThan(10);
     expect(diagnosis.checks).toBeLessThanOrEqual(600);
   });
@@ -345,5 +347,112 @@ describe('explainVerificationFailure names the one cause that was introduced', (
       ),
       { numRuns: 40 },
     );
+  });
+});
+
+// Issue 14's explain findings: payhook's own test key is named, an unknown
+// host asks for the registered URL, and a prefix stripped by a proxy is
+// worded apart from one stripped by the app's router.
+describe("payhook's published test key", () => {
+  it('is named when a test delivery reaches a production receiver, with the fix', async () => {
+    const signed = await delivery('https://shop.example.kg/webhooks/payments');
+    const diagnosis = await explainVerificationFailure(signed, { environment: 'production', now: NOW });
+    expect(diagnosis.code).toBe('SIGNATURE_MISMATCH');
+    expect(diagnosis.keyName).toBe('payhook-test');
+    expect(diagnosis.changes).toEqual([{ part: 'key', received: 'service-production', expected: 'payhook-test' }]);
+    expect(diagnosis.fix).toContain("payhook's published test key");
+    expect(diagnosis.fix).toContain('never accept that key in production');
+    expect(diagnosis.tried.keys).toContain('payhook-test');
+  });
+
+  it('is found together with a URL change, and the service keys go by their conformance names', async () => {
+    const signed = await delivery('https://shop.example.kg/api/hook');
+    const diagnosis = await explainVerificationFailure(received(signed, '/hook'), {
+      environment: ['production', 'beta'],
+      now: NOW,
+    });
+    expect(diagnosis.keyName).toBe('payhook-test');
+    expect(diagnosis.changes).toEqual([
+      { part: 'path', received: '/hook', expected: '/api/hook' },
+      { part: 'key', received: 'service-production, service-beta', expected: 'payhook-test' },
+    ]);
+  });
+});
+
+describe('an unknown host', () => {
+  it('asks for the registered URL when Host was rewritten with no X-Forwarded-Host', async () => {
+    const signed = await delivery('https://shop.example.kg/webhooks/payments');
+    const diagnosis = await explainVerificationFailure(
+      received(signed, '/webhooks/payments', { host: 'internal:8080' }),
+      testKeys,
+    );
+    expect(diagnosis.changes).toEqual([]);
+    expect(diagnosis.message).toContain('--registered-url');
+    expect(diagnosis.fix).toContain('registeredUrl');
+    // Given it, the search finds the host at once.
+    const withUrl = await explainVerificationFailure(
+      received(signed, '/webhooks/payments', { host: 'internal:8080' }),
+      { ...testKeys, registeredUrl: 'https://shop.example.kg/webhooks/payments' },
+    );
+    expect(withUrl.changes).toEqual([{ part: 'host', received: 'internal:8080', expected: 'shop.example.kg' }]);
+  });
+
+  it('asks for it when there is no Host at all', async () => {
+    const signed = await delivery('https://shop.example.kg/webhooks/payments');
+    const { host: _host, ...hostless } = signed.headers;
+    const diagnosis = await explainVerificationFailure(
+      { ...signed, url: '/webhooks/payments', headers: hostless },
+      testKeys,
+    );
+    expect(diagnosis.code).toBe('MISSING_HOST');
+    expect(diagnosis.message).toContain('--registered-url');
+  });
+
+  it('does not ask for it when a forwarding header named a host (the body was tampered)', async () => {
+    const signed = await delivery('https://shop.example.kg/webhooks/payments');
+    const request = received(signed, '/webhooks/payments', {
+      host: 'internal:8080',
+      'x-forwarded-host': 'shop.example.kg',
+    });
+    const tampered = { ...request, body: signed.body.replace('"amount":100', '"amount":1000') };
+    const diagnosis = await explainVerificationFailure(tampered, testKeys);
+    expect(diagnosis.changes).toEqual([]);
+    expect(diagnosis.message).not.toContain('--registered-url');
+    expect(diagnosis.fix).toBeNull();
+  });
+});
+
+describe('a stripped path prefix', () => {
+  it('stripped by a proxy that says so (X-Forwarded-Prefix) is the proxy, without req.originalUrl', async () => {
+    const signed = await delivery('https://shop.example.kg/shop-7/payhook-in');
+    const diagnosis = await explainVerificationFailure(
+      received(signed, '/payhook-in', { 'x-forwarded-prefix': '/shop-7' }),
+      testKeys,
+    );
+    expect(diagnosis.changes).toEqual([{ part: 'path', received: '/payhook-in', expected: '/shop-7/payhook-in' }]);
+    expect(diagnosis.fix).toContain('your proxy strips the prefix `/shop-7`');
+    expect(diagnosis.fix).toContain("set `webhookUrl: 'https://shop.example.kg/shop-7/payhook-in'`");
+    expect(diagnosis.fix).not.toContain('originalUrl');
+    expect(diagnosis.fix).not.toContain('router');
+  });
+
+  it('stripped by a proxy that keeps the original in X-Original-URI is the proxy too', async () => {
+    const signed = await delivery('https://shop.example.kg/api/hook');
+    const diagnosis = await explainVerificationFailure(
+      received(signed, '/hook', { 'x-original-uri': '/api/hook' }),
+      testKeys,
+    );
+    expect(diagnosis.changes).toEqual([{ part: 'path', received: '/hook', expected: '/api/hook' }]);
+    expect(diagnosis.fix).toContain('your proxy strips the prefix `/api`');
+    expect(diagnosis.fix).not.toContain('originalUrl');
+  });
+
+  it('with no proxy trace is the router (a mounted sub-app), and mentions req.originalUrl', async () => {
+    const signed = await delivery('https://shop.example.kg/api/hook');
+    const diagnosis = await explainVerificationFailure(received(signed, '/hook'), testKeys);
+    expect(diagnosis.changes).toEqual([{ part: 'path', received: '/hook', expected: '/api/hook' }]);
+    expect(diagnosis.fix).toContain('your router strips the prefix `/api`');
+    expect(diagnosis.fix).toContain('req.originalUrl');
+    expect(diagnosis.fix).not.toContain('proxy');
   });
 });

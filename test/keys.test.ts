@@ -2,7 +2,7 @@ import { createPublicKey, createSign, generateKeyPairSync } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { clearKeyCache, importPublicKey, type KeyInput, type RsaJsonWebKey } from '../src/keys.js';
-import { importVerificationKeys, PEM_CACHE_SIZE } from '../src/lib/key-import.js';
+import { importKeys, PEM_CACHE_SIZE } from '../src/lib/key-import.js';
 import { rejectionCodeOf, spelling } from './helpers/codes.js';
 
 const keys = JSON.parse(readFileSync(new URL('./fixtures/keys.json', import.meta.url), 'utf8')) as Record<
@@ -163,7 +163,7 @@ describe('the PEM cache', () => {
     const again = await Promise.all(Array.from({ length: 20 }, () => importPublicKey(pem('conformance-2048'))));
     expect(spy).toHaveBeenCalledTimes(1);
     for (const key of again) expect(key).toBe(first);
-    await importVerificationKeys([pem('conformance-2048'), pem('conformance-2048')], undefined);
+    await importKeys([pem('conformance-2048'), pem('conformance-2048')], undefined);
     expect(spy).toHaveBeenCalledTimes(1);
   });
 
@@ -215,26 +215,22 @@ describe('the PEM cache', () => {
   });
 });
 
-describe('importVerificationKeys', () => {
+describe('importKeys', () => {
   it('keeps the order of a key list', async () => {
-    const list = await importVerificationKeys([pem('conformance-2048'), pem('stranger-2048')], undefined);
+    const list = await importKeys([pem('conformance-2048'), pem('stranger-2048')], undefined);
     expect(list).toHaveLength(2);
     expect(list[0]).toBe(await importPublicKey(pem('conformance-2048')));
     expect(list[1]).toBe(await importPublicKey(pem('stranger-2048')));
   });
 
   it('throws INVALID_ARGUMENT for an empty list or no keys at all', async () => {
-    expect(await rejectionCodeOf(importVerificationKeys([], undefined))).toBe('INVALID_ARGUMENT');
-    expect(await rejectionCodeOf(importVerificationKeys(undefined, undefined))).toBe('INVALID_ARGUMENT');
-    expect(await rejectionCodeOf(importVerificationKeys(null, undefined))).toBe('INVALID_ARGUMENT');
+    expect(await rejectionCodeOf(importKeys([], undefined))).toBe('INVALID_ARGUMENT');
+    expect(await rejectionCodeOf(importKeys(undefined, undefined))).toBe('INVALID_ARGUMENT');
+    expect(await rejectionCodeOf(importKeys(null, undefined))).toBe('INVALID_ARGUMENT');
   });
 
   it('fails the whole list when one key is unusable', async () => {
-    expect(await rejectionCodeOf(importVerificationKeys([pem('conformance-2048'), pem('ec-p256')], undefined))).toBe(
-      'INVALID_KEY',
-    );
-    expect(await rejectionCodeOf(importVerificationKeys([pem('conformance-2048'), pem('weak-1024')], undefined))).toBe(
-      'WEAK_KEY',
-    );
+    expect(await rejectionCodeOf(importKeys([pem('conformance-2048'), pem('ec-p256')], undefined))).toBe('INVALID_KEY');
+    expect(await rejectionCodeOf(importKeys([pem('conformance-2048'), pem('weak-1024')], undefined))).toBe('WEAK_KEY');
   });
 });

@@ -206,7 +206,7 @@ describe('verifyWebhook', () => {
       );
     });
 
-    it('defaults to 1 MiB', async () => {
+    it('refuses a 1 MiB body by default (the default limit is 64 KiB)', async () => {
       const delivery = signDelivery(webhookBody({ fields: { amount: 1, pad: 'x'.repeat(1_048_576) } }), {
         timestamp: NOW,
       });

@@ -1,3 +1,4 @@
+import { decodeBase64Lenient } from '../lib/base64.js';
 import { UsageError } from './io.js';
 
 /** A captured delivery, as `verifyWebhook` takes it. */
@@ -5,18 +6,24 @@ export interface CapturedRequest {
   method: string;
   url: string;
   headers: Record<string, string>;
-  body: string;
+  /** Text, or the exact bytes when the capture holds them (`bodyBase64`: a body that is not UTF-8). */
+  body: string | Uint8Array;
+}
+
+/** The exact body bytes a capture kept as base64 (a body that is not UTF-8 has no faithful text). */
+function bytesOf(bodyBase64: unknown): Uint8Array {
+  const bytes = typeof bodyBase64 === 'string' ? decodeBase64Lenient(bodyBase64) : null;
+  if (bytes === null) throw new UsageError('the request file\'s "bodyBase64" is not base64');
+  return bytes;
 }
 
 function fromJson(value: unknown): CapturedRequest {
   // A whole conformance entry ({ name, request, … }) is accepted too.
   const candidate =
-    typeof value === 'object' && value !== null && 'request' in value && !('method' in value)
-      ? (value).request
-      : value;
+    typeof value === 'object' && value !== null && 'request' in value && !('method' in value) ? value.request : value;
   if (typeof candidate !== 'object' || candidate === null)
     throw new UsageError('the request file must hold a JSON object { method, url, headers, body }');
-  const { method, url, path, headers, body } = candidate as Record<string, unknown>;
+  const { method, url, path, headers, body, bodyBase64 } = candidate as Record<string, unknown>;
   const target = typeof url === 'string' ? url : typeof path === 'string' ? path : undefined;
   if (target === undefined) throw new UsageError('the request file has no "url" (absolute, or path and query)');
   if (typeof headers !== 'object' || headers === null || Array.isArray(headers)) {
@@ -32,8 +39,15 @@ function fromJson(value: unknown): CapturedRequest {
     method: typeof method === 'string' ? method : 'POST',
     url: target,
     headers: flat,
-    // A body captured as parsed JSON is written back; the canonical string is the same.
-    body: typeof body === 'string' ? body : body === undefined || body === null ? '' : JSON.stringify(body),
+    body:
+      bodyBase64 !== undefined
+        ? bytesOf(bodyBase64)
+        : typeof body === 'string'
+          ? body
+          : // A body captured as parsed JSON is written back; the canonical string is the same.
+            body === undefined || body === null
+            ? ''
+            : JSON.stringify(body),
   };
 }
 

@@ -11,8 +11,10 @@ export const VERIFY_HELP = `Usage: payhook verify --request <file> (--env produc
 Checks a captured delivery as your receiver would, and when it does not
 verify, finds out why: it prints the canonical string, then tries the likely
 causes (a rewritten Host, a stripped path prefix, a dropped or added query
-string, an x-api-* header added by a proxy, the other environment's key)
-and names the one that makes the signature verify, with the fix.
+string, an x-api-* header added by a proxy, the other environment's key,
+payhook's own test key) and names the one that makes the signature verify,
+with the fix. When nothing names the signed host (Host rewritten with no
+X-Forwarded-Host), give --registered-url.
 
 The request file is JSON { "method", "url", "headers", "body" } (like an
 entry's "request" in the conformance vectors; a whole entry works too), or

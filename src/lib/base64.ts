@@ -4,8 +4,7 @@ const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789
  * Decodes base64 the way the service's verifier accepts it: standard or
  * URL-safe alphabet, padding optional, surrounding whitespace ignored.
  * Returns `null` for anything else (inner whitespace, stray characters,
- * misplaced padding, an impossible length, an empty input). `allot` gives
- * the array to write into (a fresh one by default).
+ * misplaced padding, an impossible length, an empty input).
  *
  * @example
  * ```ts
@@ -15,10 +14,7 @@ const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789
  * decodeBase64Lenient('a Gk'); // null
  * ```
  */
-export function decodeBase64Lenient(
-  input: string,
-  allot = (length: number): Uint8Array => new Uint8Array(length),
-): Uint8Array | null {
+export function decodeBase64Lenient(input: string): Uint8Array | null {
   // trim() is linear, and so is this anchored test (the header is
   // attacker-controlled): one run of the two alphabets, then padding, which
   // when present must complete the last quantum exactly.
@@ -33,7 +29,7 @@ export function decodeBase64Lenient(
     return null;
   }
   if (binary === '') return null;
-  const out = allot(binary.length);
+  const out = new Uint8Array(binary.length);
   for (let i = 0; i < binary.length; i++) out[i] = binary.charCodeAt(i);
   return out;
 }

@@ -1,8 +1,6 @@
-import { PayhookError } from '../errors.js';
-import type { HeadersInput, SearchParamsLike } from '../request.js';
-import { forEachHeader, getHeader } from './headers.js';
-import { canonicalBody, type JsonObject } from './json-body.js';
-import type { UrlParts } from './url.js';
+import { PayhookError } from './errors.js';
+import type { HeadersInput, SearchParamsLike } from './request-types.js';
+import { forEachHeader } from './headers.js';
 
 type Pair = [name: string, value: string];
 
@@ -76,16 +74,12 @@ function queryLine(entries: Map<string, string>): string {
     .join('&');
 }
 
-/** Line 4 from the raw query text (what follows `?`). */
-function canonicalQueryText(query: string): string {
-  // URLSearchParams iterates its pairs in order (the DOM lib here lacks the iterable typing).
-  return query === '' ? '' : queryLine(new Map(new URLSearchParams(query) as unknown as Iterable<[string, string]>));
-}
-
-/** Line 4 from the raw query text or a map-like of parameters, whose names and values are checked. */
+/** Line 4 from the raw query text (what follows `?`) or a map-like of parameters, whose names and values are checked. */
 function canonicalQuery(query: string | SearchParamsLike): string {
-  if (typeof query === 'string') return canonicalQueryText(query);
+  if (query === '') return '';
+  // A URLSearchParams lists its pairs as it read them, so a repeated name's last value wins in the Map.
   const entries = new Map<string, string>();
+  if (typeof query === 'string') query = new URLSearchParams(query);
   query.forEach((value: unknown, name: unknown) => {
     if (typeof name !== 'string') malformedQuery(name);
     else
@@ -97,70 +91,36 @@ function canonicalQuery(query: string | SearchParamsLike): string {
   return queryLine(entries);
 }
 
-/** The lines joined (an empty query line left out); the body line comes last, so its errors come last. */
-function joinLines(method: string, path: string, headers: string, query: string, body: JsonObject | null): string {
-  return `${method.toLowerCase()}\n${path}\n${headers}\n${query === '' ? '' : query + '\n'}${canonicalBody(body)}`;
+/**
+ * What lines 1 to 4 are built from: the method, the raw path, the host that
+ * stands for the Host header (`undefined`: none, `MISSING_HOST`), the headers
+ * whose `x-api-*` members are signed, and the query (raw text or a map).
+ */
+export interface CanonicalHead {
+  readonly method: string;
+  readonly path: unknown;
+  readonly host: string | undefined;
+  readonly headers: HeadersInput;
+  readonly query: string | SearchParamsLike;
 }
 
 /**
- * Assembles the canonical string; the body is the parsed JSON object (or
- * `null`), so callers that need it again parse once. `host`, when given,
- * replaces the Host header (a pinned webhook URL, `X-Forwarded-Host`).
+ * Lines 1 to 4 of the canonical string, each ended by `\n` (an empty query
+ * adds no line), so the body line is simply appended. Throws, in this order,
+ * `MALFORMED_PATH`, `MISSING_HOST`, `MALFORMED_QUERY`.
  *
  * @example
  * ```ts
- * import { assembleCanonical } from './canonical.js';
- * import { parseJsonBody } from './json-body.js';
+ * import { canonicalHead } from './canonical.js';
+ * import { canonicalBody } from './json-body.js';
  *
- * const body = parseJsonBody('{"amount":100}');
- * assembleCanonical({ method: 'POST', path: '/hook', headers: { host: 'h' } }, body); // 'post\n/hook\nhost:h\n{"amount":100}'
+ * const head = canonicalHead({ method: 'POST', path: '/hook', host: 'h', headers: {}, query: '' });
+ * head + canonicalBody({ amount: 100 }); // 'post\n/hook\nhost:h\n{"amount":100}'
  * ```
  */
-export function assembleCanonical(
-  request: { method: string; path: string; headers: HeadersInput; query: string | SearchParamsLike },
-  body: JsonObject | null,
-  host?: string,
-): string {
-  const { method } = request;
-  if (typeof method !== 'string') throw new PayhookError('INVALID_ARGUMENT', 'The request method must be a string.');
-  const path = canonicalPath(request.path);
-  const { headers } = request;
-  return joinLines(
-    method,
-    path,
-    canonicalHeaders(
-      headers,
-      host ?? (typeof headers === 'object' && headers !== null ? getHeader(headers, 'host') : undefined),
-    ),
-    canonicalQuery(request.query),
-    body,
-  );
-}
-
-/**
- * {@link assembleCanonical} for what verifyWebhook has already checked: a
- * string method, headers that are an object, and the path and raw query
- * text of a URL (its authority is not used: `host` replaces the Host header).
- *
- * @example
- * ```ts
- * import { canonicalOf } from './canonical.js';
- *
- * canonicalOf('POST', { authority: undefined, path: '/hook', query: '' }, { host: 'h' }, { amount: 100 }); // 'post\n/hook\nhost:h\n{"amount":100}'
- * ```
- */
-export function canonicalOf(
-  method: string,
-  url: UrlParts,
-  headers: HeadersInput,
-  body: JsonObject | null,
-  host?: string,
-): string {
-  return joinLines(
-    method,
-    canonicalPath(url.path),
-    canonicalHeaders(headers, host ?? getHeader(headers, 'host')),
-    canonicalQueryText(url.query),
-    body,
-  );
+export function canonicalHead(head: CanonicalHead): string {
+  const path = canonicalPath(head.path);
+  const headers = canonicalHeaders(head.headers, head.host);
+  const query = canonicalQuery(head.query);
+  return `${head.method.toLowerCase()}\n${path}\n${headers}\n${query === '' ? '' : query + '\n'}`;
 }

@@ -1,5 +1,29 @@
-import { PayhookError } from '../errors.js';
-import type { FreshnessOptions } from '../freshness.js';
+import { misuse } from './misuse.js';
+
+/**
+ * Options for the timestamp window.
+ *
+ * @example
+ * ```ts
+ * import type { FreshnessOptions } from 'payhook';
+ *
+ * const options: FreshnessOptions = { now: Date.now(), toleranceMs: 5 * 60_000 };
+ * ```
+ */
+export interface FreshnessOptions {
+  /**
+   * The receiver's current time, in milliseconds or as a `Date`. Inject it in
+   * tests, or from a trusted clock.
+   * @defaultValue `Date.now()` at the time of the call
+   */
+  now?: number | Date;
+  /**
+   * How far `x-api-timestamp` may lie from `now`, in either direction,
+   * boundary included.
+   * @defaultValue 300 000 (5 minutes, the service's window)
+   */
+  toleranceMs?: number;
+}
 
 /**
  * The service's window, 5 minutes; public as `DEFAULT_TOLERANCE_MS` (freshness.ts).
@@ -27,7 +51,16 @@ export const SERVICE_WINDOW_MS = 300_000;
 export const MAX_TIMER_MS = 2_147_483_647;
 
 /**
- * `now` and `toleranceMs` resolved and validated: `now` defaults to
+ * {@link FreshnessOptions} as the internals take them: `now` may also be a
+ * clock function, read at each resolution (a verifier prepared once).
+ */
+export interface ClockOptions {
+  readonly now?: number | Date | (() => number | Date) | undefined;
+  readonly toleranceMs?: number | undefined;
+}
+
+/**
+ * `now` (read now when it is a function) and `toleranceMs` resolved and validated: `now` defaults to
  * `Date.now()` at the time of the call, the tolerance to the service's window.
  * Throws `INVALID_ARGUMENT` for anything that is not a usable number.
  *
@@ -38,8 +71,8 @@ export const MAX_TIMER_MS = 2_147_483_647;
  * resolveClock({ now: new Date(1763712000000) }); // { now: 1763712000000, toleranceMs: 300000 }
  * ```
  */
-export function resolveClock(options: FreshnessOptions | undefined): { now: number; toleranceMs: number } {
-  const rawNow: unknown = options?.now;
+export function resolveClock(options: ClockOptions | undefined): { now: number; toleranceMs: number } {
+  const rawNow: unknown = typeof options?.now === 'function' ? options.now() : options?.now;
   const now =
     rawNow === undefined
       ? Date.now()
@@ -49,8 +82,7 @@ export function resolveClock(options: FreshnessOptions | undefined): { now: numb
         : rawNow;
   const toleranceMs: unknown = options?.toleranceMs ?? SERVICE_WINDOW_MS;
   if (!Number.isFinite(now) || !Number.isFinite(toleranceMs) || (toleranceMs as number) < 0) {
-    throw new PayhookError(
-      'INVALID_ARGUMENT',
+    throw misuse(
       'The "now" option must be milliseconds or a valid Date, and "toleranceMs" finite milliseconds, 0 or more.',
     );
   }

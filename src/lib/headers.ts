@@ -1,6 +1,6 @@
-import { PayhookError } from '../errors.js';
-import type { HeadersInput, HeadersLike } from '../request.js';
+import type { HeadersInput, HeadersLike } from './request-types.js';
 import { ownValue } from './object.js';
+import { misuse } from './misuse.js';
 
 /**
  * Whether headers are a `Headers`-like object rather than a plain record.
@@ -24,12 +24,9 @@ function headerValue(value: unknown, name: string): string | undefined {
   const parts = [value].flat();
   // Hand-built header maps sometimes hold numbers (`'x-api-timestamp': Date.now()`).
   if (!parts.every((item) => ['string', 'number', 'boolean', 'bigint'].includes(typeof item))) {
-    throw new PayhookError(
-      'INVALID_ARGUMENT',
-      `The header ${JSON.stringify(name)} is not a string or an array of strings.`,
-    );
+    throw misuse(`The header ${JSON.stringify(name)} is not a string or an array of strings.`);
   }
-  return parts.join(', ');
+  return (parts as Array<string | number | boolean | bigint>).join(', ');
 }
 
 /** Every header as given: its name as written, its raw value. */
@@ -38,7 +35,7 @@ function eachRaw(headers: HeadersInput, callback: (name: string, value: unknown)
     headers.forEach((value: unknown, name: unknown) => {
       // A WHATWG Headers gives strings; a Map or hand-made object may not.
       if (typeof name !== 'string') {
-        throw new PayhookError('INVALID_ARGUMENT', 'A header name is not a string.');
+        throw misuse('A header name is not a string.');
       }
       callback(name, value);
     });
@@ -83,4 +80,21 @@ export function getHeader(headers: HeadersInput, name: string): string | undefin
     });
   }
   return found;
+}
+
+/**
+ * The first item of a comma-separated header value (`X-Forwarded-Host: a, b`
+ * names the client-facing host first), trimmed; `undefined` when it is blank
+ * or the header is absent.
+ *
+ * @example
+ * ```ts
+ * import { firstListItem } from './headers.js';
+ *
+ * firstListItem(' shop.example.kg , cdn'); // 'shop.example.kg'
+ * firstListItem(' , cdn'); // undefined
+ * ```
+ */
+export function firstListItem(value: string | undefined): string | undefined {
+  return value?.split(',')[0]!.trim() || undefined;
 }

@@ -1,5 +1,5 @@
-import { PayhookError } from '../errors.js';
-import type { BodyInput } from '../request.js';
+import { PayhookError } from './errors.js';
+import type { BodyInput } from './request-types.js';
 
 /**
  * A JSON object as `JSON.parse` produces it.
@@ -52,7 +52,8 @@ export function isBytes(value: unknown): value is Uint8Array | ArrayBuffer {
 /**
  * Parses a body once into the JSON object it carries, or `null` when there is
  * no body (absent, empty text, or JSON `null`). Throws `INVALID_BODY` for text
- * that is not JSON and for JSON that is not an object.
+ * that is not JSON and for JSON that is not an object. A leading byte-order
+ * mark is ignored, in text as in bytes.
  *
  * @example
  * ```ts
@@ -65,7 +66,11 @@ export function isBytes(value: unknown): value is Uint8Array | ArrayBuffer {
 export function parseJsonBody(body: BodyInput): JsonObject | null {
   let value: unknown = body;
   if (typeof body === 'string' || isBytes(body)) {
-    const text = typeof body === 'string' ? body : decodeUtf8(body);
+    // One leading byte-order mark is dropped from text as the UTF-8 decode
+    // drops it from bytes (and as `request.text()` and `request.json()` do),
+    // so a body gets the same verdict however it was handed over. It is not
+    // part of the JSON value, so the signature never covers it either way.
+    const text = typeof body === 'string' ? body.replace(/^\uFEFF/, '') : decodeUtf8(body);
     if (text === '') return null;
     try {
       value = JSON.parse(text);
@@ -84,42 +89,30 @@ export function parseJsonBody(body: BodyInput): JsonObject | null {
   return value as JsonObject;
 }
 
-let collator: Intl.Collator | undefined;
-
-/** A key list as received, and the order the body line writes it in. */
-type KeyOrder = readonly [received: readonly string[], written: readonly string[]];
-
-/** Key lists seen lately, with their written order (every delivery of one shape has the same list). */
-const orders: KeyOrder[] = [];
-/** Distinct key lists remembered; real deliveries have a handful, and the list starts over when full. */
-const ORDER_CACHE_SIZE = 64;
 /**
- * The longest key list remembered, in characters (all keys together). A
- * delivery's has about 150; the bound keeps what unsigned requests can park
- * in the cache small, whatever bodies they send.
+ * The size of a raw body in UTF-8 bytes, counted only as far as it
+ * takes to compare it with `limit`; 0 for a parsed value, which is not
+ * measured.
+ *
+ * @example
+ * ```ts
+ * import { bodySize } from './json-body.js';
+ *
+ * bodySize('{"a":"é"}', 100); // 9
+ * ```
  */
-const ORDER_CACHE_LIST_CHARS = 1024;
-
-/**
- * The order in which the body line writes `keys`: en-US collation, then what
- * a fresh object makes of it (integer-like keys first). Collation is the
- * costly part of the body line, so each key list is sorted once.
- */
-function writtenOrder(keys: string[]): readonly string[] {
-  search: for (const [received, written] of orders) {
-    if (received.length !== keys.length) continue;
-    for (let i = 0; i < keys.length; i++) if (received[i] !== keys[i]) continue search;
-    return written;
-  }
-  const sorted: JsonObject = Object.create(null) as JsonObject;
-  for (const key of [...keys].sort((collator ??= new Intl.Collator('en-US')).compare)) sorted[key] = 0;
-  const written = Object.keys(sorted);
-  if (keys.join('').length <= ORDER_CACHE_LIST_CHARS) {
-    if (orders.length >= ORDER_CACHE_SIZE) orders.length = 0;
-    orders.push([keys, written]);
-  }
-  return written;
+export function bodySize(body: BodyInput, limit: number): number {
+  if (typeof body !== 'string') return isBytes(body) ? body.byteLength : 0;
+  // Every UTF-16 unit is 1 to 3 UTF-8 bytes: a short text needs no count,
+  // and one with more units than the limit has more bytes too.
+  const bytes = body.length;
+  if (bytes * 3 <= limit || bytes > limit) return bytes;
+  // In between, the runtime counts: a Blob holds the text as UTF-8 (a lone
+  // surrogate as U+FFFD, 3 bytes), natively.
+  return new Blob([body]).size;
 }
+
+let collator: Intl.Collator | undefined;
 
 /**
  * The body line of the canonical string: top-level keys in `en-US` collation
@@ -146,7 +139,8 @@ export function canonicalBody(body: JsonObject | null): string {
   if (body === null) return '';
   try {
     const sorted: JsonObject = Object.create(null) as JsonObject;
-    for (const key of writtenOrder(Object.keys(body))) sorted[key] = body[key];
+    for (const key of Object.keys(body).sort((collator ??= new Intl.Collator('en-US')).compare))
+      sorted[key] = body[key];
     return JSON.stringify(sorted);
   } catch (cause) {
     // Only an already parsed body can get here: a cycle, a BigInt, a throwing
@@ -155,5 +149,28 @@ export function canonicalBody(body: JsonObject | null): string {
     throw new PayhookError('INVALID_BODY', 'The body cannot be written as JSON (a cycle, a BigInt, or too deep).', {
       cause,
     });
+  }
+}
+
+/**
+ * Throws `INVALID_BODY` exactly when {@link canonicalBody} would, for a body
+ * that `JSON.parse` produced, without its costly part (sorting every
+ * top-level key): such a value holds no cycle, BigInt or `toJSON` method, so
+ * the one way its line can fail is nesting deeper than `JSON.stringify` can
+ * write, and that depth is the same with the keys in any order. A value a
+ * body parser produced may hold anything: call `canonicalBody` for it.
+ *
+ * @example
+ * ```ts
+ * import { checkParsedBodyWritable } from './json-body.js';
+ *
+ * checkParsedBodyWritable(JSON.parse('{"a":1}')); // fine
+ * ```
+ */
+export function checkParsedBodyWritable(body: JsonObject | null): void {
+  try {
+    JSON.stringify(body);
+  } catch (cause) {
+    throw new PayhookError('INVALID_BODY', 'The body cannot be written as JSON (nested too deep).', { cause });
   }
 }

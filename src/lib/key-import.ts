@@ -1,19 +1,19 @@
-import { PayhookError } from '../errors.js';
-import type { KeyInput, KeyOptions, RsaJsonWebKey } from '../keys.js';
+import { PayhookError } from './errors.js';
+import type { KeyInput, KeyOptions, RsaJsonWebKey } from './key-types.js';
 import { pemToSpki } from './pem.js';
+import { misuse } from './misuse.js';
 
 // Internal: turns KeyInput values into checked Web Crypto keys, and keeps the
 // bounded caches that make a PEM or JWK given on every request cost one
 // lookup. The public face of this is keys.ts (importPublicKey, clearKeyCache).
 //
 // One cache entry per key, first the import's promise, then (once it
-// settles) the key itself: a key already imported is answered without an
-// await, which is the per-delivery fast path of verifySignature.
+// settles) the key itself.
 
 const ALGORITHM = { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' } as const;
 const MIN_MODULUS_BITS = 2048;
 
-type Entry = CryptoKey | Promise<CryptoKey>;
+type Entry = Promise<CryptoKey>;
 
 /**
  * How many distinct PEM strings stay imported at once (least recently used goes first).
@@ -32,18 +32,15 @@ let jwkCache = new WeakMap<object, Entry>();
 const invalidKey = (message: string, cause?: unknown): PayhookError =>
   new PayhookError('INVALID_KEY', message, { cause });
 
-/** Remembers `promise` under `key`, then the key it resolves to; forgets a failed import, so the next call tries again. */
+/** Remembers `promise` under `key`; forgets a failed import, so the next call tries again. */
 function remember<K extends object | string>(
   cache: { get(key: K): Entry | undefined; set(key: K, value: Entry): unknown; delete(key: K): unknown },
   key: K,
   promise: Promise<CryptoKey>,
 ): Promise<CryptoKey> {
   cache.set(key, promise);
-  // Only this very promise is replaced or dropped, never a newer entry for the same key.
-  promise.then(
-    (value) => cache.get(key) === promise && cache.set(key, value),
-    () => cache.get(key) === promise && cache.delete(key),
-  );
+  // Only this very promise is dropped, never a newer entry for the same key.
+  promise.catch(() => cache.get(key) === promise && cache.delete(key));
   return promise;
 }
 
@@ -52,7 +49,7 @@ const NOT_RSA_JWK = 'The JSON Web Key is not an RSA public key.';
 async function importKey(format: 'spki' | 'jwk', data: Uint8Array | JsonWebKey): Promise<CryptoKey> {
   const subtle = (globalThis as { crypto?: Crypto }).crypto?.subtle;
   if (!subtle) {
-    throw new PayhookError('INVALID_ARGUMENT', 'No Web Crypto (crypto.subtle) in this runtime.');
+    throw misuse('No Web Crypto (crypto.subtle) in this runtime.');
   }
   try {
     return await subtle.importKey(format as 'jwk', data as JsonWebKey, ALGORITHM, false, ['verify']);
@@ -65,9 +62,7 @@ function importJwk(jwk: RsaJsonWebKey): Promise<CryptoKey> {
   // `key_ops` and `use` may say "sig" or list other operations; the import asks for "verify" only.
   const { d, key_ops: _ops, use: _use, ...publicPart } = jwk;
   // A private key ("d") is refused here: some runtimes would import it.
-  return jwk.kty === 'RSA' && d === undefined
-    ? importKey('jwk', publicPart)
-    : Promise.reject(invalidKey(NOT_RSA_JWK));
+  return jwk.kty === 'RSA' && d === undefined ? importKey('jwk', publicPart) : Promise.reject(invalidKey(NOT_RSA_JWK));
 }
 
 function isCryptoKey(value: object): value is CryptoKey {
@@ -78,11 +73,10 @@ function isCryptoKey(value: object): value is CryptoKey {
 }
 
 /**
- * The key for one input: the key itself when it needs no import (a
- * CryptoKey, or a PEM or JWK imported before), else the import's promise.
- * Throws `INVALID_KEY` at once for what can be refused without Web Crypto.
+ * The key for one input: a CryptoKey as it is, a PEM or JWK through its
+ * cache. Throws `INVALID_KEY` at once for what can be refused without Web Crypto.
  */
-function lookup(input: KeyInput): Entry {
+function lookup(input: KeyInput): CryptoKey | Promise<CryptoKey> {
   if (typeof input === 'string') {
     let entry = pemCache.get(input);
     if (entry === undefined) {
@@ -129,92 +123,30 @@ function checkStrength(key: CryptoKey, options: KeyOptions | undefined): CryptoK
 }
 
 /**
- * The checked keys for a key list, in order: the array itself when every key
- * is at hand (the per-delivery fast path, no await), else a promise of it.
- * Throws (or rejects) `INVALID_ARGUMENT` for no key or an empty list,
- * `INVALID_KEY`/`WEAK_KEY` when a key is unusable.
+ * The imported, checked keys for one key or a list, in order. PEM strings and
+ * JSON Web Keys already imported come from the caches, so a caller that
+ * passes the same keys on every request does no import work after the first.
+ * Rejects `INVALID_ARGUMENT` for no key or an empty list, `INVALID_KEY` /
+ * `WEAK_KEY` when a key is unusable.
  *
  * @example
  * ```ts
- * import { verificationKeys } from './key-import.js';
+ * import { importKeys } from './key-import.js';
  *
  * declare const production: string, beta: string;
- * const found = verificationKeys([production, beta], undefined);
- * const keys: CryptoKey[] = Array.isArray(found) ? found : await found;
+ * const keys: CryptoKey[] = await importKeys([production, beta], { allowWeakKeys: false });
  * ```
  */
-export function verificationKeys(
-  inputs: KeyInput | readonly KeyInput[] | null | undefined,
-  options: KeyOptions | undefined,
-): CryptoKey[] | Promise<CryptoKey[]> {
-  const list = (
-    Array.isArray(inputs) ? inputs : inputs === undefined || inputs === null ? [] : [inputs]
-  ) as readonly KeyInput[];
-  if (list.length === 0) {
-    throw new PayhookError(
-      'INVALID_ARGUMENT',
-      'No public key was given (PRODUCTION_PUBLIC_KEY, BETA_PUBLIC_KEY or your own).',
-    );
-  }
-  return checkedKeys(list, options);
-}
-
-/**
- * {@link verificationKeys} for a list already known to hold at least one
- * key (verifyWebhook builds its own): the same result, without the argument
- * checks (so a bundle that only needs this leaves them out).
- *
- * @example
- * ```ts
- * import { checkedKeys } from './key-import.js';
- *
- * declare const production: string;
- * const found = checkedKeys([production], { allowWeakKeys: false });
- * ```
- */
-export function checkedKeys(
-  list: readonly KeyInput[],
-  options: KeyOptions | undefined,
-): CryptoKey[] | Promise<CryptoKey[]> {
-  const entries = list.map(lookup);
-  const check = (keys: CryptoKey[]): CryptoKey[] => keys.map((key) => checkStrength(key, options));
-  return entries.some((entry) => entry instanceof Promise)
-    ? Promise.all(entries).then(check)
-    : check(entries as CryptoKey[]);
-}
-
-/**
- * The imported `CryptoKey` objects for a key list, in order, always as a
- * promise (see {@link verificationKeys}).
- *
- * @example
- * ```ts
- * import { importVerificationKeys } from './key-import.js';
- *
- * declare const production: string, beta: string;
- * const keys: CryptoKey[] = await importVerificationKeys([production, beta], undefined);
- * ```
- */
-export async function importVerificationKeys(
+export async function importKeys(
   inputs: KeyInput | readonly KeyInput[] | null | undefined,
   options: KeyOptions | undefined,
 ): Promise<CryptoKey[]> {
-  return verificationKeys(inputs, options);
-}
-
-/**
- * One key, imported (or taken from the cache) and checked for strength.
- *
- * @example
- * ```ts
- * import { importVerificationKey } from './key-import.js';
- *
- * declare const pem: string;
- * const key: CryptoKey = await importVerificationKey(pem, { allowWeakKeys: false });
- * ```
- */
-export async function importVerificationKey(input: KeyInput, options: KeyOptions | undefined): Promise<CryptoKey> {
-  return checkStrength(await lookup(input), options);
+  const list: readonly KeyInput[] = inputs === undefined || inputs === null ? [] : [inputs].flat();
+  if (list.length === 0) {
+    throw misuse('No public key was given (PRODUCTION_PUBLIC_KEY, BETA_PUBLIC_KEY or your own).');
+  }
+  const keys = await Promise.all(list.map(async (input) => lookup(input)));
+  return keys.map((key) => checkStrength(key, options));
 }
 
 /**

@@ -1,4 +1,4 @@
-import { PayhookError } from '../errors.js';
+import { PayhookError } from './errors.js';
 
 /** The error for a caller's mistake (bad options, wrong argument types): thrown, never returned. */
 export function misuse(message: string): PayhookError {

@@ -1,4 +1,4 @@
-import { PayhookError } from '../errors.js';
+import { PayhookError } from './errors.js';
 import { decodeBase64Lenient, encodeBase64 } from './base64.js';
 
 /** The DER of AlgorithmIdentifier { rsaEncryption, NULL }. */

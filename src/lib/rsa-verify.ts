@@ -1,35 +1,55 @@
 import { decodeBase64Lenient } from './base64.js';
-import { allot, utf8 } from './bytes.js';
 
 const RSASSA = { name: 'RSASSA-PKCS1-v1_5' };
 
+/** A signature's length in bytes under `key`: exactly its modulus length, rounded up to whole bytes. */
+const signatureLength = (key: CryptoKey): number =>
+  Math.ceil((key.algorithm as RsaHashedKeyAlgorithm).modulusLength / 8);
+
 /**
- * Internal: whether `signature` (the header, base64) is a valid
- * RSASSA-PKCS1-v1_5 / SHA-256 signature of `canonical`'s UTF-8 bytes by any
- * of `keys` (already imported and checked). Never throws.
+ * Internal: the `signature` header decoded (lenient base64, CONTRACT §2), or
+ * `null` when no key of `keys` could verify it: not base64, or a length that
+ * matches none of their moduli. It costs a decode, so a caller can refuse
+ * such a signature before building anything to verify.
  *
  * @example
  * ```ts
- * import { verifyWithKeys } from './rsa-verify.js';
+ * import { signatureBytes } from './rsa-verify.js';
  *
- * declare const key: CryptoKey;
- * const ok: boolean = await verifyWithKeys([key], 'post\n/hook\nhost:h\n{}', 'c2ln');
+ * declare const key: CryptoKey; // RSA 2048: signatures of 256 bytes
+ * signatureBytes('c2ln', [key]); // null: 3 bytes
+ * ```
+ */
+export function signatureBytes(signature: unknown, keys: readonly CryptoKey[]): Uint8Array | null {
+  const bytes = typeof signature === 'string' ? decodeBase64Lenient(signature) : null;
+  return bytes !== null && keys.some((key) => signatureLength(key) === bytes.length) ? bytes : null;
+}
+
+/**
+ * Internal: whether `signature` (decoded by {@link signatureBytes}) is a
+ * valid RSASSA-PKCS1-v1_5 / SHA-256 signature of `canonical`'s UTF-8 bytes
+ * by any of `keys` (already imported and checked). Never throws.
+ *
+ * @example
+ * ```ts
+ * import { signatureBytes, verifyWithKeys } from './rsa-verify.js';
+ *
+ * declare const key: CryptoKey, header: string;
+ * const bytes = signatureBytes(header, [key]);
+ * const ok: boolean = bytes !== null && (await verifyWithKeys([key], 'post\n/hook\nhost:h\n{}', bytes));
  * ```
  */
 export async function verifyWithKeys(
   keys: readonly CryptoKey[],
   canonical: string,
-  signature: unknown,
+  signature: Uint8Array,
 ): Promise<boolean> {
-  const bytes = typeof signature === 'string' ? decodeBase64Lenient(signature, allot) : null;
-  if (bytes === null) return false;
-  const data = utf8(canonical);
+  const data = new TextEncoder().encode(canonical);
   for (const key of keys) {
-    // A signature is exactly as long as the key's modulus; anything else
-    // cannot verify, and some runtimes throw instead of answering false.
-    if (bytes.length !== Math.ceil((key.algorithm as RsaHashedKeyAlgorithm).modulusLength / 8)) continue;
+    // Some runtimes throw for a signature of the wrong length instead of answering false.
+    if (signature.length !== signatureLength(key)) continue;
     try {
-      if (await globalThis.crypto.subtle.verify(RSASSA, key, bytes as BufferSource, data as BufferSource)) return true;
+      if (await globalThis.crypto.subtle.verify(RSASSA, key, signature as BufferSource, data)) return true;
     } catch {
       // Treated as "does not verify": a malformed signature is never a throw.
     }

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { isPayhookError, PayhookError } from '../errors.js';
+import { isPayhookError, PayhookError } from '../lib/errors.js';
 import { parseJsonBody } from '../lib/json-body.js';
 import type { ParseWebhookOptions, PaymentWebhook } from './types.js';
 import { validateWebhookObject, type WebhookParseError } from './validate.js';

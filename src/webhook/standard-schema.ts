@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { PayhookIssue } from '../errors.js';
+import type { PayhookIssue } from '../lib/errors.js';
 import { safeParseWebhook, type WebhookBody } from './parse.js';
 import type { ParseWebhookOptions, PaymentWebhook } from './types.js';
 

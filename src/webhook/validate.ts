@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { PayhookError, type PayhookIssue } from '../errors.js';
+import { PayhookError, type PayhookIssue } from '../lib/errors.js';
 import { ownValue } from '../lib/object.js';
 import { normaliseStatus } from '../status.js';
 import type { PaymentOperation, PaymentWebhook } from './types.js';
@@ -165,36 +165,6 @@ export function validateWebhookObject(
   value: Record<string, unknown>,
   options?: { strict?: boolean },
 ): WebhookValidation {
-  const checked = checkWebhookObject(value, options);
-  if (checked.issues === undefined) return { success: true, webhook: checked.webhook };
-  const error = new PayhookError('INVALID_PAYLOAD', checked.message, { issues: checked.issues });
-  return { success: false, error: error as WebhookParseError };
-}
-
-/**
- * The outcome of {@link checkWebhookObject}: the webhook, or every issue and
- * the message that lists them.
- */
-export type WebhookCheck =
-  | { readonly webhook: PaymentWebhook; readonly issues?: undefined }
-  | { readonly issues: readonly PayhookIssue[]; readonly message: string };
-
-/**
- * {@link validateWebhookObject} without the error object: verifyWebhook
- * reports the issues in its own result.
- *
- * @example
- * ```ts
- * import { checkWebhookObject } from './validate.js';
- *
- * const checked = checkWebhookObject({ id: 'x' }, undefined);
- * if (checked.issues !== undefined) console.warn(checked.message);
- * ```
- */
-export function checkWebhookObject(
-  value: Record<string, unknown>,
-  options: { strict?: boolean } | undefined,
-): WebhookCheck {
   const issues: Issues = [];
   // Every own key read once: the known ones here, the others into `extra`.
   const extra = Object.create(null) as Record<string, unknown>;
@@ -210,7 +180,10 @@ export function checkWebhookObject(
   if (issues.length > 0) {
     const shown = issues.slice(0, MESSAGE_ISSUES).map((issue) => `${issue.path}: ${issue.message}`);
     if (issues.length > MESSAGE_ISSUES) shown.push(`and ${issues.length - MESSAGE_ISSUES} more`);
-    return { issues, message: `The body is not a payment webhook: ${shown.join('; ')}.` };
+    const error = new PayhookError('INVALID_PAYLOAD', `The body is not a payment webhook: ${shown.join('; ')}.`, {
+      issues,
+    });
+    return { success: false, error: error as WebhookParseError };
   }
   const status = webhook['status'] as string;
   // `status` keeps its place; the raw spelling goes to `rawStatus`.
@@ -219,5 +192,5 @@ export function checkWebhookObject(
   webhook['operation'] = operationOf(webhook['id'] as string);
   webhook['extra'] = extra;
   webhook['raw'] = value;
-  return { webhook: webhook as unknown as PaymentWebhook };
+  return { success: true, webhook: webhook as unknown as PaymentWebhook };
 }

@@ -158,10 +158,10 @@ describe('payhook verify', () => {
     expect(result.code).toBe(1);
     expect(result.stdout).toContain('signature would verify with the beta key instead of the configured key');
     expect(result.stdout).toContain("set `environment: 'beta'`");
-    // With the real environment keys, a test-signed delivery matches neither; both were tried.
+    // With the real environment keys (and payhook's test key), a delivery signed by a stranger matches none; all were tried.
     const real = await run(['verify', '--request', file, '--env', 'production']);
     expect(real.code).toBe(1);
-    expect(real.stdout).toMatch(/keys production, beta/);
+    expect(real.stdout).toMatch(/keys service-production, service-beta, payhook-test/);
   });
 
   it('prints JSON with --json', async () => {
@@ -186,6 +186,65 @@ describe('payhook verify', () => {
     const result = await run(['verify', '--request', await capture(asCaptured(signed, '/hook')), '--key', testKey]);
     expect(result.code).toBe(1);
     expect(result.stdout).toContain('INVALID_PAYLOAD');
+  });
+
+  it("--json names payhook's test key when a test delivery reaches a production receiver", async () => {
+    const signed = await sign('https://shop.example.kg/webhooks/payments');
+    const file = await capture(asCaptured(signed, '/webhooks/payments'));
+    const result = await run(['verify', '--request', file, '--env', 'production', '--ignore-timestamp', '--json']);
+    expect(result.code).toBe(1);
+    const printed = JSON.parse(result.stdout) as {
+      ok: boolean;
+      error: { code: string };
+      diagnosis: { keyName: string; fix: string };
+    };
+    expect(printed.ok).toBe(false);
+    expect(printed.error.code).toBe('SIGNATURE_MISMATCH');
+    expect(printed.diagnosis.keyName).toBe('payhook-test');
+    expect(printed.diagnosis.fix).toContain('test key');
+  });
+
+  it('suggests --registered-url when Host was rewritten with no X-Forwarded-Host, and finds the host with it', async () => {
+    const signed = await sign('https://shop.example.kg/webhooks/payments');
+    const file = await capture(asCaptured(signed, '/webhooks/payments', { host: 'internal:8080' }));
+    const blind = await run(['verify', '--request', file, '--key', testKey, '--ignore-timestamp']);
+    expect(blind.code).toBe(1);
+    expect(blind.stdout).toContain('--registered-url');
+    const found = await run([
+      'verify',
+      '--request',
+      file,
+      '--key',
+      testKey,
+      '--ignore-timestamp',
+      '--registered-url',
+      'https://shop.example.kg/webhooks/payments',
+    ]);
+    expect(found.stdout).toContain('signature would verify with Host `shop.example.kg`');
+  });
+
+  it('reads the exact body bytes a capture kept as bodyBase64', async () => {
+    const signed = await sign('https://shop.example.kg/webhooks/payments');
+    const exact = Buffer.from(signed.body, 'utf8').toString('base64');
+    const ok = await run([
+      'verify',
+      '--request',
+      await capture({ ...asCaptured(signed, '/webhooks/payments'), body: '', bodyBase64: exact } as never),
+      '--key',
+      testKey,
+    ]);
+    expect(ok.code).toBe(0);
+    // Bytes that are not UTF-8 are judged as bytes: INVALID_BODY, as the receiver answered.
+    const broken = Buffer.concat([Buffer.from(signed.body, 'utf8'), Buffer.from([0xff])]).toString('base64');
+    const refused = await run([
+      'verify',
+      '--request',
+      await capture({ ...asCaptured(signed, '/webhooks/payments'), body: signed.body, bodyBase64: broken } as never),
+      '--key',
+      testKey,
+    ]);
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toContain('INVALID_BODY');
   });
 
   it('refuses bad usage with exit 2', async () => {

@@ -1,16 +1,15 @@
-// The synchronous key look-up that verifySignature uses on every delivery
-// once a key is imported: it must behave exactly like the awaited path
-// (same keys, same errors, same cache bounds), only without the await.
-import { createPublicKey, createSign } from 'node:crypto';
+// verifySignature over keys it has seen before: each PEM is imported once
+// (counted at Web Crypto's importKey), the cache keeps its bound and its
+// least-recently-used order, and an unusable key is refused every time.
+import { createSign } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { isPayhookError } from '../../src/errors.js';
-import { clearKeyCache, importPublicKey, type RsaJsonWebKey } from '../../src/keys.js';
-import { PEM_CACHE_SIZE, verificationKeys } from '../../src/lib/key-import.js';
-import { verifySignature } from '../../src/signature.js';
-import { rejectionCodeOf, spelling } from '../helpers/codes.js';
+import { clearKeyCache, importPublicKey } from '../src/keys.js';
+import { PEM_CACHE_SIZE } from '../src/lib/key-import.js';
+import { verifySignature } from '../src/signature.js';
+import { rejectionCodeOf, spelling } from './helpers/codes.js';
 
-const keys = JSON.parse(readFileSync(new URL('../fixtures/keys.json', import.meta.url), 'utf8')) as Record<
+const keys = JSON.parse(readFileSync(new URL('./fixtures/keys.json', import.meta.url), 'utf8')) as Record<
   string,
   { publicKeyPem: string; privateKeyPem?: string }
 >;
@@ -73,51 +72,9 @@ describe('verifySignature with keys already imported', () => {
   });
 });
 
-/** The code of what `run` throws synchronously. */
-function syncCodeOf(run: () => unknown): string | undefined {
-  try {
-    run();
-  } catch (error) {
-    if (isPayhookError(error)) return error.code;
-    throw error;
-  }
-  return undefined;
-}
-
-describe('verificationKeys', () => {
-  it('answers with a promise (the awaited path) for a PEM or JWK not imported yet; throws INVALID_ARGUMENT for no key', async () => {
-    const jwk = createPublicKey(pem('conformance-2048')).export({ format: 'jwk' }) as RsaJsonWebKey;
-    expect(verificationKeys(pem('conformance-2048'), undefined)).toBeInstanceOf(Promise);
-    const fromJwk = verificationKeys(jwk, undefined);
-    expect(fromJwk).toBeInstanceOf(Promise);
-    await fromJwk;
-    expect(Array.isArray(verificationKeys(jwk, undefined))).toBe(true); // imported: now at hand
-    expect(syncCodeOf(() => verificationKeys([], undefined))).toBe('INVALID_ARGUMENT');
-    expect(syncCodeOf(() => verificationKeys(undefined, undefined))).toBe('INVALID_ARGUMENT');
-    expect(syncCodeOf(() => verificationKeys(null, undefined))).toBe('INVALID_ARGUMENT');
-  });
-
-  it('gives the imported keys in list order, without a promise, once every one is available without an import', async () => {
-    const conformance = await importPublicKey(pem('conformance-2048'));
-    const stranger = await subtle.importKey(
-      'jwk',
-      createPublicKey(pem('stranger-2048')).export({ format: 'jwk' }) as JsonWebKey,
-      { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' },
-      false,
-      ['verify'],
-    );
-    expect(verificationKeys([stranger, pem('conformance-2048')], undefined)).toEqual([stranger, conformance]);
-    const pending = verificationKeys([pem('conformance-2048'), pem('stranger-2048')], undefined);
-    expect(pending).toBeInstanceOf(Promise);
-    expect(await pending).toHaveLength(2);
-  });
-
-  it('refuses an unusable CryptoKey at once, and verifySignature reports it as INVALID_KEY', async () => {
-    const { publicKey } = (await subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, [
-      'sign',
-      'verify',
-    ]));
-    expect(syncCodeOf(() => verificationKeys(publicKey, undefined))).toBe('INVALID_KEY');
+describe('an unusable CryptoKey', () => {
+  it('is refused as INVALID_KEY by verifySignature', async () => {
+    const { publicKey } = await subtle.generateKey({ name: 'ECDSA', namedCurve: 'P-256' }, true, ['sign', 'verify']);
     expect(await rejectionCodeOf(verifySignature(canonical, signWith('conformance-2048'), publicKey))).toBe(
       'INVALID_KEY',
     );

@@ -1,0 +1,265 @@
+/**
+ * explainVerificationFailure: from a refused delivery to the change that
+ * makes its signature verify, and the fix.
+ *
+ * @module
+ */
+import { canonicalBody, parseJsonBody, type JsonObject } from '../lib/json-body.js';
+import { checkTimestamp } from '../freshness.js';
+import { decodeBase64Lenient } from '../lib/base64.js';
+import { resolveClock } from '../lib/clock.js';
+import { isPayhookError } from '../lib/errors.js';
+import { getHeader } from '../lib/headers.js';
+import { describeError } from '../lib/misuse.js';
+import type { HeadersInput } from '../lib/request-types.js';
+import { verifyWithKeys } from '../lib/rsa-verify.js';
+import { pinWebhookUrl, signedTarget, targetHead, type PinnedUrl } from '../lib/signed-target.js';
+import { candidatesFor } from './candidates.js';
+import { describeChange, fixFor, quote, REGISTERED_URL_ADVICE } from './fixes.js';
+import { candidateKeys } from './keys.js';
+import { searchVariants } from './search.js';
+import type { DiagnosisChange, ExplainOptions, ExplainRequest, VerificationDiagnosis } from './types.js';
+
+function result(
+  partial: Partial<VerificationDiagnosis> & Pick<VerificationDiagnosis, 'message'>,
+): VerificationDiagnosis {
+  return {
+    ok: false,
+    code: null,
+    signatureVerifies: false,
+    canonical: null,
+    changes: [],
+    verifiedCanonical: null,
+    keyName: null,
+    fix: null,
+    tried: { hosts: [], paths: [], queries: [], keys: [] },
+    checks: 0,
+    ...partial,
+  };
+}
+
+/** A URL that may be absent or wrong, read as a hint: `undefined` rather than an error. */
+function hintFrom(url: unknown): PinnedUrl | undefined {
+  try {
+    return url === undefined || url === '' ? undefined : pinWebhookUrl(url);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The callback URL a WEB (`data.webhookUrl`) or signed-body (`fields.webhook_url`) delivery carries in its body. */
+function registeredUrlInBody(body: JsonObject | null): string | undefined {
+  const data = body?.['data'];
+  const fields = body?.['fields'];
+  const fromData = typeof data === 'object' && data !== null ? (data as JsonObject)['webhookUrl'] : undefined;
+  const fromFields = typeof fields === 'object' && fields !== null ? (fields as JsonObject)['webhook_url'] : undefined;
+  return typeof fromData === 'string' ? fromData : typeof fromFields === 'string' ? fromFields : undefined;
+}
+
+async function explain(request: ExplainRequest, options: ExplainOptions): Promise<VerificationDiagnosis> {
+  if (typeof request !== 'object' || request === null || typeof request.url !== 'string') {
+    return result({
+      code: 'INVALID_ARGUMENT',
+      message: 'explainVerificationFailure needs a request with method, url, headers and body.',
+    });
+  }
+  const headers: HeadersInput = typeof request.headers === 'object' && request.headers !== null ? request.headers : {};
+  const method = typeof request.method === 'string' ? request.method : 'POST';
+  // A bad webhookUrl throws INVALID_ARGUMENT, as it does for verifyWebhook.
+  const pinned = options.webhookUrl === undefined ? undefined : pinWebhookUrl(options.webhookUrl);
+  const target = signedTarget(
+    { method, url: request.url, headers },
+    { webhookUrl: pinned, trustForwardedHeaders: options.trustForwardedHeaders === true },
+  );
+
+  // verifyWebhook's order: the signature header, the body, the canonical string's parts.
+  const signature = getHeader(headers, 'signature');
+  if (!signature) {
+    return result({
+      code: 'MISSING_SIGNATURE',
+      message: 'The request has no `signature` header: it was not sent by the service, or a proxy dropped the header.',
+    });
+  }
+  let body: JsonObject | null;
+  try {
+    body = parseJsonBody(request.body);
+  } catch (error) {
+    return result({
+      code: 'INVALID_BODY',
+      message: `The body cannot be read, so no canonical string can be built: ${describeError(error)}`,
+    });
+  }
+  let bodyLine: string;
+  let canonical: string;
+  try {
+    const head = targetHead(target);
+    // Written once: every variant shares it, and it is the costly line.
+    bodyLine = canonicalBody(body);
+    canonical = head + bodyLine;
+  } catch (error) {
+    const code = isPayhookError(error) ? error.code : null;
+    return result({
+      code,
+      message:
+        code === 'MISSING_HOST'
+          ? 'The request has no Host header, so no canonical string can be built: set `webhookUrl` to the URL registered with the service (with `payhook verify`: `--webhook-url <url>`, or `--registered-url <url>` to try it).'
+          : `No canonical string can be built: ${describeError(error)}`,
+    });
+  }
+
+  const { usable, unusable, configuredNames } = await candidateKeys(options);
+  const triedKeys = usable.map((key) => key.name);
+  const counter = { checks: 0 };
+  const timestamp = checkTimestamp(
+    getHeader(headers, 'x-api-timestamp'),
+    resolveClock({ now: options.now, toleranceMs: options.toleranceMs }),
+  );
+  const bytes = decodeBase64Lenient(signature);
+
+  for (const key of usable.filter((one) => one.configured)) {
+    counter.checks++;
+    if (bytes === null || !(await verifyWithKeys([key.imported], canonical, bytes))) continue;
+    const verified = { signatureVerifies: true, canonical, verifiedCanonical: canonical, keyName: key.name };
+    if (timestamp.ok) {
+      return result({
+        ok: true,
+        ...verified,
+        checks: counter.checks,
+        message: `The delivery verifies with ${key.name}.`,
+      });
+    }
+    return result({
+      code: timestamp.code,
+      ...verified,
+      checks: counter.checks,
+      fix:
+        timestamp.code === 'TIMESTAMP_OUT_OF_WINDOW'
+          ? 'check the server clock (NTP) if this is a fresh delivery; a replayed old delivery is rightly refused'
+          : null,
+      message: `The signature verifies with ${key.name}, but the timestamp is refused: ${timestamp.message}`,
+    });
+  }
+
+  if (bytes === null) {
+    return result({
+      code: 'SIGNATURE_MISMATCH',
+      canonical,
+      checks: counter.checks,
+      tried: { hosts: [], paths: [], queries: [], keys: triedKeys },
+      message:
+        'The `signature` header is not base64, so no key can verify it: the header was altered on the way, or the request was not sent by the service.',
+    });
+  }
+  // Keys whose modulus fits the signature's length; none: nothing can verify, so nothing is built.
+  const fitting = usable.filter(
+    (key) => bytes.length === Math.ceil((key.imported.algorithm as RsaHashedKeyAlgorithm).modulusLength / 8),
+  );
+  const hint = pinned ?? hintFrom(options.registeredUrl) ?? hintFrom(registeredUrlInBody(body));
+  const candidates = candidatesFor(target, hint);
+  const tried = {
+    hosts: candidates.hosts,
+    paths: candidates.paths,
+    queries: candidates.queries.map((query) => (query === '' ? '(none)' : `?${query}`)),
+    keys: triedKeys,
+  };
+  const found = await searchVariants(target, candidates, bodyLine, bytes, fitting, counter);
+  if (found !== undefined) {
+    const changes: DiagnosisChange[] = found.key.configured
+      ? [...found.changes]
+      : [...found.changes, { part: 'key', received: configuredNames.join(', ') || 'none', expected: found.key.name }];
+    const { host, path, query } = found.variant;
+    const fix = fixFor(changes, target, candidates, `https://${host}${path}${query === '' ? '' : `?${query}`}`);
+    const forwarded = target.hostSource === 'x-forwarded-host';
+    const freshness = timestamp.ok ? '' : ` (note: the timestamp is refused too: ${timestamp.message})`;
+    return result({
+      code: 'SIGNATURE_MISMATCH',
+      canonical,
+      changes,
+      verifiedCanonical: found.canonical,
+      keyName: found.key.name,
+      fix,
+      checks: counter.checks,
+      tried,
+      message: `signature would verify with ${changes.map((one) => describeChange(one, forwarded)).join(' and ')}: ${fix}.${freshness}`,
+    });
+  }
+
+  const notes: string[] = [];
+  if (configuredNames.length === 0) notes.push('no key is configured (pass `publicKeys` or `environment`)');
+  if (unusable.length > 0) notes.push(`unusable keys: ${unusable.join(', ')}`);
+  if (fitting.length === 0 && usable.length > 0) {
+    notes.push(`the signature is ${bytes.length} bytes long, which matches none of the keys tried`);
+  }
+  // Nothing but the request named a host: the signed one may simply not have been tried.
+  const hostUnknown = !candidates.hostKnown && !target.pinned;
+  const { droppable } = candidates;
+  return result({
+    code: 'SIGNATURE_MISMATCH',
+    canonical,
+    checks: counter.checks,
+    tried,
+    fix: hostUnknown ? REGISTERED_URL_ADVICE : null,
+    message:
+      `No likely cause makes the signature verify. Tried hosts ${tried.hosts.map(quote).join(', ')}; ` +
+      `paths ${tried.paths.map(quote).join(', ')}; queries ${tried.queries.map(quote).join(', ')}; ` +
+      `keys ${triedKeys.join(', ') || 'none'}${droppable.length > 0 ? `; without ${droppable.join(', ')}` : ''}. ` +
+      (notes.length > 0 ? `Also: ${notes.join('; ')}. ` : '') +
+      (hostUnknown
+        ? `The host the service signed is unknown (Host was rewritten with no X-Forwarded-Host?): ${REGISTERED_URL_ADVICE}. `
+        : '') +
+      'Remaining causes: the body was changed after signing (a middleware that rewrote it), or the delivery was signed by a key you do not have.',
+  });
+}
+
+/**
+ * Explains why a delivery's signature does not verify, and how to fix it.
+ * It builds the canonical string as received, then tries the likely causes
+ * one by one and in pairs — other `Host` values (`X-Forwarded-Host`,
+ * `Forwarded`, with and without the port, the registered `webhookUrl`'s
+ * host, or the callback URL a WEB or signed-body delivery carries in its
+ * body), the path with and without common prefixes (`/api`, `/v1`,
+ * `/webhooks`, `X-Forwarded-Prefix`, the `webhookUrl`'s), the query string
+ * dropped or restored, an `x-api-*` header added after signing, the other
+ * environment's key and payhook's published test key (`payhook-test`) —
+ * and names the change that makes the signature verify, with the fix. Where
+ * nothing matches, it says what was tried; when nothing but the request
+ * itself names a host, it asks for the registered URL (`registeredUrl`).
+ *
+ * It starts from the very target `verifyWebhook` checks (the same module
+ * decides host, path and query from `webhookUrl`, `trustForwardedHeaders`
+ * and the request), and searches variations of it.
+ *
+ * The search is bounded (at most 600 signature checks, about 20 ms, and
+ * none when no key has the signature's length), and the body is parsed and
+ * its line written once, as verifyWebhook does, so it is safe in an error
+ * path. It reports the first failure with the code verifyWebhook would give,
+ * and never throws for a bad delivery (a missing `Host`, a body that is not
+ * JSON, a garbage signature).
+ * Use it while debugging, or through a handler's debug option: it is not a
+ * verifier, and a "would verify with …" is a diagnosis, never a reason to
+ * accept a delivery.
+ *
+ * @example
+ * ```ts
+ * import { explainVerificationFailure } from 'payhook/explain';
+ *
+ * const diagnosis = await explainVerificationFailure(request, { environment: 'production' });
+ * if (!diagnosis.ok) console.warn(diagnosis.message);
+ * // signature would verify with Host `shop.example.kg` (your request has `internal:8080`):
+ * // set `webhookUrl` to the URL registered with the service (https://shop.example.kg/…), …
+ * ```
+ */
+export async function explainVerificationFailure(
+  request: ExplainRequest,
+  options?: ExplainOptions,
+): Promise<VerificationDiagnosis> {
+  try {
+    return await explain(request, options ?? {});
+  } catch (error) {
+    // A diagnosis must never become a second failure in an error path.
+    return result({
+      code: isPayhookError(error) ? error.code : null,
+      message: `payhook could not diagnose this delivery: ${describeError(error)}`,
+    });
+  }
+}

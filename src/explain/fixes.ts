@@ -1,0 +1,161 @@
+/**
+ * The wording of a diagnosis: what changed, why that happens, and the one
+ * setting that fixes it. The reasons come from the signed target (where its
+ * host came from) and from the candidates (a path a proxy reported).
+ *
+ * @module
+ */
+import type { SignedTarget } from '../lib/signed-target.js';
+import type { Candidates } from './candidates.js';
+import { environmentKeyName, TEST_KEY_NAME } from './keys.js';
+import type { DiagnosisChange } from './types.js';
+
+/** A value in backquotes, `(none)` for the empty one. */
+export function quote(value: unknown): string {
+  return `\`${value === '' ? '(none)' : String(value)}\``;
+}
+
+/** What to do when the host the service signed cannot be known from the request. */
+export const REGISTERED_URL_ADVICE =
+  'give the URL registered with the service (`registeredUrl`, or `payhook verify --registered-url <url>`) so that its host is tried';
+
+/** Why the path differs: a proxy that said so, else the app's own router (which keeps the original URL). */
+function pathReason(change: DiagnosisChange, candidates: Candidates): string {
+  const { received, expected } = change;
+  const prefix =
+    expected.length > received.length && expected.endsWith(received)
+      ? expected.slice(0, expected.length - received.length)
+      : undefined;
+  if (candidates.proxyPaths.has(expected)) {
+    return prefix === undefined
+      ? 'your proxy rewrites the path (it reports the original one in a header)'
+      : `your proxy strips the prefix ${quote(prefix)} before the request reaches your app (it reports it in a header)`;
+  }
+  if (prefix === undefined) return 'the path your app sees is not the one the service called';
+  return `your router strips the prefix ${quote(prefix)} (verifying the original URL, \`req.originalUrl\` in Express, works too)`;
+}
+
+/** Why one URL part differs, for a receiver that does not pin `webhookUrl`. */
+function urlReason(change: DiagnosisChange, target: SignedTarget, candidates: Candidates): string {
+  const forwarded = target.hostSource === 'x-forwarded-host';
+  switch (change.part) {
+    case 'host':
+      if (forwarded) {
+        return change.expected === target.received.host
+          ? 'with `trustForwardedHeaders` payhook checks X-Forwarded-Host, but the service signed the Host header your app received'
+          : 'with `trustForwardedHeaders` payhook checks X-Forwarded-Host, which is not the host the service signed';
+      }
+      return change.expected === target.received.forwardedHost
+        ? 'your proxy rewrites Host and forwards the original in X-Forwarded-Host'
+        : 'something in front of your app rewrites Host';
+    case 'path':
+      return pathReason(change, candidates);
+    default:
+      return change.expected === ''
+        ? 'the service signed no query string, so something appends one on the way'
+        : 'the query string does not reach payhook (passing the full URL, `req.originalUrl` in Express, works too)';
+  }
+}
+
+/** The fix for a key change: the environment to configure, the test key to keep out, or the key to add. */
+function keyFix(name: string): string {
+  for (const environment of ['production', 'beta'] as const) {
+    // An alternative named after the environment (`--also-try beta=<pem>`) counts as that environment's key.
+    if (name === environmentKeyName(environment) || name === environment) {
+      return (
+        `the delivery comes from the service's ${environment} environment: set \`environment: '${environment}'\`` +
+        ` (or \`publicKeys: ${environment === 'production' ? 'PRODUCTION_PUBLIC_KEY' : 'BETA_PUBLIC_KEY'}\`)`
+      );
+    }
+  }
+  if (name === TEST_KEY_NAME) {
+    return (
+      "the delivery is signed with payhook's published test key (`TEST_KEY_PAIR` of `payhook/testing`, used by " +
+      '`payhook send` and `signWebhook`), not by the service: it is a test delivery, so send it to a test receiver ' +
+      'configured with that key, and never accept that key in production (its private half is public)'
+    );
+  }
+  return `configure the key ${quote(name)} as well (\`publicKeys\`), if you trust it`;
+}
+
+/**
+ * The fix for the changes that made the signature verify. URL parts share
+ * one fix (the URL the service signed, as `webhookUrl`), with the reason for
+ * each; a header or a key has its own.
+ *
+ * @example
+ * ```ts
+ * import { fixFor } from './fixes.js';
+ *
+ * declare const target: import('../lib/signed-target.js').SignedTarget;
+ * declare const candidates: import('./candidates.js').Candidates;
+ * fixFor([{ part: 'key', received: 'service-production', expected: 'service-beta' }], target, candidates, 'https://h/');
+ * ```
+ */
+export function fixFor(
+  changes: readonly DiagnosisChange[],
+  target: SignedTarget,
+  candidates: Candidates,
+  signedUrl: string,
+): string {
+  const fixes: string[] = [];
+  const urlParts = changes.filter(
+    (change) => change.part === 'host' || change.part === 'path' || change.part === 'query',
+  );
+  if (urlParts.length > 0) {
+    const why = urlParts.map((change) =>
+      target.pinned
+        ? `your \`webhookUrl\` has the ${change.part} ${quote(change.received)}, but the service signed ${quote(change.expected)}`
+        : urlReason(change, target, candidates),
+    );
+    // Trusting X-Forwarded-Host fixes it when that header holds the signed
+    // host; no longer trusting it fixes it when the Host received is the signed one.
+    const onlyHost =
+      !target.pinned && urlParts.length === 1 && urlParts[0]!.part === 'host' ? urlParts[0]!.expected : undefined;
+    const forwarded = target.hostSource === 'x-forwarded-host';
+    const trustSwitch =
+      onlyHost === undefined
+        ? ''
+        : !forwarded && onlyHost === target.received.forwardedHost
+          ? ', or `trustForwardedHeaders: true` if every request comes through that proxy'
+          : forwarded && onlyHost === target.received.host
+            ? ', or turn `trustForwardedHeaders` off'
+            : '';
+    fixes.push(`set \`webhookUrl: '${signedUrl}'\`, the URL the service signed: ${why.join('; ')}${trustSwitch}`);
+  }
+  for (const change of changes) {
+    if (change.part === 'header') {
+      fixes.push(
+        `stop your proxy or gateway from adding ${quote(change.received)}, or remove it before payhook sees the request: every \`x-api-*\` header is signed`,
+      );
+    } else if (change.part === 'key') fixes.push(keyFix(change.expected));
+  }
+  return fixes.join('; ');
+}
+
+/**
+ * One change in words, for the diagnosis message.
+ *
+ * @example
+ * ```ts
+ * import { describeChange } from './fixes.js';
+ *
+ * describeChange({ part: 'path', received: '/hook', expected: '/api/hook' }, false); // 'path `/api/hook` (your request has `/hook`)'
+ * ```
+ */
+export function describeChange(change: DiagnosisChange, forwarded: boolean): string {
+  switch (change.part) {
+    case 'host':
+      return `Host ${quote(change.expected)} (your request has ${quote(change.received)}${forwarded ? ' in X-Forwarded-Host, which you trust' : ''})`;
+    case 'path':
+      return `path ${quote(change.expected)} (your request has ${quote(change.received)})`;
+    case 'query':
+      return change.expected === ''
+        ? `no query string (your request has ${quote('?' + change.received)})`
+        : `query ${quote('?' + change.expected)} (your request has ${change.received === '' ? 'none' : quote('?' + change.received)})`;
+    case 'header':
+      return `header ${quote(change.received)} removed`;
+    case 'key':
+      return `the ${change.expected} key instead of ${change.received}`;
+  }
+}

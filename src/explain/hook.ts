@@ -1,0 +1,86 @@
+/**
+ * explainSignatureMismatch: explain as a handler's debug hook, rate-limited
+ * because anyone can send a request with a bad signature.
+ *
+ * @module
+ */
+import { explainVerificationFailure } from './diagnose.js';
+import type { ExplainOptions, ExplainRequest, VerificationDiagnosis } from './types.js';
+
+/**
+ * Options for {@link explainSignatureMismatch}.
+ *
+ * @example
+ * ```ts
+ * import type { ExplainHookOptions } from 'payhook/explain';
+ *
+ * const options: ExplainHookOptions = { report: (diagnosis) => console.warn(diagnosis.message), maxPerMinute: 5 };
+ * ```
+ */
+export interface ExplainHookOptions {
+  /**
+   * Receives each diagnosis.
+   * @defaultValue `console.warn` of `payhook: <message>`
+   */
+  report?: (diagnosis: VerificationDiagnosis) => void;
+  /**
+   * At most this many diagnoses a minute, and one at a time: each costs up
+   * to a few hundred signature checks, and anyone can send a request with a
+   * bad signature. The rest are skipped.
+   * @defaultValue 10
+   */
+  maxPerMinute?: number;
+}
+
+/**
+ * An opt-in debug hook for a handler's `onSignatureMismatch` option: on
+ * every delivery refused with `SIGNATURE_MISMATCH` it runs
+ * {@link explainVerificationFailure} with the handler's own options (after
+ * the 401 is answered) and reports the diagnosis, so your logs say
+ * "signature would verify with Host `shop.example.kg` (your request has
+ * `internal:8080`): set `webhookUrl` …". It is rate-limited (10 a minute,
+ * one at a time) because anyone can send a bad signature; turn it on while
+ * setting up or debugging.
+ *
+ * @example
+ * ```ts
+ * import { createNodeWebhookHandler } from 'payhook/node';
+ * import { explainSignatureMismatch } from 'payhook/explain';
+ *
+ * const options = {
+ *   environment: 'production' as const,
+ *   webhookUrl: 'https://shop.example.kg/webhooks/payments',
+ *   onPayment: async () => {},
+ * };
+ * const handler = createNodeWebhookHandler({ ...options, onSignatureMismatch: explainSignatureMismatch(options) });
+ * ```
+ */
+export function explainSignatureMismatch(
+  options: ExplainOptions,
+  hookOptions?: ExplainHookOptions,
+): (request: ExplainRequest) => Promise<void> {
+  const report =
+    hookOptions?.report ??
+    ((diagnosis: VerificationDiagnosis) => {
+      (globalThis as { console?: { warn(message: string): void } }).console?.warn(`payhook: ${diagnosis.message}`);
+    });
+  const limit = hookOptions?.maxPerMinute ?? 10;
+  let windowStart = 0;
+  let used = 0;
+  let running = false;
+  return async (request) => {
+    const now = Date.now();
+    if (now - windowStart >= 60_000) {
+      windowStart = now;
+      used = 0;
+    }
+    if (running || used >= limit) return;
+    used++;
+    running = true;
+    try {
+      report(await explainVerificationFailure(request, options));
+    } finally {
+      running = false;
+    }
+  };
+}

@@ -1,0 +1,130 @@
+/**
+ * The bounded search: variations of the signed target, fewest changes first,
+ * each checked against the keys whose length fits the signature, until one
+ * verifies or the budget is spent.
+ *
+ * @module
+ */
+import { canonicalHead } from '../lib/canonical.js';
+import { forEachHeader } from '../lib/headers.js';
+import { verifyWithKeys } from '../lib/rsa-verify.js';
+import type { SignedTarget } from '../lib/signed-target.js';
+import type { Candidates } from './candidates.js';
+import type { NamedKey } from './keys.js';
+import type { DiagnosisChange } from './types.js';
+
+/** The most signature checks one diagnosis makes. */
+export const MAX_CHECKS = 600;
+
+/** One variation of the target: its host, path and query, and the `x-api-*` headers left out. */
+interface Variant {
+  readonly host: string;
+  readonly path: string;
+  readonly query: string;
+  readonly dropHeaders: readonly string[];
+}
+
+/** What made the signature verify. */
+export interface Found {
+  readonly variant: Variant;
+  /** The target's parts that differ (a `key` change is added by the caller). */
+  readonly changes: readonly DiagnosisChange[];
+  readonly key: NamedKey;
+  readonly canonical: string;
+}
+
+const change = (part: DiagnosisChange['part'], received: string, expected: string): DiagnosisChange => ({
+  part,
+  received,
+  expected,
+});
+
+/** Every variant, fewest changes first: each single change, then pairs of host, path and query. */
+function variantsOf(
+  target: SignedTarget,
+  candidates: Candidates,
+): Array<{ variant: Variant; changes: DiagnosisChange[] }> {
+  const base: Variant = { host: target.host as string, path: target.path, query: target.query, dropHeaders: [] };
+  const hosts = candidates.hosts.slice(1).map((host) => ({ host, change: change('host', base.host, host) }));
+  const paths = candidates.paths.slice(1).map((path) => ({ path, change: change('path', base.path, path) }));
+  const queries = candidates.queries.slice(1).map((query) => ({ query, change: change('query', base.query, query) }));
+  const variants: Array<{ variant: Variant; changes: DiagnosisChange[] }> = [{ variant: base, changes: [] }];
+  for (const h of hosts) variants.push({ variant: { ...base, host: h.host }, changes: [h.change] });
+  for (const p of paths) variants.push({ variant: { ...base, path: p.path }, changes: [p.change] });
+  for (const q of queries) variants.push({ variant: { ...base, query: q.query }, changes: [q.change] });
+  for (const name of candidates.droppable) {
+    variants.push({ variant: { ...base, dropHeaders: [name] }, changes: [change('header', name, '')] });
+  }
+  for (const h of hosts) {
+    for (const p of paths)
+      variants.push({ variant: { ...base, host: h.host, path: p.path }, changes: [h.change, p.change] });
+    for (const q of queries) {
+      variants.push({ variant: { ...base, host: h.host, query: q.query }, changes: [h.change, q.change] });
+    }
+  }
+  for (const p of paths) {
+    for (const q of queries) {
+      variants.push({ variant: { ...base, path: p.path, query: q.query }, changes: [p.change, q.change] });
+    }
+  }
+  return variants;
+}
+
+/**
+ * Searches variations of `target` for one that `signature` verifies with,
+ * under any of `keys` (those whose modulus fits the signature's length). The
+ * body line is written once by the caller and appended to each variant's
+ * lines 1 to 4. `checks` counts the checks made so far (the as-received
+ * string's against the configured keys) and is advanced here.
+ *
+ * @example
+ * ```ts
+ * import { searchVariants } from './search.js';
+ *
+ * declare const target: import('../lib/signed-target.js').SignedTarget;
+ * declare const candidates: import('./candidates.js').Candidates;
+ * declare const keys: import('./keys.js').NamedKey[];
+ * const counter = { checks: 0 };
+ * const found = await searchVariants(target, candidates, '{}', new Uint8Array(256), keys, counter);
+ * ```
+ */
+export async function searchVariants(
+  target: SignedTarget,
+  candidates: Candidates,
+  bodyLine: string,
+  signature: Uint8Array,
+  keys: readonly NamedKey[],
+  counter: { checks: number },
+): Promise<Found | undefined> {
+  if (keys.length === 0) return undefined;
+  const apiHeaders: Record<string, string> = {};
+  forEachHeader(target.headers, (name, value) => {
+    if (name.startsWith('x-api-')) apiHeaders[name] = value;
+  });
+  for (const { variant, changes } of variantsOf(target, candidates)) {
+    if (counter.checks >= MAX_CHECKS) break;
+    const kept = { ...apiHeaders };
+    for (const name of variant.dropHeaders) delete kept[name];
+    let canonical: string;
+    try {
+      canonical =
+        canonicalHead({
+          method: target.method,
+          path: variant.path,
+          host: variant.host,
+          headers: kept,
+          query: variant.query,
+        }) + bodyLine;
+    } catch {
+      continue; // this variant's path or query cannot be written: not a candidate
+    }
+    for (const key of keys) {
+      if (counter.checks >= MAX_CHECKS) break;
+      // The as-received string was already checked against the configured keys.
+      if (changes.length === 0 && key.configured) continue;
+      counter.checks++;
+      if (await verifyWithKeys([key.imported], canonical, signature)) return { variant, changes, key, canonical };
+    }
+  }
+  return undefined;
+}
