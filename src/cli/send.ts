@@ -34,6 +34,8 @@ Signing:
   --header <name>=<value>   an extra header; x-api-* ones are signed (repeatable)
   --age <ms>                date the delivery this many ms in the past (a stale one: 600000)
   --timestamp <ms>          sign exactly this x-api-timestamp, on every attempt
+  --tamper                  multiply the amount by 100 after signing: a forged delivery,
+                            which your receiver must refuse with 401
 
 Delivery:
   --repeat <n>              deliver the same webhook n times (default: 1)
@@ -97,6 +99,7 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
       header: { type: 'string', multiple: true },
       age: { type: 'string' },
       timestamp: { type: 'string' },
+      tamper: { type: 'boolean' },
       repeat: { type: 'string' },
       concurrency: { type: 'string' },
       retry: { type: 'boolean' },
@@ -172,7 +175,7 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
-  const sign = async (): Promise<SignedWebhook> =>
+  const signBody = async (): Promise<SignedWebhook> =>
     signWebhook(body, {
       url: signedUrl,
       timestamp: values.timestamp ?? Date.now() - age,
@@ -180,6 +183,14 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
       ...(values.host !== undefined ? { host: values.host } : {}),
       ...(privateKey !== undefined ? { privateKey } : {}),
     });
+  // What an attacker who cannot sign would send: a signed delivery with a better amount.
+  const sign = async (): Promise<SignedWebhook> => {
+    const signed = await signBody();
+    if (!values.tamper) return signed;
+    const forged = JSON.parse(signed.body) as { amount?: unknown };
+    forged.amount = Number(forged.amount) * 100;
+    return { ...signed, body: JSON.stringify(forged) };
+  };
   let first: SignedWebhook;
   try {
     first = await sign();
@@ -189,6 +200,7 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
   io.out(`→ POST ${url}`);
   io.out(`  signed for ${values.host === undefined ? signedUrl : `${signedUrl} with Host ${values.host}`}`);
   io.out(`  body: ${first.body}`);
+  if (values.tamper) io.out('  tampered: the amount was multiplied by 100 after signing; a receiver must answer 401');
   io.out(
     `  signed with ${privateKey === undefined ? "payhook's TEST key (TEST_KEY_PAIR)" : values.key}; ${repeat} deliver${repeat === 1 ? 'y' : 'ies'}, ${concurrency} at a time${values.retry ? `, retrying on the schedule at ×${speed}` : ''}`,
   );

@@ -170,14 +170,15 @@ describe('payhook send', () => {
   });
 
   it('signs a delivery that starts after others finished when it starts, so it is never stale', async () => {
-    // One at a time, each answered after 300 ms: the third starts about 600 ms after the first was signed.
-    const { url, received } = await endpoint(() => 200, 300);
+    // One at a time, each answered after 800 ms: a delivery that reused the first signature would arrive
+    // 800 ms (the second) or 1600 ms (the third) after it was signed; a loaded machine adds a few hundred ms.
+    const { url, received } = await endpoint(() => 200, 800);
     const result = await run(['send', url, '--repeat', '3', '--concurrency', '1']);
     expect(result.code).toBe(0);
     expect(received).toHaveLength(3);
     for (const delivery of received) {
       // Signed at most a few ms before it arrived, not when the first one was.
-      expect(delivery.at - Number(delivery.headers['x-api-timestamp'])).toBeLessThan(250);
+      expect(delivery.at - Number(delivery.headers['x-api-timestamp'])).toBeLessThan(600);
       expect(await verifies(delivery)).toBe(true);
     }
     expect(new Set(received.map((r) => r.headers['signature'])).size).toBe(3);
@@ -259,6 +260,16 @@ describe('payhook send', () => {
     const registered = 'https://pay.example.kg/webhooks/payments';
     await run(['send', url, '--variant', variant, '--webhook-url', registered]);
     expect(pick(JSON.parse(received[1]!.body))).toBe(registered);
+  });
+
+  it('--tamper changes the amount after signing, so the receiver must refuse the delivery', async () => {
+    const { url, received } = await endpoint(() => 401);
+    const result = await run(['send', url, '--amount', '5', '--tamper']);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain('tampered');
+    const body = JSON.parse(received[0]!.body) as { amount: number };
+    expect(body.amount).toBe(500);
+    expect(await verifies(received[0]!)).toBe(false);
   });
 
   it('refuses bad usage with exit 2', async () => {
