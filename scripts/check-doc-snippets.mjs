@@ -21,7 +21,16 @@
 //
 // Exit 0 when every block passes; 1 with `file:line:column` for each problem.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -159,16 +168,17 @@ function typeCheck(dir, blocks) {
 }
 
 function runBlock(dir, block) {
+  const withVitest = /from\s+['"]vitest['"]/.test(block.source);
   let script = block.path;
-  if (block.ext !== 'mjs') {
+  if (block.ext !== 'mjs' || withVitest) {
     const { outputText } = ts.transpileModule(block.source, {
       compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, jsx: ts.JsxEmit.ReactJSX },
       fileName: block.path,
     });
-    script = block.path.replace(/\.tsx?$/, '.run.mjs');
+    // vitest collects *.test.* files only.
+    script = block.path.replace(/\.(tsx?|mjs)$/, withVitest ? '.test.mjs' : '.run.mjs');
     writeFileSync(script, outputText);
   }
-  const withVitest = /from\s+['"]vitest['"]/.test(block.source);
   const args = withVitest
     ? [join(root, 'node_modules/vitest/vitest.mjs'), 'run', '--root', dir, '--dir', dir, relative(dir, script)]
     : [script];
@@ -216,7 +226,9 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
       console.error(`\n${problems.length} problem(s) in the code blocks of ${files.join(', ')}`);
       process.exitCode = 1;
     } else {
-      console.log(`doc snippets: ${blocks} block(s) type-check (strict; node16 and bundler), ${ran} ran, in ${files.join(', ')}`);
+      console.log(
+        `doc snippets: ${blocks} block(s) type-check (strict; node16 and bundler), ${ran} ran, in ${files.join(', ')}`,
+      );
     }
   } catch (error) {
     console.error(error instanceof Error ? error.message : String(error));
