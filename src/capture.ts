@@ -2,7 +2,7 @@ import { PayhookError } from './errors.js';
 import { encodeBase64 } from './lib/base64.js';
 import { forEachHeader } from './lib/headers.js';
 import { isBytes } from './lib/json-body.js';
-import type { HeadersInput } from './request.js';
+import type { HeadersInput, HeadersLike } from './request.js';
 
 /**
  * A delivery as a handler saw it, in the JSON form `payhook verify --request`
@@ -50,7 +50,14 @@ export interface CapturedDelivery {
  * ```
  */
 export type CaptureInput =
-  | Request
+  | {
+      // A Web `Request`, described by the part used so the main entry needs no DOM types.
+      readonly method: string;
+      readonly url: string;
+      readonly headers: HeadersLike;
+      readonly bodyUsed: boolean;
+      clone(): { arrayBuffer(): Promise<ArrayBuffer> };
+    }
   | {
       method?: string | undefined;
       url?: string | undefined;
@@ -79,13 +86,10 @@ export interface CaptureOptions {
   body?: unknown;
 }
 
-function isWebRequest(request: CaptureInput): request is Request {
-  const candidate = request as Partial<Request>;
-  return (
-    typeof candidate.clone === 'function' &&
-    typeof candidate.arrayBuffer === 'function' &&
-    typeof candidate.url === 'string'
-  );
+type WebRequestInput = Extract<CaptureInput, { bodyUsed: boolean }>;
+
+function isWebRequest(request: CaptureInput): request is WebRequestInput {
+  return typeof (request as Partial<WebRequestInput>).clone === 'function' && typeof request.url === 'string';
 }
 
 function misuse(message: string, cause?: unknown): PayhookError {
