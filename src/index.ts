@@ -1,5 +1,7 @@
 export { buildCanonicalString } from './canonical.js';
 export type { CanonicalRequest } from './canonical.js';
+export { captureDelivery } from './capture.js';
+export type { CaptureInput, CaptureOptions, CapturedDelivery } from './capture.js';
 export { createMemoryStore } from './dedup/memory.js';
 export type { MemoryStore, MemoryStoreOptions } from './dedup/memory.js';
 export type { ClaimOptions, ClaimResult, CompleteOptions, DedupStore } from './dedup/store.js';

@@ -1,4 +1,4 @@
-import { access, writeFile } from 'node:fs/promises';
+import { access, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { generateTestKeyPair } from '../testing/test-keys.js';
 import { EXIT, integerFlag, parse, UsageError, type Io } from './io.js';
@@ -11,7 +11,7 @@ sign test deliveries with it: payhook send --key, or signWebhook). It is a
 test key: the payment service signs with its own key, which you never have.
 
 Options:
-  --out-dir <dir>   where to write the files (default: the current directory)
+  --out-dir <dir>   where to write the files, created when missing (default: the current directory)
   --name <name>     file name prefix (default: payhook-test)
   --bits <n>        modulus length (default: 2048)
   --force           overwrite existing files
@@ -60,6 +60,7 @@ export async function keygenCommand(args: readonly string[], io: Io): Promise<nu
     }
   }
   try {
+    await mkdir(dir, { recursive: true });
     await writeFile(privatePath, pair.privateKey, { flag, mode: 0o600 });
     await writeFile(publicPath, pair.publicKey, { flag });
   } catch (error) {

@@ -12,6 +12,9 @@ import { duration, EXIT, integerFlag, numberFlag, pairs, parse, readInput, sleep
 export const SEND_HELP = `Usage: payhook send <url> [options]
 
 Signs a test webhook as the service does and delivers it to your endpoint.
+Give --webhook-url the URL your receiver's webhookUrl option holds (the one
+registered with the service): the delivery is signed for its host, path and
+query, as the service signs, and sent to <url>, e.g. your app on localhost.
 It is signed with payhook's published TEST key unless you pass --key: give
 your receiver that public key in tests (TEST_KEY_PAIR.publicKey from
 payhook/testing, or the one from payhook keygen), never in production.
@@ -25,11 +28,14 @@ The body:
   --body <file>             a JSON object of body fields (and "variant"); flags win over it
 
 Signing:
+  --webhook-url <url>       the registered URL to sign for (default: <url> itself)
   --key <pem file>          private key to sign with (default: payhook's test key)
-  --host <host>             sign this Host instead of the URL's (fetch still sends the URL's)
+  --host <host>             sign this Host instead of the signed URL's (fetch still sends <url>'s)
   --header <name>=<value>   an extra header; x-api-* ones are signed (repeatable)
   --age <ms>                date the delivery this many ms in the past (a stale one: 600000)
   --timestamp <ms>          sign exactly this x-api-timestamp, on every attempt
+  --tamper                  multiply the amount by 100 after signing: a forged delivery,
+                            which your receiver must refuse with 401
 
 Delivery:
   --repeat <n>              deliver the same webhook n times (default: 1)
@@ -61,6 +67,18 @@ function failureReason(error: unknown): string {
   return error instanceof Error ? error.name : 'error';
 }
 
+/** An absolute http: or https: URL, or a usage error naming `what`. */
+function checkHttpUrl(value: string, what: string): void {
+  let parsed: URL;
+  try {
+    parsed = new URL(value);
+  } catch {
+    throw new UsageError(`${what} is not an absolute URL: ${JSON.stringify(value)}`);
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
+    throw new UsageError(`${what} must be http: or https:`);
+}
+
 interface Outcome {
   ok: boolean;
 }
@@ -75,11 +93,13 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
       'transaction-id': { type: 'string' },
       field: { type: 'string', multiple: true },
       body: { type: 'string' },
+      'webhook-url': { type: 'string' },
       key: { type: 'string' },
       host: { type: 'string' },
       header: { type: 'string', multiple: true },
       age: { type: 'string' },
       timestamp: { type: 'string' },
+      tamper: { type: 'boolean' },
       repeat: { type: 'string' },
       concurrency: { type: 'string' },
       retry: { type: 'boolean' },
@@ -97,16 +117,12 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
   const url = positionals[0];
   if (url === undefined)
     throw new UsageError('the endpoint URL is required: payhook send http://127.0.0.1:3000/webhooks/payments');
-  let parsedUrl: URL;
-  try {
-    parsedUrl = new URL(url);
-  } catch {
-    throw new UsageError(`not an absolute URL: ${JSON.stringify(url)}`);
-  }
-  if (parsedUrl.protocol !== 'http:' && parsedUrl.protocol !== 'https:')
-    throw new UsageError('the URL must be http: or https:');
+  checkHttpUrl(url, 'the URL');
+  // The service signs the registered URL; the target may be anything that reaches the receiver.
+  const signedUrl = values['webhook-url'] ?? url;
+  if (values['webhook-url'] !== undefined) checkHttpUrl(signedUrl, '--webhook-url');
 
-  const overrides: TestWebhookOverrides = {};
+  const overrides: TestWebhookOverrides = { webhookUrl: signedUrl };
   if (values.body !== undefined) {
     let fromFile: unknown;
     try {
@@ -159,14 +175,22 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
   } catch (error) {
     throw new UsageError((error as Error).message);
   }
-  const sign = async (): Promise<SignedWebhook> =>
+  const signBody = async (): Promise<SignedWebhook> =>
     signWebhook(body, {
-      url,
+      url: signedUrl,
       timestamp: values.timestamp ?? Date.now() - age,
       headers,
       ...(values.host !== undefined ? { host: values.host } : {}),
       ...(privateKey !== undefined ? { privateKey } : {}),
     });
+  // What an attacker who cannot sign would send: a signed delivery with a better amount.
+  const sign = async (): Promise<SignedWebhook> => {
+    const signed = await signBody();
+    if (!values.tamper) return signed;
+    const forged = JSON.parse(signed.body) as { amount?: unknown };
+    forged.amount = Number(forged.amount) * 100;
+    return { ...signed, body: JSON.stringify(forged) };
+  };
   let first: SignedWebhook;
   try {
     first = await sign();
@@ -174,7 +198,9 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
     throw new UsageError(`cannot sign: ${(error as Error).message}`);
   }
   io.out(`→ POST ${url}`);
+  io.out(`  signed for ${values.host === undefined ? signedUrl : `${signedUrl} with Host ${values.host}`}`);
   io.out(`  body: ${first.body}`);
+  if (values.tamper) io.out('  tampered: the amount was multiplied by 100 after signing; a receiver must answer 401');
   io.out(
     `  signed with ${privateKey === undefined ? "payhook's TEST key (TEST_KEY_PAIR)" : values.key}; ${repeat} deliver${repeat === 1 ? 'y' : 'ies'}, ${concurrency} at a time${values.retry ? `, retrying on the schedule at ×${speed}` : ''}`,
   );

@@ -66,7 +66,7 @@ export interface TestWebhookBody {
 /**
  * What {@link createTestWebhook} may change. Every other key is put into the
  * body as given (a value of `undefined` removes that key, to build incomplete
- * bodies); `variant` and `now` steer the defaults and are not body fields.
+ * bodies); `variant`, `now` and `webhookUrl` steer the defaults and are not body fields.
  *
  * @example
  * ```ts
@@ -90,6 +90,14 @@ export interface TestWebhookOverrides {
   fields?: Record<string, unknown>;
   /** The time `requestDate` and `transactionDate` are derived from. @defaultValue `Date.now()` */
   now?: number | Date;
+  /**
+   * The callback URL registered with the service, which the `web` variant
+   * carries in `data.webhookUrl` and the `signed-body` variant in
+   * `fields.webhook_url` (its origin also starts `success_redirect_url`).
+   * Not a body field itself. Give the URL you sign for.
+   * @defaultValue `'https://shop.example.kg/webhooks/payments'`
+   */
+  webhookUrl?: string;
   /** Any other body key, or `undefined` to remove one. */
   [key: string]: unknown;
 }
@@ -98,7 +106,7 @@ function uuid(): string {
   const crypto = (globalThis as { crypto?: { randomUUID?: () => string } }).crypto;
   if (typeof crypto?.randomUUID === 'function') return crypto.randomUUID();
   // Secure contexts and every server runtime have randomUUID; this is for the rest.
-  const hex = [...Array(32)].map(() => Math.floor(Math.random() * 16).toString(16)).join('');
+  const hex = Array.from({ length: 32 }, () => Math.floor(Math.random() * 16).toString(16)).join('');
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-a${hex.slice(17, 20)}-${hex.slice(20)}`;
 }
 
@@ -113,8 +121,8 @@ function digits(count: number): string {
  * defaults (a successful 100.00 debit with fresh random IDs, dated now) and
  * any field overridden. Give the result to {@link signWebhook}.
  *
- * @throws {@link PayhookError} `INVALID_ARGUMENT` for an unknown variant or a
- * `now` that is not a valid time.
+ * @throws {@link PayhookError} `INVALID_ARGUMENT` for an unknown variant, a
+ * `now` that is not a valid time or a `webhookUrl` that is not absolute.
  *
  * @example
  * ```ts
@@ -123,14 +131,35 @@ function digits(count: number): string {
  * const paid = createTestWebhook();
  * const failedCard = createTestWebhook({ variant: 'card', status: 'FAILED', amount: 250 });
  * const noRequestDate = createTestWebhook({ requestDate: undefined });
+ * const web = createTestWebhook({ variant: 'web', webhookUrl: 'https://pay.example.kg/hooks/payments' });
  * ```
  */
 export function createTestWebhook(overrides?: TestWebhookOverrides): TestWebhookBody {
-  const { variant = 'base', now: rawNow, status, amount, transactionId, id, fields, ...rest } = overrides ?? {};
+  const {
+    variant = 'base',
+    now: rawNow,
+    webhookUrl = 'https://shop.example.kg/webhooks/payments',
+    status,
+    amount,
+    transactionId,
+    id,
+    fields,
+    ...rest
+  } = overrides ?? {};
   if (!TEST_WEBHOOK_VARIANTS.includes(variant)) {
     throw new PayhookError(
       'INVALID_ARGUMENT',
       `Unknown webhook variant ${JSON.stringify(variant)}; expected one of ${TEST_WEBHOOK_VARIANTS.join(', ')}.`,
+    );
+  }
+  let origin: string;
+  try {
+    origin = new URL(webhookUrl).origin;
+  } catch (cause) {
+    throw new PayhookError(
+      'INVALID_ARGUMENT',
+      `The "webhookUrl" option must be an absolute URL; got ${JSON.stringify(webhookUrl)}.`,
+      { cause },
     );
   }
   const now = rawNow === undefined ? Date.now() : rawNow instanceof Date ? rawNow.getTime() : rawNow;
@@ -166,8 +195,8 @@ export function createTestWebhook(overrides?: TestWebhookOverrides): TestWebhook
       delete body.requestDate;
       body['clientId'] = `client-${digits(5)}`;
       Object.assign(body.fields, {
-        webhook_url: 'https://shop.example.kg/webhooks/payments',
-        success_redirect_url: 'https://shop.example.kg/thanks',
+        webhook_url: webhookUrl,
+        success_redirect_url: `${origin}/thanks`,
         name: 'Shop',
         qrTransactionId: uuid(),
       });
@@ -177,7 +206,7 @@ export function createTestWebhook(overrides?: TestWebhookOverrides): TestWebhook
         amount: total,
         accountId: uuid(),
         description: 'Order #17',
-        webhookUrl: 'https://shop.example.kg/webhooks/payments',
+        webhookUrl,
         name_en: 'shop',
       };
       break;

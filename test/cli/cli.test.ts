@@ -116,6 +116,16 @@ describe('payhook keygen', () => {
     expect(await verifySignature(signed.canonical, signed.headers['signature']!, publicKey)).toBe(true);
   });
 
+  it('creates --out-dir (and its parents) when it does not exist', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'payhook-keygen-'));
+    const dir = join(root, 'test', 'keys');
+    const result = await run(['keygen', '--out-dir', dir]);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(await readFile(join(dir, 'payhook-test.public.pem'), 'utf8')).toContain('BEGIN PUBLIC KEY');
+    expect(await readFile(join(dir, 'payhook-test.private.pem'), 'utf8')).toContain('BEGIN PRIVATE KEY');
+  });
+
   it('refuses to overwrite without --force (exit 1), overwrites with it', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'payhook-keygen-'));
     await writeFile(join(dir, 'payhook-test.public.pem'), 'keep me');
@@ -139,8 +149,12 @@ describe('payhook keygen', () => {
     expect((await run(['keygen', '--name', '../escape'])).code).toBe(2);
   });
 
-  it('fails with exit 1 when the directory cannot be written', async () => {
-    const result = await run(['keygen', '--out-dir', '/nonexistent/payhook']);
+  it('fails with exit 1 when the directory cannot be created', async () => {
+    // A folder inside a regular file cannot be made, even by root (who may write anywhere else).
+    const root = await mkdtemp(join(tmpdir(), 'payhook-keygen-'));
+    await writeFile(join(root, 'a-file'), '');
+    const result = await run(['keygen', '--out-dir', join(root, 'a-file', 'keys')]);
     expect(result.code).toBe(1);
+    expect(result.stderr).toContain('cannot write the keys');
   });
 });

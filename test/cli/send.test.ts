@@ -170,14 +170,15 @@ describe('payhook send', () => {
   });
 
   it('signs a delivery that starts after others finished when it starts, so it is never stale', async () => {
-    // One at a time, each answered after 300 ms: the third starts about 600 ms after the first was signed.
-    const { url, received } = await endpoint(() => 200, 300);
+    // One at a time, each answered after 800 ms: a delivery that reused the first signature would arrive
+    // 800 ms (the second) or 1600 ms (the third) after it was signed; a loaded machine adds a few hundred ms.
+    const { url, received } = await endpoint(() => 200, 800);
     const result = await run(['send', url, '--repeat', '3', '--concurrency', '1']);
     expect(result.code).toBe(0);
     expect(received).toHaveLength(3);
     for (const delivery of received) {
       // Signed at most a few ms before it arrived, not when the first one was.
-      expect(delivery.at - Number(delivery.headers['x-api-timestamp'])).toBeLessThan(250);
+      expect(delivery.at - Number(delivery.headers['x-api-timestamp'])).toBeLessThan(600);
       expect(await verifies(delivery)).toBe(true);
     }
     expect(new Set(received.map((r) => r.headers['signature'])).size).toBe(3);
@@ -218,6 +219,59 @@ describe('payhook send', () => {
     expect(result.stdout).toContain('no answer (bad port)');
   });
 
+  it('--webhook-url signs for the registered host, path and query while delivering to the target', async () => {
+    const { url, received } = await endpoint(() => 200);
+    const registered = 'https://shop.example.kg/api/webhooks/payments?shop=17';
+    const result = await run(['send', url, '--webhook-url', registered]);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(received).toHaveLength(1);
+    const delivery = received[0]!;
+    // Delivered to the target as given (its own Host, path and query)…
+    expect(delivery.url).toBe('/webhooks/payments');
+    expect(delivery.headers.host).toBe(new URL(url).host);
+    // …and verifiable by a receiver that pins the registered URL, as the README's quick start does.
+    const request = { method: 'POST', url: delivery.url, headers: delivery.headers, body: delivery.body };
+    const pinned = await verifyWebhook(request, { publicKeys: TEST_KEY_PAIR.publicKey, webhookUrl: registered });
+    expect(pinned).toMatchObject({ ok: true });
+    const asReceived = await verifyWebhook(request, { publicKeys: TEST_KEY_PAIR.publicKey });
+    expect(asReceived).toMatchObject({ ok: false, error: { code: 'SIGNATURE_MISMATCH' } });
+    expect(result.stdout).toContain(`signed for ${registered}`);
+  });
+
+  it('keeps --host working next to --webhook-url (it replaces the signed Host only)', async () => {
+    const { url, received } = await endpoint(() => 200);
+    await run(['send', url, '--webhook-url', 'https://shop.example.kg/hooks/pay', '--host', 'pay.example.kg']);
+    const delivery = received[0]!;
+    const request = { method: 'POST', url: delivery.url, headers: delivery.headers, body: delivery.body };
+    const webhookUrl = 'https://pay.example.kg/hooks/pay';
+    expect(await verifyWebhook(request, { publicKeys: TEST_KEY_PAIR.publicKey, webhookUrl })).toMatchObject({
+      ok: true,
+    });
+  });
+
+  it.each([
+    ['web', (body: Record<string, any>) => body['data'].webhookUrl as unknown],
+    ['signed-body', (body: Record<string, any>) => body['fields'].webhook_url as unknown],
+  ] as const)('--variant %s carries the registered URL, else the target URL, in the body', async (variant, pick) => {
+    const { url, received } = await endpoint(() => 200);
+    await run(['send', url, '--variant', variant]);
+    expect(pick(JSON.parse(received[0]!.body))).toBe(url);
+    const registered = 'https://pay.example.kg/webhooks/payments';
+    await run(['send', url, '--variant', variant, '--webhook-url', registered]);
+    expect(pick(JSON.parse(received[1]!.body))).toBe(registered);
+  });
+
+  it('--tamper changes the amount after signing, so the receiver must refuse the delivery', async () => {
+    const { url, received } = await endpoint(() => 401);
+    const result = await run(['send', url, '--amount', '5', '--tamper']);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain('tampered');
+    const body = JSON.parse(received[0]!.body) as { amount: number };
+    expect(body.amount).toBe(500);
+    expect(await verifies(received[0]!)).toBe(false);
+  });
+
   it('refuses bad usage with exit 2', async () => {
     for (const args of [
       ['send'],
@@ -231,6 +285,8 @@ describe('payhook send', () => {
       ['send', 'http://127.0.0.1:9/x', '--key', '/nonexistent.pem'],
       ['send', 'http://127.0.0.1:9/x', '--timestamp', 'soon'],
       ['send', 'http://127.0.0.1:9/x', 'extra'],
+      ['send', 'http://127.0.0.1:9/x', '--webhook-url', '/webhooks/payments'],
+      ['send', 'http://127.0.0.1:9/x', '--webhook-url', 'ftp://shop.example.kg/x'],
     ]) {
       const result = await run(args);
       expect(result.code, args.join(' ')).toBe(2);

@@ -87,6 +87,20 @@ describe('createTestWebhook', () => {
     });
   });
 
+  it('puts the given webhookUrl into the web and signed-body bodies, never as a body field', () => {
+    const webhookUrl = 'https://pay.example.kg/hooks/payments?shop=1';
+    const web = createTestWebhook({ variant: 'web', webhookUrl });
+    expect((web['data'] as { webhookUrl: string }).webhookUrl).toBe(webhookUrl);
+    const signedBody = createTestWebhook({ variant: 'signed-body', webhookUrl });
+    expect(signedBody.fields['webhook_url']).toBe(webhookUrl);
+    expect(signedBody.fields['success_redirect_url']).toBe('https://pay.example.kg/thanks');
+    for (const variant of TEST_WEBHOOK_VARIANTS)
+      expect(createTestWebhook({ variant, webhookUrl })).not.toHaveProperty('webhookUrl');
+    expect(() => createTestWebhook({ webhookUrl: '/hooks' })).toThrow(
+      expect.objectContaining({ code: 'INVALID_ARGUMENT' }),
+    );
+  });
+
   it('refuses an unknown variant or a bad clock with INVALID_ARGUMENT', () => {
     expect(() => createTestWebhook({ variant: 'nope' as 'base' })).toThrow(
       expect.objectContaining({ code: 'INVALID_ARGUMENT' }),

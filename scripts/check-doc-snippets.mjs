@@ -1,0 +1,237 @@
+// Type-checks every TypeScript/JavaScript block of the docs against the built
+// package, as a merchant's project would see it, and runs the complete ones.
+//
+//   node scripts/check-doc-snippets.mjs [file.md …]   (default: README.md, docs/**/*.md, examples/README.md)
+//
+// Each ```ts / ```tsx / ```js / ```mjs block (and the typescript/javascript
+// spellings) becomes a module in a temporary project whose node_modules holds
+// `payhook` as a link to this repository, so imports go through the exports
+// map to dist/ (run `npm run build` first). The project is checked twice,
+// under `strict` with moduleResolution node16 and with bundler.
+//
+// A block is a complete module unless an HTML comment right above it says:
+//   <!-- doc-test: run -->        a complete program: also run it (node; vitest when it imports vitest)
+//   <!-- doc-test: fragment       part of a program; the lines up to --> are a hidden preamble
+//   declare const options: …      (declare const …, import type …) put before the block
+//   -->
+//   <!-- doc-test: skip <reason> -->   not checked (the reason is required)
+//
+// docs/api/** is left out: typedoc generates it from the TSDoc @example blocks,
+// which the TSDoc tests check at their source.
+//
+// Exit 0 when every block passes; 1 with `file:line:column` for each problem.
+import { spawnSync } from 'node:child_process';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const LANGS = { ts: 'ts', typescript: 'ts', tsx: 'tsx', js: 'mjs', javascript: 'mjs', mjs: 'mjs' };
+const RUN_TIMEOUT_MS = 60_000;
+
+function markdownFiles() {
+  const found = ['README.md', 'examples/README.md'];
+  const walk = (dir) => {
+    for (const entry of readdirSync(join(root, dir), { withFileTypes: true })) {
+      const path = `${dir}/${entry.name}`;
+      if (entry.isDirectory() && path !== 'docs/api') walk(path);
+      else if (entry.isFile() && entry.name.endsWith('.md')) found.push(path);
+    }
+  };
+  if (existsSync(join(root, 'docs'))) walk('docs');
+  return found.filter((file) => existsSync(join(root, file)));
+}
+
+/** The doc-test marker in the lines just above `fenceIndex`, if any. */
+function markerAbove(lines, fenceIndex, file) {
+  let end = fenceIndex - 1;
+  while (end >= 0 && lines[end].trim() === '') end--;
+  if (end < 0 || !lines[end].trimEnd().endsWith('-->')) return { mode: 'module', preamble: '' };
+  let start = end;
+  while (start >= 0 && !lines[start].includes('<!--')) start--;
+  const comment = lines.slice(start, end + 1).join('\n');
+  const inner = comment.slice(comment.indexOf('<!--') + 4, comment.lastIndexOf('-->'));
+  const [first = '', ...rest] = inner.replace(/^\s*\n/, '').split('\n');
+  const match = /^\s*doc-test:\s*(\w+)\s*(.*)$/.exec(first);
+  if (!match) return { mode: 'module', preamble: '' };
+  const [, mode, reason] = match;
+  const body = rest.join('\n');
+  if (!['run', 'fragment', 'skip'].includes(mode)) {
+    throw new Error(`${file}:${start + 1}: unknown doc-test marker "${mode}" (run, fragment or skip)`);
+  }
+  if (mode === 'skip' && reason.trim() === '') throw new Error(`${file}:${start + 1}: doc-test: skip needs a reason`);
+  if (mode !== 'fragment' && body.trim() !== '') {
+    throw new Error(`${file}:${start + 1}: only a fragment may carry a preamble`);
+  }
+  return { mode, preamble: body.replace(/\s+$/, ''), markerLine: start + 1 };
+}
+
+/** Every checked block of `file`: its language, code, first code line (1-based) and marker. */
+function extractBlocks(file) {
+  const lines = readFileSync(join(root, file), 'utf8').split('\n');
+  const blocks = [];
+  for (let i = 0; i < lines.length; i++) {
+    const open = /^(\s*)(`{3,}|~{3,})\s*([\w-]*)/.exec(lines[i]);
+    if (!open) continue;
+    const [, indent, fence, lang] = open;
+    let close = i + 1;
+    while (close < lines.length && !new RegExp(`^\\s*${fence[0]}{${fence.length},}\\s*$`).test(lines[close])) close++;
+    const ext = LANGS[lang.toLowerCase()];
+    if (ext !== undefined) {
+      const code = lines
+        .slice(i + 1, close)
+        .map((line) => (line.startsWith(indent) ? line.slice(indent.length) : line))
+        .join('\n');
+      blocks.push({ file, ext, code, line: i + 2, ...markerAbove(lines, i, file) });
+    }
+    i = close;
+  }
+  return blocks;
+}
+
+/** A temporary project: package.json (ESM), node_modules with every dev dependency and `payhook` → this repo. */
+function makeProject() {
+  const dir = mkdtempSync(join(tmpdir(), 'payhook-doc-snippets-'));
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'doc-snippets', private: true, type: 'module' }));
+  const modules = join(dir, 'node_modules');
+  mkdirSync(modules);
+  for (const name of readdirSync(join(root, 'node_modules'))) {
+    if (name.startsWith('.') || name === 'payhook') continue;
+    symlinkSync(join(root, 'node_modules', name), join(modules, name));
+  }
+  symlinkSync(root, join(modules, 'payhook'));
+  return dir;
+}
+
+function compilerOptions(dir, resolution) {
+  const { options, errors } = ts.convertCompilerOptionsFromJson(
+    {
+      strict: true,
+      target: 'ES2022',
+      lib: ['ES2022', 'DOM', 'DOM.Iterable'],
+      types: ['node'],
+      typeRoots: [join(dir, 'node_modules/@types')],
+      module: resolution === 'node16' ? 'Node16' : 'ESNext',
+      moduleResolution: resolution === 'node16' ? 'Node16' : 'Bundler',
+      moduleDetection: 'force',
+      allowJs: true,
+      checkJs: true,
+      jsx: 'react-jsx',
+      skipLibCheck: true,
+      noEmit: true,
+    },
+    dir,
+  );
+  if (errors.length > 0) throw new Error(ts.flattenDiagnosticMessageText(errors[0].messageText, '\n'));
+  return options;
+}
+
+/** Where a diagnostic at `fileLine` (0-based) of a snippet file is in its markdown. */
+function markdownLine(block, fileLine) {
+  const offset = fileLine - block.preambleLines;
+  return offset < 0 ? `${block.markerLine} (in the doc-test preamble)` : String(block.line + offset);
+}
+
+function typeCheck(dir, blocks) {
+  const problems = new Map();
+  for (const resolution of ['node16', 'bundler']) {
+    const byPath = new Map(blocks.map((block) => [block.path, block]));
+    const program = ts.createProgram([...byPath.keys()], compilerOptions(dir, resolution));
+    for (const diagnostic of ts.getPreEmitDiagnostics(program)) {
+      const block = diagnostic.file ? byPath.get(resolve(diagnostic.file.fileName)) : undefined;
+      const message = `TS${diagnostic.code}: ${ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n')}`;
+      let where = '(project)';
+      if (block !== undefined && diagnostic.start !== undefined) {
+        const { line, character } = diagnostic.file.getLineAndCharacterOfPosition(diagnostic.start);
+        where = `${block.file}:${markdownLine(block, line)}:${character + 1}`;
+      } else if (diagnostic.file) {
+        where = relative(root, diagnostic.file.fileName);
+      }
+      const key = `${where} ${message}`;
+      const seen = problems.get(key);
+      if (seen) seen.modes.push(resolution);
+      else problems.set(key, { where, message, modes: [resolution] });
+    }
+  }
+  return [...problems.values()].map(({ where, message, modes }) => `${where}: [${modes.join(', ')}] ${message}`);
+}
+
+function runBlock(dir, block) {
+  const withVitest = /from\s+['"]vitest['"]/.test(block.source);
+  let script = block.path;
+  if (block.ext !== 'mjs' || withVitest) {
+    const { outputText } = ts.transpileModule(block.source, {
+      compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, jsx: ts.JsxEmit.ReactJSX },
+      fileName: block.path,
+    });
+    // vitest collects *.test.* files only.
+    script = block.path.replace(/\.(tsx?|mjs)$/, withVitest ? '.test.mjs' : '.run.mjs');
+    writeFileSync(script, outputText);
+  }
+  const args = withVitest
+    ? [join(root, 'node_modules/vitest/vitest.mjs'), 'run', '--root', dir, '--dir', dir, relative(dir, script)]
+    : [script];
+  const result = spawnSync(process.execPath, args, { cwd: dir, encoding: 'utf8', timeout: RUN_TIMEOUT_MS });
+  if (result.status === 0) return undefined;
+  const why = result.error ? result.error.message : `exit ${result.status ?? result.signal}`;
+  const output = `${result.stdout}${result.stderr}`.trim().split('\n').slice(-15).join('\n    ');
+  return `${block.file}:${block.line}: the block did not run (${why})\n    ${output}`;
+}
+
+export function checkDocSnippets(files) {
+  if (!existsSync(join(root, 'dist/index.js'))) throw new Error('dist/ is missing: run "npm run build" first.');
+  const blocks = files.flatMap(extractBlocks).filter((block) => block.mode !== 'skip');
+  const dir = makeProject();
+  try {
+    blocks.forEach((block, index) => {
+      // Deno names npm packages npm:payhook/web; a Node project names them payhook/web.
+      const code = block.code.replace(/(['"])npm:/g, '$1');
+      block.preambleLines = block.preamble === '' ? 0 : block.preamble.split('\n').length;
+      block.source = block.preamble === '' ? code : `${block.preamble}\n${code}`;
+      block.path = join(dir, `snippet-${String(index).padStart(3, '0')}.${block.ext}`);
+      writeFileSync(block.path, `${block.source}\n`);
+    });
+    const problems = typeCheck(dir, blocks);
+    const runnable = blocks.filter((block) => block.mode === 'run');
+    if (problems.length === 0) {
+      for (const block of runnable) {
+        const failure = runBlock(dir, block);
+        if (failure !== undefined) problems.push(failure);
+      }
+    }
+    return { blocks: blocks.length, ran: problems.length === 0 ? runnable.length : 0, problems };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const args = process.argv.slice(2);
+  const files = args.length > 0 ? args.map((file) => relative(root, resolve(file))) : markdownFiles();
+  try {
+    const { blocks, ran, problems } = checkDocSnippets(files);
+    if (problems.length > 0) {
+      console.error(problems.join('\n'));
+      console.error(`\n${problems.length} problem(s) in the code blocks of ${files.join(', ')}`);
+      process.exitCode = 1;
+    } else {
+      console.log(
+        `doc snippets: ${blocks} block(s) type-check (strict; node16 and bundler), ${ran} ran, in ${files.join(', ')}`,
+      );
+    }
+  } catch (error) {
+    console.error(error instanceof Error ? error.message : String(error));
+    process.exitCode = 1;
+  }
+}

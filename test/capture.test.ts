@@ -1,0 +1,92 @@
+import { describe, expect, it } from 'vitest';
+import { captureDelivery } from '../src/capture.js';
+import * as main from '../src/index.js';
+import * as testing from '../src/testing/index.js';
+
+const URL_ = 'https://shop.example.kg/webhooks/payments?shop=7';
+const BODY = '{"id":"x_DEBIT", "amount": 100.50, "note":"é"}';
+
+describe('captureDelivery', () => {
+  it('is exported from payhook and payhook/testing', () => {
+    expect(main.captureDelivery).toBe(captureDelivery);
+    expect(testing.captureDelivery).toBe(captureDelivery);
+  });
+
+  it('reads a Web Request from a clone: method, absolute URL, every header, the body byte for byte', async () => {
+    const headers = new Headers({ Host: 'shop.example.kg', 'X-Api-Timestamp': '1763712000000', signature: 'c2ln' });
+    headers.append('x-api-note', 'a');
+    headers.append('x-api-note', 'b');
+    const request = new Request(URL_, { method: 'POST', headers, body: BODY });
+    const capture = await captureDelivery(request);
+    expect(capture).toEqual({
+      method: 'POST',
+      url: URL_,
+      headers: {
+        host: 'shop.example.kg',
+        'x-api-timestamp': '1763712000000',
+        signature: 'c2ln',
+        'x-api-note': 'a, b',
+        'content-type': 'text/plain;charset=UTF-8',
+      },
+      body: BODY,
+    });
+    // The handler can still read it.
+    expect(await request.text()).toBe(BODY);
+    expect(JSON.parse(JSON.stringify(capture))).toEqual(capture);
+  });
+
+  it('refuses a Web Request whose body was read, unless the body is given', async () => {
+    const request = new Request(URL_, { method: 'POST', body: BODY });
+    await request.text();
+    await expect(captureDelivery(request)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', message: /\{ body \}/ });
+    expect((await captureDelivery(request, { body: BODY })).body).toBe(BODY);
+  });
+
+  it.each([
+    ['a Buffer', Buffer.from(BODY), BODY],
+    ['a Uint8Array', new TextEncoder().encode(BODY), BODY],
+    ['an ArrayBuffer', new TextEncoder().encode(BODY).buffer, BODY],
+    ['a string', BODY, BODY],
+    ['a parsed object (express.json())', JSON.parse(BODY) as object, JSON.stringify(JSON.parse(BODY))],
+  ])('reads a Node request whose body is %s', async (_, body, expected) => {
+    const capture = await captureDelivery({
+      method: 'POST',
+      url: '/payments',
+      originalUrl: '/webhooks/payments?shop=7',
+      headers: { host: 'app.internal:8080', 'x-api-note': ['a', 'b'], absent: undefined },
+      body,
+    });
+    expect(capture).toEqual({
+      method: 'POST',
+      url: '/webhooks/payments?shop=7',
+      headers: { host: 'app.internal:8080', 'x-api-note': 'a, b' },
+      body: expected,
+    });
+  });
+
+  it('keeps bytes that are not UTF-8 exactly, as base64 next to a readable body', async () => {
+    const bytes = new Uint8Array([0x7b, 0xff, 0x7d]);
+    const capture = await captureDelivery({ url: '/hook', headers: {}, body: bytes });
+    expect(capture.body).toBe('{\uFFFD}');
+    expect(capture.bodyBase64).toBe('e/99');
+  });
+
+  it('refuses a Node request without req.body (no parser ran) unless the body is given', async () => {
+    const req = { method: 'POST', url: '/hook', headers: { host: 'h' } };
+    await expect(captureDelivery(req)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', message: /req\.body/ });
+    expect((await captureDelivery(req, { body: Buffer.from('{}') })).body).toBe('{}');
+    // An empty body is a body.
+    expect((await captureDelivery({ ...req, body: null })).body).toBe('');
+  });
+
+  it('refuses what is not a request with INVALID_ARGUMENT', async () => {
+    for (const bad of [null, 'POST /hook', { url: '/hook' }, { headers: {} }]) {
+      await expect(captureDelivery(bad as never)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    }
+    const circular: Record<string, unknown> = {};
+    circular['self'] = circular;
+    await expect(captureDelivery({ url: '/h', headers: {}, body: circular })).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+    });
+  });
+});
