@@ -5,13 +5,16 @@
  *
  * @module
  */
-import { createPipeline, type Answer } from '../handler/pipeline.js';
+import type { Answer } from '../handler/answer.js';
+import { readChunks, type ChunkSource } from '../handler/body.js';
+import { createDeliveryFlow } from '../handler/flow.js';
 import type { WebhookHandlerOptions } from '../handler/options.js';
 
 export type {
   AbortSignalLike,
   DuplicateDelivery,
   HandlerAbortSignal,
+  InvalidPayloadDelivery,
   PaymentContext,
   WebhookHandlerError,
   WebhookHandlerOptions,
@@ -49,58 +52,32 @@ export interface WebhookHandlerContext {
  */
 export type WebhookHandler = (request: Request, context?: WebhookHandlerContext) => Promise<Response>;
 
-type BodyOutcome = { body: Uint8Array } | { tooLarge: true } | { timedOut: true } | { aborted: unknown };
-
-const TIMED_OUT = Symbol('timed out');
-
-/**
- * Reads the raw body, stopping (and cancelling the stream) past `limit`
- * bytes or when `timeoutMs` passes before the last byte arrived.
- */
-async function readBody(request: Request, limit: number, timeoutMs: number): Promise<BodyOutcome> {
-  if (request.body === null) return { body: new Uint8Array(0) };
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const deadline = new Promise<typeof TIMED_OUT>((resolve) => {
-    timer = setTimeout(resolve, timeoutMs, TIMED_OUT);
-  });
-  try {
-    for (;;) {
-      let next: ReadableStreamReadResult<Uint8Array> | typeof TIMED_OUT;
-      try {
-        next = await Promise.race([reader.read(), deadline]);
-      } catch (error) {
-        // The stream was readable and broke mid-body: the client went away.
-        return { aborted: error };
-      }
-      if (next === TIMED_OUT) {
-        // A client that stalls mid-body: stop waiting and let go of the stream.
+/** The request body stream as the shared reader sees it; cancelled when the reader stops early. */
+function streamSource(stream: ReadableStream<Uint8Array>): ChunkSource {
+  return {
+    start(sink) {
+      const reader = stream.getReader(); // throws when the body was read before the handler
+      let stopped = false;
+      void (async () => {
+        try {
+          for (;;) {
+            const { done, value } = await reader.read();
+            if (stopped) return;
+            if (done) return sink.end();
+            sink.chunk(value);
+          }
+        } catch (error) {
+          // The stream was readable and broke mid-body: the client went away.
+          if (!stopped) sink.fail(error, true);
+        }
+      })();
+      return () => {
+        if (stopped) return;
+        stopped = true;
         reader.cancel().catch(() => {});
-        return { timedOut: true };
-      }
-      const { done, value } = next;
-      if (done) break;
-      size += value.byteLength;
-      if (size > limit) {
-        // Stop reading: the rest of an oversized body is never buffered.
-        reader.cancel().catch(() => {});
-        return { tooLarge: true };
-      }
-      chunks.push(value);
-    }
-  } finally {
-    clearTimeout(timer);
-  }
-  if (chunks.length === 1) return { body: chunks[0] as Uint8Array };
-  const body = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    body.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return { body };
+      };
+    },
+  };
 }
 
 function toResponse(answer: Answer): Response {
@@ -152,29 +129,14 @@ function toResponse(answer: Answer): Response {
  * ```
  */
 export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHandler {
-  const pipeline = createPipeline(options);
+  const deliver = createDeliveryFlow(options, 'createWebhookHandler');
   return async function handleWebhook(request: Request, context?: WebhookHandlerContext): Promise<Response> {
-    const early = pipeline.precheck(request.method, request.headers.get('content-length'));
-    if (early !== undefined) return toResponse(early);
-    let outcome: BodyOutcome;
-    try {
-      outcome = await readBody(request, pipeline.maxBodyBytes, pipeline.bodyTimeoutMs);
-    } catch (error) {
-      return toResponse(
-        pipeline.unreadable(
-          `The request body cannot be read (was it read before the handler?): ${error instanceof Error ? error.message : String(error)}`,
-          error,
-        ),
-      );
-    }
-    if ('tooLarge' in outcome) return toResponse(pipeline.tooLarge());
-    if ('timedOut' in outcome) return toResponse(pipeline.bodyTimeout());
-    if ('aborted' in outcome) return toResponse(pipeline.aborted(outcome.aborted));
-    const answer = await pipeline.handle({
+    const { body } = request;
+    const answer = await deliver({
       method: request.method,
       url: request.url,
       headers: request.headers,
-      body: outcome.body,
+      body: body === null ? { given: new Uint8Array(0) } : { read: (limits) => readChunks(streamSource(body), limits) },
     });
     if (answer.after !== undefined && typeof context?.waitUntil === 'function') {
       try {
