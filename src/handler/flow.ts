@@ -36,7 +36,7 @@ export type Deliver = (input: DeliveryInput) => Promise<Answer>;
  * How much of an oversized body is still read (and dropped) so the sender
  * receives its 413 instead of a reset; past it the connection is cut.
  */
-const DISCARD_BYTES = 1_048_576;
+const DISCARD_BYTES = 8 * 1_048_576;
 
 /** What a 5xx body says when the merchant did not opt in to error texts. */
 const GENERIC: Readonly<Partial<Record<PayhookErrorCode, string>>> = {
