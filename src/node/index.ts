@@ -208,7 +208,9 @@ function send(res: NodeResponseLike, answer: Answer): void {
  * 200 handled or duplicate, 400 not a webhook, 401 signature or timestamp,
  * 405 not POST, 408 body not received within `bodyTimeoutMs`, 409 in progress
  * elsewhere, 413 too large, 500 `onPayment` threw (claim released) or was
- * late (claim settled when it finishes), 503 store unreachable when claiming.
+ * late (claim settled when it finishes), 503 store unreachable (or the memory
+ * store full of live deliveries) when claiming. Both handlers run the same
+ * delivery flow, so every outcome, log record and hook call is the same.
  *
  * - `node:http`: `createServer(handler)`.
  * - Express: `app.post('/webhooks/payments', handler)`, with or without

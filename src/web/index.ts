@@ -92,17 +92,17 @@ function toResponse(answer: Answer): Response {
  *
  * | status | when |
  * |---|---|
- * | 200 | handled now, or a known duplicate (`{ ok: true, duplicate: true }`) |
+ * | 200 | handled now, or a known duplicate (`{ ok: true, duplicate: true }`); or a signed payload it does not understand, accepted by your `deadLetter` |
  * | 400 | not a webhook (`INVALID_BODY`, `INVALID_PAYLOAD`, malformed path or query) |
  * | 401 | signature or timestamp failure |
  * | 405 | not a `POST` |
  * | 408 | the body did not arrive within `bodyTimeoutMs` (`BODY_TIMEOUT`; the stream is cancelled) |
  * | 409 | another worker is handling the same delivery (`DELIVERY_IN_PROGRESS`) |
- * | 413 | body larger than `maxBodyBytes` |
+ * | 413 | body larger than `maxBodyBytes` (the rest is read and dropped, up to 8 MiB, so the sender receives the answer) |
  * | 500 | `onPayment` threw (claim released: the retry is processed) or missed `handlerTimeoutMs` (the claim is settled when it finishes; a retry meanwhile gets 409) |
- * | 503 | the store is unreachable when claiming (`STORE_UNAVAILABLE`) — never 200 without a claim; if only recording the success fails, the answer is 200 and `onError` reports it |
+ * | 503 | the store is unreachable (or, the memory store, full of live deliveries) when claiming (`STORE_UNAVAILABLE`) — never 200 without a claim; if only recording the success fails, the answer is 200 and `onError` reports it |
  *
- * Every answer is JSON `{ ok, code?, message? }`. Give it the request before
+ * Every answer is JSON `{ ok, code?, message? }`; a 5xx message is generic unless `exposeErrors` is set. Give it the request before
  * anything reads its body (in Hono, `c.req.raw`). Pass the platform's
  * context as the second argument where it has `waitUntil`.
  *
