@@ -5,56 +5,21 @@
 // platform's request into a DeliveryInput and the Answer into a response.
 // Internal.
 import type { ClaimResult } from '../dedup/store.js';
-import { isPayhookError, PayhookError, type PayhookErrorCode } from '../errors.js';
-import { getHeader } from '../lib/headers.js';
+import { isPayhookError, PayhookError } from '../errors.js';
 import { describeError, misuse } from '../lib/misuse.js';
-import type { BodyInput, HeadersInput } from '../request.js';
 import type { VerifyWebhookError, VerifyWebhookResult, WebhookRequest } from '../verify-webhook.js';
 import type { PaymentWebhook } from '../webhook/types.js';
-import { answer, handledAnswer, statusForCode, type Answer } from './answer.js';
-import type { BodyReader } from './body.js';
+import { handledAnswer, type Answer } from './answer.js';
 import { runWithin } from './deadline.js';
-import type { InvalidPayloadDelivery, PaymentContext, WebhookHandlerOptions, WebhookLogRecord } from './options.js';
+import type { InvalidPayloadDelivery, PaymentContext, WebhookHandlerOptions } from './options.js';
+import { receiveBody, type DeliveryInput } from './receive.js';
+import { createRefuse } from './refuse.js';
 import { createReporter } from './report.js';
 import { resolveSettings, type HandlerFactory } from './settings.js';
 import { createStoreCalls } from './store-calls.js';
 
-/** Internal: one request, as an adapter hands it to the flow. */
-export interface DeliveryInput {
-  readonly method: string | undefined;
-  /** Absolute, or path and query. */
-  readonly url: string;
-  readonly headers: HeadersInput;
-  /** The body a parser already read, or the adapter's reader over the body stream. */
-  readonly body: { readonly given: BodyInput } | { readonly read: BodyReader };
-}
-
 /** Internal: runs one delivery to its answer; never rejects. */
 export type Deliver = (input: DeliveryInput) => Promise<Answer>;
-
-/**
- * How much of an oversized body is still read (and dropped) so the sender
- * receives its 413 instead of a reset; past it the connection is cut.
- */
-const DISCARD_BYTES = 8 * 1_048_576;
-
-/** What a 5xx body says when the merchant did not opt in to error texts. */
-const GENERIC: Readonly<Partial<Record<PayhookErrorCode, string>>> = {
-  HANDLER_FAILED: 'The webhook handler failed; the delivery was not processed. Retry later.',
-  STORE_UNAVAILABLE: 'The deduplication store is unavailable; the delivery was not processed. Retry later.',
-};
-const MISCONFIGURED = 'The webhook handler is misconfigured; the delivery was not processed. Retry later.';
-
-interface Refusal {
-  readonly event: string;
-  readonly level: WebhookLogRecord['level'];
-  readonly key?: string;
-  readonly cause?: unknown;
-  readonly transactionId?: string;
-  readonly started?: number;
-  readonly headers?: Record<string, string>;
-  readonly after?: Promise<void>;
-}
 
 /** Internal: checks `options` (throwing `INVALID_ARGUMENT` naming `factory`) and returns the flow. */
 export function createDeliveryFlow(options: WebhookHandlerOptions, factory: HandlerFactory): Deliver {
@@ -62,8 +27,9 @@ export function createDeliveryFlow(options: WebhookHandlerOptions, factory: Hand
   const reporter = createReporter(options.logger);
   const stores = createStoreCalls(settings, reporter);
   const { onError, onDuplicate, onSignatureMismatch, onInvalidPayload, deadLetter } = options;
-  const { handlerTimeoutMs, maxBodyBytes } = settings;
+  const { handlerTimeoutMs } = settings;
   const { log, hook } = reporter;
+  const refuse = createRefuse(onError, reporter, settings.exposeErrors);
   // Import the keys now, so the first delivery does not wait and a bad key
   // is logged at start-up; deliveries still see the error.
   settings.ready().catch((error: unknown) => {
@@ -74,79 +40,6 @@ export function createDeliveryFlow(options: WebhookHandlerOptions, factory: Hand
       error,
     });
   });
-
-  /** A non-200 answer, reported to onError and the logger with the full message. */
-  function refuse(code: PayhookErrorCode, message: string, details: Refusal): Answer {
-    const status = statusForCode(code);
-    const { key, cause, transactionId, started } = details;
-    hook(onError, {
-      code,
-      message,
-      status,
-      ...(key === undefined ? {} : { key }),
-      ...(cause === undefined ? {} : { cause }),
-    });
-    log({
-      level: details.level,
-      event: details.event,
-      message,
-      status,
-      code,
-      ...(key === undefined ? {} : { key }),
-      ...(transactionId === undefined ? {} : { transactionId }),
-      ...(started === undefined ? {} : { durationMs: Date.now() - started }),
-      ...(cause === undefined ? {} : { error: cause }),
-    });
-    const shown = status < 500 || settings.exposeErrors ? message : (GENERIC[code] ?? MISCONFIGURED);
-    return answer(status, { ok: false, code, message: shown }, details.headers, details.after);
-  }
-
-  async function receive(input: DeliveryInput): Promise<{ body: BodyInput } | Answer> {
-    const tooLarge = (): Answer =>
-      refuse('BODY_TOO_LARGE', `The body exceeds ${maxBodyBytes} bytes.`, {
-        event: 'rejected',
-        level: 'warn',
-        headers: { connection: 'close' },
-      });
-    const declared = Number(getHeader(input.headers, 'content-length') ?? Number.NaN);
-    if (declared > maxBodyBytes && (!('read' in input.body) || declared > maxBodyBytes + DISCARD_BYTES)) {
-      return tooLarge();
-    }
-    if (!('read' in input.body)) return { body: input.body.given };
-    const outcome = await input.body
-      .read({ maxBytes: maxBodyBytes, discardBytes: DISCARD_BYTES, timeoutMs: settings.bodyTimeoutMs })
-      .catch(
-        (cause: unknown) => ({ kind: 'unreadable', message: 'The request body could not be read.', cause }) as const,
-      );
-    switch (outcome.kind) {
-      case 'body':
-        return { body: outcome.body };
-      case 'too-large':
-        return tooLarge();
-      case 'timed-out':
-        return refuse('BODY_TIMEOUT', `The body did not arrive within ${settings.bodyTimeoutMs} ms.`, {
-          event: 'rejected',
-          level: 'warn',
-          headers: { connection: 'close' },
-        });
-      case 'aborted': {
-        // Normal traffic, not an error: logged, not reported to onError. The
-        // answer reaches nobody; it exists so both adapters do the same.
-        const message = 'The client went away while sending the body; nothing was processed (the service retries).';
-        const cause = outcome.cause;
-        log({ level: 'info', event: 'aborted', message, ...(cause === undefined ? {} : { error: cause }) });
-        return answer(400, { ok: false, message }, { connection: 'close' });
-      }
-      case 'unreadable': {
-        const detail = outcome.cause === undefined ? '' : ` Cause: ${describeError(outcome.cause)}`;
-        return refuse('INVALID_ARGUMENT', `${outcome.message}${detail}`, {
-          cause: outcome.cause,
-          event: 'misconfigured',
-          level: 'error',
-        });
-      }
-    }
-  }
 
   async function verify(request: WebhookRequest, started: number): Promise<Answer> {
     let result: VerifyWebhookResult;
@@ -369,7 +262,7 @@ export function createDeliveryFlow(options: WebhookHandlerOptions, factory: Hand
       });
   }
 
-  return async function deliver(input: DeliveryInput): Promise<Answer> {
+  async function deliver(input: DeliveryInput): Promise<Answer> {
     const started = Date.now();
     const { method } = input;
     if (typeof method !== 'string' || method.toUpperCase() !== 'POST') {
@@ -379,8 +272,19 @@ export function createDeliveryFlow(options: WebhookHandlerOptions, factory: Hand
         headers: { allow: 'POST' },
       });
     }
-    const received = await receive(input);
+    const received = await receiveBody(input, settings, refuse, log);
     if ('status' in received) return received;
     return verify({ method, url: input.url, headers: input.headers, body: received.body }, started);
-  };
+  }
+
+  return (input) =>
+    // Every outcome above is answered; this only keeps a bug from leaving a
+    // request unanswered (or a listener's promise rejected).
+    deliver(input).catch((error: unknown) =>
+      refuse('HANDLER_FAILED', `Unexpected failure: ${describeError(error)}`, {
+        cause: error,
+        event: 'handler-failed',
+        level: 'error',
+      }),
+    );
 }
