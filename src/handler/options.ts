@@ -269,7 +269,10 @@ export interface WebhookHandlerOptions extends Omit<VerifyWebhookOptions, 'now'>
   handlerTimeoutMs?: number;
   /**
    * The deadline for each store call; a slower store counts as unreachable
-   * (503). At most 2 147 483 647, as for `handlerTimeoutMs`.
+   * (503). A claim that still lands after it is released with its own token
+   * as soon as it does, whatever the store, so the service's retry is
+   * processed rather than answered 409 for a whole lease. At most
+   * 2 147 483 647, as for `handlerTimeoutMs`.
    * @defaultValue 5 000
    */
   storeTimeoutMs?: number;
