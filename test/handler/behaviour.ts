@@ -164,6 +164,7 @@ export function behaviourSuite(kind: AdapterKind): void {
       expect(Date.now() - started).toBeGreaterThanOrEqual(190);
       expect(Date.now() - started).toBeLessThan(4_000);
       expect(r.logs.map(shape)).toEqual([['rejected', 'warn', 408, 'BODY_TIMEOUT']]);
+      expect(r.errors).toEqual([['BODY_TIMEOUT', 408]]);
       expect(r.calls).toEqual([]);
     });
 
@@ -310,15 +311,21 @@ export function behaviourSuite(kind: AdapterKind): void {
       const r = await serve();
       const delivery = signDelivery(webhookBody());
       const bytes = Buffer.from(delivery.body);
+      let answered = false;
       await new Promise<void>((resolve) => {
-        const req = request({
-          host: '127.0.0.1',
-          port: r.port,
-          method: 'POST',
-          path: delivery.target,
-          setHost: false,
-          headers: { ...delivery.headers, 'content-length': String(bytes.length) },
-        });
+        const req = request(
+          {
+            host: '127.0.0.1',
+            port: r.port,
+            method: 'POST',
+            path: delivery.target,
+            setHost: false,
+            headers: { ...delivery.headers, 'content-length': String(bytes.length) },
+          },
+          () => {
+            answered = true;
+          },
+        );
         req.on('error', () => resolve());
         req.on('close', () => resolve());
         req.write(bytes.subarray(0, bytes.length >> 1), () => setTimeout(() => req.destroy(), 50));
@@ -326,6 +333,7 @@ export function behaviourSuite(kind: AdapterKind): void {
       await waitFor(() => r.logs.length > 0);
       await sleep(50);
       expect(r.logs.map(shape)).toEqual([['aborted', 'info', undefined, undefined]]);
+      expect(answered).toBe(false);
       expect(r.errors).toEqual([]);
       expect(r.calls).toEqual([]);
     });
