@@ -61,6 +61,7 @@ export async function demoCommand(args: readonly string[], io: Io): Promise<numb
     publicKeys: TEST_KEY_PAIR.publicKey,
     webhookUrl: url,
     store: createMemoryStore(),
+    logger: false, // the demo prints each answer and why itself
     async onPayment(webhook) {
       if (slow.has(webhook.transactionId)) await sleep(300);
       const left = failuresLeft.get(webhook.transactionId) ?? 0;

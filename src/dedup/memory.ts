@@ -4,6 +4,7 @@
  * @module
  */
 import { PayhookError } from '../errors.js';
+import { misuse } from '../lib/misuse.js';
 import type { ClaimOptions, ClaimResult, CompleteOptions, DedupStore } from './store.js';
 import { checkKey, checkLease, checkRetention, checkToken, newClaimToken } from './token.js';
 
@@ -19,10 +20,14 @@ import { checkKey, checkLease, checkRetention, checkToken, newClaimToken } from 
  */
 export interface MemoryStoreOptions {
   /**
-   * The most deliveries remembered at once. When full, expired entries go
-   * first, then the least recently written one (which shortens the retention
-   * of the oldest completed deliveries under heavy load).
-   * @defaultValue 10 000
+   * The most deliveries held at once: claims being handled plus completed
+   * deliveries within their retention. Neither is ever dropped to make room
+   * (that would run a payment twice): when the store is full, `claim`
+   * rejects with `STORE_UNAVAILABLE`, the handler answers 503 and the
+   * service retries later. Expired entries are dropped first, oldest first.
+   * Size it to the deliveries of one `retentionMs` (7 days by default); an
+   * entry takes a few hundred bytes.
+   * @defaultValue 100 000
    */
   maxEntries?: number;
   /**
@@ -50,10 +55,13 @@ export interface MemoryStore extends DedupStore {
   clear(): void;
 }
 
-type Entry = { state: 'claimed'; token: string; expiresAt: number } | { state: 'completed'; expiresAt: number };
+interface Claim {
+  readonly token: string;
+  readonly expiresAt: number;
+}
 
-const DEFAULT_MAX_ENTRIES = 10_000;
-/** How many expired entries one call sweeps at most, so no call is slow. */
+const DEFAULT_MAX_ENTRIES = 100_000;
+/** How many expired entries one call sweeps at most while there is room, so no call is slow. */
 const SWEEP_BATCH = 64;
 
 /**
@@ -63,12 +71,28 @@ const SWEEP_BATCH = 64;
  * serverless instance, each replica behind a load balancer) has its own
  * memory, so copies of one delivery that reach different processes are each
  * processed. Use `createRedisStore` from `payhook/redis` when you run more
- * than one. A restart forgets everything, too.
+ * than one.
  *
- * It is bounded by entries (`maxEntries`) and by time (each entry expires
- * with its lease or retention). Expiry is lazy: expired entries are dropped
- * when they are looked at, and a few per call from the oldest end, so no
- * timer is ever left running and the process can exit freely.
+ * What it remembers, and for how long:
+ * - a **claim** (a delivery being handled) until it is completed or released,
+ *   or its lease (`leaseMs`) passes — never less: a claim is never dropped to
+ *   make room;
+ * - a **completed** delivery for its `retentionMs`, counted from completion —
+ *   also never dropped to make room, so a redelivery within the retention is
+ *   always a duplicate.
+ *
+ * When `maxEntries` are held, expired entries go first (oldest first); if
+ * none has expired, `claim` rejects with `STORE_UNAVAILABLE` (the handler
+ * answers 503 and the service retries) instead of forgetting one. The count
+ * can pass `maxEntries` only for a completion whose claim had already expired
+ * and was swept: recording that beats forgetting it. A restart forgets
+ * everything: claims (their deliveries are retried and handled) and completed
+ * deliveries (a redelivery after a restart runs `onPayment` again — keep it
+ * idempotent).
+ *
+ * Expiry is lazy: expired entries are dropped when they are looked at, and a
+ * few per call from the oldest end, so no timer is ever left running and the
+ * process can exit freely.
  *
  * @example
  * ```ts
@@ -85,89 +109,101 @@ const SWEEP_BATCH = 64;
 export function createMemoryStore(options?: MemoryStoreOptions): MemoryStore {
   const maxEntries = options?.maxEntries ?? DEFAULT_MAX_ENTRIES;
   if (!Number.isSafeInteger(maxEntries) || maxEntries < 1) {
-    throw new PayhookError('INVALID_ARGUMENT', 'maxEntries must be a whole number of at least 1.');
+    throw misuse('maxEntries must be a whole number of at least 1.');
   }
   const clock = options?.now ?? Date.now;
-  if (typeof clock !== 'function') {
-    throw new PayhookError('INVALID_ARGUMENT', 'now must be a function returning milliseconds.');
-  }
-  // Map order is write order: every write deletes and re-inserts its key, so
-  // the first entries are the least recently written.
-  const entries = new Map<string, Entry>();
+  if (typeof clock !== 'function') throw misuse('now must be a function returning milliseconds.');
+  // Map order is insertion order: claims in the order they were taken,
+  // completed deliveries in the order they were completed (so, with one
+  // retention, in the order they expire).
+  const claims = new Map<string, Claim>();
+  const completed = new Map<string, number>();
+  const size = (): number => claims.size + completed.size;
 
-  function live(key: string, now: number): Entry | undefined {
-    const entry = entries.get(key);
-    if (entry !== undefined && entry.expiresAt <= now) {
-      entries.delete(key);
-      return undefined;
-    }
-    return entry;
-  }
-
-  function write(key: string, entry: Entry, now: number): void {
-    entries.delete(key);
+  /** Drops expired entries from the oldest end of both maps, at most `limit` of each. */
+  function sweep(now: number, limit: number): void {
     let swept = 0;
-    for (const [oldKey, old] of entries) {
-      if (swept >= SWEEP_BATCH || old.expiresAt > now) break;
-      entries.delete(oldKey);
-      swept++;
+    for (const [key, claim] of claims) {
+      if (swept++ >= limit || claim.expiresAt > now) break;
+      claims.delete(key);
     }
-    while (entries.size >= maxEntries) {
-      const oldest = entries.keys().next();
-      if (oldest.done === true) break;
-      entries.delete(oldest.value);
+    swept = 0;
+    for (const [key, expiresAt] of completed) {
+      if (swept++ >= limit || expiresAt > now) break;
+      completed.delete(key);
     }
-    entries.set(key, entry);
+  }
+
+  function completedAt(key: string, now: number): boolean {
+    const expiresAt = completed.get(key);
+    if (expiresAt === undefined) return false;
+    if (expiresAt > now) return true;
+    completed.delete(key);
+    return false;
+  }
+
+  function liveClaim(key: string, now: number): Claim | undefined {
+    const claim = claims.get(key);
+    if (claim === undefined || claim.expiresAt > now) return claim;
+    claims.delete(key);
+    return undefined;
   }
 
   return {
     get size() {
-      return entries.size;
+      return size();
     },
     clear() {
-      entries.clear();
+      claims.clear();
+      completed.clear();
     },
-    claim(key: string, claimOptions: ClaimOptions): Promise<ClaimResult> {
-      try {
+    claim: (key: string, claimOptions: ClaimOptions): Promise<ClaimResult> =>
+      settle(() => {
         checkKey(key);
         checkLease(claimOptions?.leaseMs);
-      } catch (error) {
-        return Promise.reject(error);
-      }
-      const now = clock();
-      const entry = live(key, now);
-      if (entry?.state === 'completed') return Promise.resolve({ status: 'completed' });
-      if (entry?.state === 'claimed') return Promise.resolve({ status: 'in-progress' });
-      const token = newClaimToken();
-      write(key, { state: 'claimed', token, expiresAt: now + claimOptions.leaseMs }, now);
-      return Promise.resolve({ status: 'claimed', token });
-    },
-    complete(key: string, token: string, completeOptions: CompleteOptions): Promise<void> {
-      try {
+        const now = clock();
+        if (completedAt(key, now)) return { status: 'completed' };
+        if (liveClaim(key, now) !== undefined) return { status: 'in-progress' };
+        sweep(now, size() >= maxEntries ? Number.POSITIVE_INFINITY : SWEEP_BATCH);
+        if (size() >= maxEntries) {
+          throw new PayhookError(
+            'STORE_UNAVAILABLE',
+            `The memory store is full: ${maxEntries} deliveries are being handled or remembered within their ` +
+              'retention, and forgetting one could run it twice. Raise maxEntries, or use a shared store.',
+          );
+        }
+        const token = newClaimToken();
+        claims.set(key, { token, expiresAt: now + claimOptions.leaseMs });
+        return { status: 'claimed', token };
+      }),
+    complete: (key: string, token: string, completeOptions: CompleteOptions): Promise<void> =>
+      settle(() => {
         checkKey(key);
         checkToken(token);
         checkRetention(completeOptions?.retentionMs);
-      } catch (error) {
-        return Promise.reject(error);
-      }
-      const now = clock();
-      const entry = live(key, now);
-      // Our claim, or an expired one nobody re-took: the work is done, record it.
-      if (entry === undefined || (entry.state === 'claimed' && entry.token === token)) {
-        write(key, { state: 'completed', expiresAt: now + completeOptions.retentionMs }, now);
-      }
-      return Promise.resolve();
-    },
-    release(key: string, token: string): Promise<void> {
-      try {
+        const now = clock();
+        const claim = liveClaim(key, now);
+        // Our claim, or an expired one nobody re-took: the work is done, record it.
+        if (claim === undefined ? !completedAt(key, now) : claim.token === token) {
+          claims.delete(key);
+          completed.delete(key);
+          completed.set(key, now + completeOptions.retentionMs);
+        }
+      }),
+    release: (key: string, token: string): Promise<void> =>
+      settle(() => {
         checkKey(key);
         checkToken(token);
-      } catch (error) {
-        return Promise.reject(error);
-      }
-      const entry = entries.get(key);
-      if (entry?.state === 'claimed' && entry.token === token) entries.delete(key);
-      return Promise.resolve();
-    },
+        if (claims.get(key)?.token === token) claims.delete(key);
+      }),
   };
+}
+
+/** Runs a synchronous store operation as a promise: its result, or its thrown error as the rejection. */
+function settle<T>(operation: () => T): Promise<T> {
+  try {
+    return Promise.resolve(operation());
+  } catch (error) {
+    return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+  }
 }

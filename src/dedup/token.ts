@@ -1,5 +1,6 @@
 // Internal helpers of the deduplication stores. Not re-exported.
 import { PayhookError } from '../errors.js';
+import { duration } from '../lib/duration.js';
 
 /**
  * A fresh, unguessable claim token: a random UUID (122 random bits), or 128
@@ -32,21 +33,14 @@ export function checkKey(key: unknown): asserts key is string {
   }
 }
 
-/** A lease must be a finite, positive number of milliseconds. */
+/** A lease: a positive number of milliseconds (the store keeps it as a time, not a timer). */
 export function checkLease(ms: unknown): asserts ms is number {
-  if (typeof ms !== 'number' || !(ms > 0) || !Number.isFinite(ms)) {
-    throw new PayhookError('INVALID_ARGUMENT', 'leaseMs must be a finite number of milliseconds greater than 0.');
-  }
+  duration('leaseMs', ms, 'time');
 }
 
-/** A retention must be a positive number of milliseconds; `Infinity` means "no expiry". */
+/** A retention: a positive number of milliseconds; `Infinity` means "no expiry". */
 export function checkRetention(ms: unknown): asserts ms is number {
-  if (typeof ms !== 'number' || !(ms > 0)) {
-    throw new PayhookError(
-      'INVALID_ARGUMENT',
-      'retentionMs must be a number of milliseconds greater than 0 (or Infinity).',
-    );
-  }
+  duration('retentionMs', ms, 'retention');
 }
 
 /** Checks a claim token. */

@@ -5,7 +5,7 @@
  * @module
  */
 import type { DedupStore } from '../dedup/store.js';
-import type { PayhookErrorCode } from '../errors.js';
+import type { PayhookErrorCode, PayhookIssue } from '../errors.js';
 import type { VerifyWebhookOptions, WebhookRequest } from '../verify-webhook.js';
 import type { PaymentWebhook } from '../webhook/types.js';
 
@@ -122,7 +122,7 @@ export interface DuplicateDelivery {
  */
 export interface WebhookLogRecord {
   readonly level: 'debug' | 'info' | 'warn' | 'error';
-  /** What happened, stable: `handled`, `duplicate`, `in-progress`, `rejected`, `handler-failed`, `handler-timeout`, `store-unavailable`, `bookkeeping-failed`, `late-handler-settled`, `misconfigured`, `aborted` (the client went away while sending the body: `info`, not reported to `onError`, nothing answered). */
+  /** What happened, stable: `handled`, `duplicate`, `in-progress`, `rejected`, `handler-failed`, `handler-timeout`, `store-unavailable`, `bookkeeping-failed`, `late-handler-settled`, `late-claim-released`, `invalid-payload`, `dead-lettered`, `misconfigured`, `aborted` (the client went away while sending the body: `info`, not reported to `onError`; the 400 answered reaches nobody). */
   readonly event: string;
   readonly message: string;
   readonly status?: number;
@@ -131,6 +131,31 @@ export interface WebhookLogRecord {
   readonly transactionId?: string;
   readonly durationMs?: number;
   readonly error?: unknown;
+}
+
+/**
+ * An authentic delivery (signature and timestamp verified) whose payload is
+ * not a webhook payhook understands (`INVALID_PAYLOAD`), as
+ * {@link WebhookHandlerOptions.onInvalidPayload} and
+ * {@link WebhookHandlerOptions.deadLetter} receive it: the reasons, and the
+ * request as received so it can be stored and replayed once understood.
+ *
+ * @example
+ * ```ts
+ * import type { InvalidPayloadDelivery } from 'payhook/web';
+ *
+ * const onInvalidPayload = (delivery: InvalidPayloadDelivery) =>
+ *   console.error('signed but not understood', delivery.message, delivery.issues ?? []);
+ * ```
+ */
+export interface InvalidPayloadDelivery {
+  readonly code: 'INVALID_PAYLOAD';
+  readonly message: string;
+  readonly issues?: readonly PayhookIssue[];
+  /** The request as the handler received it: method, URL, headers and the raw (or parser-given) body. */
+  readonly request: WebhookRequest;
+  /** `x-api-timestamp`, when it could be read. */
+  readonly timestamp?: number;
 }
 
 /**
@@ -145,7 +170,8 @@ export interface WebhookLogRecord {
  * it); `onPayment` within `handlerTimeoutMs` (500 and the claim released when
  * it throws; 500 when it is late, the claim settled when it finishes);
  * complete; 200 (also when only the completion fails: `onPayment` has
- * already handed the payment off).
+ * already handed the payment off). 5xx bodies carry the code and a generic
+ * message unless `exposeErrors` is set.
  *
  * @example
  * ```ts
@@ -243,7 +269,10 @@ export interface WebhookHandlerOptions extends Omit<VerifyWebhookOptions, 'now'>
   handlerTimeoutMs?: number;
   /**
    * The deadline for each store call; a slower store counts as unreachable
-   * (503). At most 2 147 483 647, as for `handlerTimeoutMs`.
+   * (503). A claim that still lands after it is released with its own token
+   * as soon as it does, whatever the store, so the service's retry is
+   * processed rather than answered 409 for a whole lease. At most
+   * 2 147 483 647, as for `handlerTimeoutMs`.
    * @defaultValue 5 000
    */
   storeTimeoutMs?: number;
@@ -271,6 +300,40 @@ export interface WebhookHandlerOptions extends Omit<VerifyWebhookOptions, 'now'>
    * `explainVerificationFailure` and log why.
    */
   onSignatureMismatch?: (request: WebhookRequest) => void | Promise<void>;
-  /** Structured log records; payhook logs nothing without it. */
-  logger?: (record: WebhookLogRecord) => void;
+  /**
+   * Called for every authentic delivery (signature and timestamp verified)
+   * whose payload is not a webhook payhook understands, e.g. a field whose
+   * type the service changed. A report only: the answer stays 400, so the
+   * service keeps the delivery and retries it (nothing is lost) — until you
+   * upgrade payhook or set {@link WebhookHandlerOptions.deadLetter}.
+   */
+  onInvalidPayload?: (delivery: InvalidPayloadDelivery) => void | Promise<void>;
+  /**
+   * Opt-in durable hand-off for authentic deliveries whose payload is not
+   * understood (`INVALID_PAYLOAD`): store the raw request (a table, a queue)
+   * to handle it later. When it resolves within `handlerTimeoutMs`, the
+   * delivery is answered 200 and the service stops retrying it — it is now
+   * yours to keep. When it throws or is late, the answer is 500 and the
+   * service retries. It is not deduplicated (there is no webhook to key),
+   * so a redelivery may reach it again: make it idempotent, e.g. keyed on
+   * the `signature` header.
+   * @defaultValue none — such deliveries are answered 400
+   */
+  deadLetter?: (delivery: InvalidPayloadDelivery) => Promise<void> | void;
+  /**
+   * Put the text of thrown errors (yours, the store's, the key's) into the
+   * JSON body of 5xx answers. Off by default: the sender of a request is not
+   * the one who should read `db down at 10.0.0.5`; the code and a generic
+   * message are answered, the full text goes to `logger` and `onError`.
+   * @defaultValue false
+   */
+  exposeErrors?: boolean;
+  /**
+   * Where log records go. A function receives every record (map it to your
+   * logger); `false` silences payhook.
+   * @defaultValue one line on the console per refused or failed delivery
+   * (levels `warn` and `error`), at most 10 lines a second; the number of
+   * lines left out is printed with the next line after that second.
+   */
+  logger?: ((record: WebhookLogRecord) => void) | false;
 }

@@ -6,7 +6,9 @@
  *
  * @module
  */
-import { createPipeline, type Answer } from '../handler/pipeline.js';
+import type { Answer } from '../handler/answer.js';
+import { readChunks, type BodyLimits, type BodyOutcome, type ChunkSource } from '../handler/body.js';
+import { createDeliveryFlow } from '../handler/flow.js';
 import type { WebhookHandlerOptions } from '../handler/options.js';
 import type { BodyInput } from '../request.js';
 
@@ -14,6 +16,7 @@ export type {
   AbortSignalLike,
   DuplicateDelivery,
   HandlerAbortSignal,
+  InvalidPayloadDelivery,
   PaymentContext,
   WebhookHandlerError,
   WebhookHandlerOptions,
@@ -125,9 +128,6 @@ export type NodeWebhookHandler = (
   next?: (error?: unknown) => void,
 ) => Promise<void>;
 
-type BodyOutcome =
-  { body: BodyInput } | { tooLarge: true } | { timedOut: true } | { aborted: unknown } | { error: unknown };
-
 /** Node's IncomingMessage errors with `aborted` / ECONNRESET when the client goes away mid-body. */
 function isClientAbort(error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false;
@@ -135,64 +135,35 @@ function isClientAbort(error: unknown): boolean {
   return code === 'ECONNRESET' || code === 'ECONNABORTED' || message === 'aborted';
 }
 
-function readBody(req: NodeRequestLike, limit: number, timeoutMs: number): Promise<BodyOutcome> {
-  return new Promise((resolve) => {
-    const chunks: Uint8Array[] = [];
-    let size = 0;
-    let encoder: TextEncoder | undefined;
-    // A client that sends part of a body and stalls must not hold the
-    // connection and the buffered bytes for ever.
-    const timer = setTimeout(() => {
-      cleanup();
-      resolve({ timedOut: true });
-    }, timeoutMs);
-    const cleanup = () => {
-      clearTimeout(timer);
-      req.removeListener('data', onData);
-      req.removeListener('end', onEnd);
-      req.removeListener('error', onError);
-      req.removeListener('aborted', onAborted);
-      req.removeListener('close', onClose);
-    };
-    const onData = (chunk: Uint8Array | string) => {
-      const bytes = typeof chunk === 'string' ? (encoder ??= new TextEncoder()).encode(chunk) : chunk;
-      size += bytes.byteLength;
-      if (size > limit) {
-        // Stop buffering at once; Node discards the rest of the body.
-        cleanup();
-        resolve({ tooLarge: true });
-        return;
-      }
-      chunks.push(bytes);
-    };
-    const onEnd = () => {
-      cleanup();
-      if (chunks.length === 1) return resolve({ body: chunks[0] as Uint8Array });
-      const body = new Uint8Array(size);
-      let offset = 0;
-      for (const chunk of chunks) {
-        body.set(chunk, offset);
-        offset += chunk.byteLength;
-      }
-      resolve({ body });
-    };
-    const onError = (error: unknown) => {
-      cleanup();
-      resolve(isClientAbort(error) ? { aborted: error } : { error });
-    };
-    const onAborted = () => {
-      cleanup();
-      resolve({ aborted: undefined });
-    };
-    // Closed before its end: the client went away.
-    const onClose = onAborted;
-    req.on('data', onData);
-    req.on('end', onEnd);
-    req.on('error', onError);
-    req.on('aborted', onAborted);
-    req.on('close', onClose);
-  });
+/** The request stream as the shared reader sees it: its events, detached when the reader stops. */
+function requestSource(req: NodeRequestLike): ChunkSource {
+  return {
+    start(sink) {
+      const onData = (chunk: Uint8Array | string): void => sink.chunk(chunk);
+      const onEnd = (): void => sink.end();
+      const onError = (error: unknown): void => sink.fail(error, isClientAbort(error));
+      // Closed before its end: the client went away.
+      const onAborted = (): void => sink.fail(undefined, true);
+      const events = [
+        ['data', onData],
+        ['end', onEnd],
+        ['error', onError],
+        ['aborted', onAborted],
+        ['close', onAborted],
+      ] as const;
+      for (const [event, listener] of events) req.on(event, listener);
+      return () => {
+        for (const [event, listener] of events) req.removeListener(event, listener);
+      };
+    },
+  };
 }
+
+const ALREADY_READ: BodyOutcome = {
+  kind: 'unreadable',
+  message: 'The request body was already read, and no body parser left it on req.body.',
+  cause: undefined,
+};
 
 /**
  * Whether `req.body` is what a body parser read from the stream. body-parser
@@ -237,7 +208,9 @@ function send(res: NodeResponseLike, answer: Answer): void {
  * 200 handled or duplicate, 400 not a webhook, 401 signature or timestamp,
  * 405 not POST, 408 body not received within `bodyTimeoutMs`, 409 in progress
  * elsewhere, 413 too large, 500 `onPayment` threw (claim released) or was
- * late (claim settled when it finishes), 503 store unreachable when claiming.
+ * late (claim settled when it finishes), 503 store unreachable (or the memory
+ * store full of live deliveries) when claiming. Both handlers run the same
+ * delivery flow, so every outcome, log record and hook call is the same.
  *
  * - `node:http`: `createServer(handler)`.
  * - Express: `app.post('/webhooks/payments', handler)`, with or without
@@ -267,73 +240,34 @@ function send(res: NodeResponseLike, answer: Answer): void {
  * ```
  */
 export function createNodeWebhookHandler(options: WebhookHandlerOptions): NodeWebhookHandler {
-  const pipeline = createPipeline(options);
+  const deliver = createDeliveryFlow(options, 'createNodeWebhookHandler');
   return async function handleWebhook(reqOrRequest, resOrReply): Promise<void> {
     let req: NodeRequestLike;
     let res: NodeResponseLike;
-    let body: BodyInput | undefined;
+    let body: unknown;
     if (isFastify(reqOrRequest, resOrReply)) {
       const reply = resOrReply as FastifyReplyLike;
       reply.hijack();
       req = (reqOrRequest as FastifyRequestLike).raw;
       res = reply.raw;
-      body = (reqOrRequest as FastifyRequestLike).body as BodyInput | undefined;
+      body = (reqOrRequest as FastifyRequestLike).body;
     } else {
       req = reqOrRequest as NodeRequestLike;
       res = resOrReply as NodeResponseLike;
-      body = req.body as BodyInput | undefined;
+      body = req.body;
     }
-    try {
-      const contentLength = req.headers['content-length'];
-      const early = pipeline.precheck(req.method, typeof contentLength === 'string' ? contentLength : undefined);
-      if (early !== undefined) return send(res, early);
-      // A body left on req.body counts only if the stream behind it was read.
-      if (body !== undefined && !bodyWasRead(req)) body = undefined;
-      if (body === undefined) {
-        if (req.readableEnded === true) {
-          return send(
-            res,
-            pipeline.unreadable(
-              'The request body was already read, and no body parser left it on req.body.',
-              undefined,
-            ),
-          );
-        }
-        const outcome = await readBody(req, pipeline.maxBodyBytes, pipeline.bodyTimeoutMs);
-        if ('tooLarge' in outcome) return send(res, pipeline.tooLarge());
-        if ('timedOut' in outcome) {
-          // Answer 408 (with `connection: close`), then drop the connection
-          // the client is still holding open.
-          const drop = () => {
-            req.destroy?.();
-          };
-          if (typeof res.once === 'function') res.once('finish', drop);
-          send(res, pipeline.bodyTimeout());
-          if (typeof res.once !== 'function') drop();
-          return;
-        }
-        if ('aborted' in outcome) {
-          // Nobody to answer: the socket is gone. Normal traffic, not an error.
-          pipeline.aborted(outcome.aborted);
-          return;
-        }
-        if ('error' in outcome)
-          return send(res, pipeline.unreadable('The request body could not be read.', outcome.error));
-        body = outcome.body;
-      }
-      const answer = await pipeline.handle({
-        method: req.method ?? '',
+    // A body left on req.body counts only if the stream behind it was read.
+    const given = body !== undefined && bodyWasRead(req);
+    const read = (limits: BodyLimits): Promise<BodyOutcome> =>
+      req.readableEnded === true ? Promise.resolve(ALREADY_READ) : readChunks(requestSource(req), limits);
+    send(
+      res,
+      await deliver({
+        method: req.method,
         url: req.originalUrl ?? req.url ?? '',
         headers: req.headers,
-        body,
-      });
-      send(res, answer);
-    } catch (error) {
-      // Defensive: the pipeline answers every outcome itself.
-      send(
-        res,
-        pipeline.unreadable(`Unexpected failure: ${error instanceof Error ? error.message : String(error)}`, error),
-      );
-    }
+        body: given ? { given: body as BodyInput } : { read },
+      }),
+    );
   };
 }

@@ -5,13 +5,16 @@
  *
  * @module
  */
-import { createPipeline, type Answer } from '../handler/pipeline.js';
+import type { Answer } from '../handler/answer.js';
+import { readChunks, type ChunkSource } from '../handler/body.js';
+import { createDeliveryFlow } from '../handler/flow.js';
 import type { WebhookHandlerOptions } from '../handler/options.js';
 
 export type {
   AbortSignalLike,
   DuplicateDelivery,
   HandlerAbortSignal,
+  InvalidPayloadDelivery,
   PaymentContext,
   WebhookHandlerError,
   WebhookHandlerOptions,
@@ -49,58 +52,32 @@ export interface WebhookHandlerContext {
  */
 export type WebhookHandler = (request: Request, context?: WebhookHandlerContext) => Promise<Response>;
 
-type BodyOutcome = { body: Uint8Array } | { tooLarge: true } | { timedOut: true } | { aborted: unknown };
-
-const TIMED_OUT = Symbol('timed out');
-
-/**
- * Reads the raw body, stopping (and cancelling the stream) past `limit`
- * bytes or when `timeoutMs` passes before the last byte arrived.
- */
-async function readBody(request: Request, limit: number, timeoutMs: number): Promise<BodyOutcome> {
-  if (request.body === null) return { body: new Uint8Array(0) };
-  const reader = request.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const deadline = new Promise<typeof TIMED_OUT>((resolve) => {
-    timer = setTimeout(resolve, timeoutMs, TIMED_OUT);
-  });
-  try {
-    for (;;) {
-      let next: ReadableStreamReadResult<Uint8Array> | typeof TIMED_OUT;
-      try {
-        next = await Promise.race([reader.read(), deadline]);
-      } catch (error) {
-        // The stream was readable and broke mid-body: the client went away.
-        return { aborted: error };
-      }
-      if (next === TIMED_OUT) {
-        // A client that stalls mid-body: stop waiting and let go of the stream.
+/** The request body stream as the shared reader sees it; cancelled when the reader stops early. */
+function streamSource(stream: ReadableStream<Uint8Array>): ChunkSource {
+  return {
+    start(sink) {
+      const reader = stream.getReader(); // throws when the body was read before the handler
+      let stopped = false;
+      void (async () => {
+        try {
+          for (;;) {
+            const { done, value } = await reader.read();
+            if (stopped) return;
+            if (done) return sink.end();
+            sink.chunk(value);
+          }
+        } catch (error) {
+          // The stream was readable and broke mid-body: the client went away.
+          if (!stopped) sink.fail(error, true);
+        }
+      })();
+      return () => {
+        if (stopped) return;
+        stopped = true;
         reader.cancel().catch(() => {});
-        return { timedOut: true };
-      }
-      const { done, value } = next;
-      if (done) break;
-      size += value.byteLength;
-      if (size > limit) {
-        // Stop reading: the rest of an oversized body is never buffered.
-        reader.cancel().catch(() => {});
-        return { tooLarge: true };
-      }
-      chunks.push(value);
-    }
-  } finally {
-    clearTimeout(timer);
-  }
-  if (chunks.length === 1) return { body: chunks[0] as Uint8Array };
-  const body = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    body.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return { body };
+      };
+    },
+  };
 }
 
 function toResponse(answer: Answer): Response {
@@ -115,17 +92,17 @@ function toResponse(answer: Answer): Response {
  *
  * | status | when |
  * |---|---|
- * | 200 | handled now, or a known duplicate (`{ ok: true, duplicate: true }`) |
+ * | 200 | handled now, or a known duplicate (`{ ok: true, duplicate: true }`); or a signed payload it does not understand, accepted by your `deadLetter` |
  * | 400 | not a webhook (`INVALID_BODY`, `INVALID_PAYLOAD`, malformed path or query) |
  * | 401 | signature or timestamp failure |
  * | 405 | not a `POST` |
  * | 408 | the body did not arrive within `bodyTimeoutMs` (`BODY_TIMEOUT`; the stream is cancelled) |
  * | 409 | another worker is handling the same delivery (`DELIVERY_IN_PROGRESS`) |
- * | 413 | body larger than `maxBodyBytes` |
+ * | 413 | body larger than `maxBodyBytes` (the rest is read and dropped, up to 8 MiB, so the sender receives the answer) |
  * | 500 | `onPayment` threw (claim released: the retry is processed) or missed `handlerTimeoutMs` (the claim is settled when it finishes; a retry meanwhile gets 409) |
- * | 503 | the store is unreachable when claiming (`STORE_UNAVAILABLE`) — never 200 without a claim; if only recording the success fails, the answer is 200 and `onError` reports it |
+ * | 503 | the store is unreachable (or, the memory store, full of live deliveries) when claiming (`STORE_UNAVAILABLE`) — never 200 without a claim; if only recording the success fails, the answer is 200 and `onError` reports it |
  *
- * Every answer is JSON `{ ok, code?, message? }`. Give it the request before
+ * Every answer is JSON `{ ok, code?, message? }`; a 5xx message is generic unless `exposeErrors` is set. Give it the request before
  * anything reads its body (in Hono, `c.req.raw`). Pass the platform's
  * context as the second argument where it has `waitUntil`.
  *
@@ -152,29 +129,14 @@ function toResponse(answer: Answer): Response {
  * ```
  */
 export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHandler {
-  const pipeline = createPipeline(options);
+  const deliver = createDeliveryFlow(options, 'createWebhookHandler');
   return async function handleWebhook(request: Request, context?: WebhookHandlerContext): Promise<Response> {
-    const early = pipeline.precheck(request.method, request.headers.get('content-length'));
-    if (early !== undefined) return toResponse(early);
-    let outcome: BodyOutcome;
-    try {
-      outcome = await readBody(request, pipeline.maxBodyBytes, pipeline.bodyTimeoutMs);
-    } catch (error) {
-      return toResponse(
-        pipeline.unreadable(
-          `The request body cannot be read (was it read before the handler?): ${error instanceof Error ? error.message : String(error)}`,
-          error,
-        ),
-      );
-    }
-    if ('tooLarge' in outcome) return toResponse(pipeline.tooLarge());
-    if ('timedOut' in outcome) return toResponse(pipeline.bodyTimeout());
-    if ('aborted' in outcome) return toResponse(pipeline.aborted(outcome.aborted));
-    const answer = await pipeline.handle({
+    const { body } = request;
+    const answer = await deliver({
       method: request.method,
       url: request.url,
       headers: request.headers,
-      body: outcome.body,
+      body: body === null ? { given: new Uint8Array(0) } : { read: (limits) => readChunks(streamSource(body), limits) },
     });
     if (answer.after !== undefined && typeof context?.waitUntil === 'function') {
       try {

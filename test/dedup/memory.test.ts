@@ -32,33 +32,54 @@ describe('createMemoryStore', () => {
     expect((await store.claim('k', { leaseMs: 1000 })).status).toBe('claimed');
   });
 
-  it('never holds more than maxEntries, dropping expired entries first, then the oldest', async () => {
+  it('never drops a live claim to make room: when full of claims, claim() rejects STORE_UNAVAILABLE', async () => {
     const { store, advance } = clockStore(3);
     await store.claim('short', { leaseMs: 10 });
     await store.claim('a', { leaseMs: 60_000 });
     await store.claim('b', { leaseMs: 60_000 });
     advance(20);
-    await store.claim('c', { leaseMs: 60_000 });
+    // 'short' expired: it makes room.
+    expect((await store.claim('c', { leaseMs: 60_000 })).status).toBe('claimed');
     expect(store.size).toBe(3);
-    // 'short' expired and was swept; 'a' and 'b' still hold.
-    expect((await store.claim('a', { leaseMs: 60_000 })).status).toBe('in-progress');
-    expect((await store.claim('b', { leaseMs: 60_000 })).status).toBe('in-progress');
-    await store.claim('d', { leaseMs: 60_000 });
+    await expect(store.claim('d', { leaseMs: 60_000 })).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
     expect(store.size).toBe(3);
-    // The least recently written entry ('a') made room.
-    expect((await store.claim('a', { leaseMs: 60_000 })).status).toBe('claimed');
-    expect(store.size).toBe(3);
+    for (const key of ['a', 'b', 'c']) expect((await store.claim(key, { leaseMs: 60_000 })).status).toBe('in-progress');
   });
 
-  it('stays bounded under many distinct deliveries', async () => {
+  it('never drops a completed delivery before its retention: a replay after maxEntries others is a duplicate', async () => {
+    const { store, advance } = clockStore(100);
+    const first = await store.claim('first', { leaseMs: 1000 });
+    if (first.status !== 'claimed') throw new Error('unreachable');
+    await store.complete('first', first.token, { retentionMs: 60_000 });
+    const outcomes = new Set<string>();
+    for (let i = 0; i < 150; i++) {
+      advance(1);
+      const claim = await store.claim(`other-${i}`, { leaseMs: 1000 }).catch((error: { code: string }) => error);
+      if ('code' in claim) {
+        outcomes.add(claim.code);
+        continue;
+      }
+      outcomes.add(claim.status);
+      if (claim.status === 'claimed') await store.complete(`other-${i}`, claim.token, { retentionMs: 60_000 });
+    }
+    expect(outcomes).toEqual(new Set(['claimed', 'STORE_UNAVAILABLE']));
+    expect(store.size).toBe(100);
+    expect((await store.claim('first', { leaseMs: 1000 })).status).toBe('completed');
+    // Past its retention the oldest completed delivery goes first and makes room.
+    advance(60_000);
+    expect((await store.claim('new', { leaseMs: 1000 })).status).toBe('claimed');
+    expect((await store.claim('first', { leaseMs: 1000 })).status).toBe('claimed');
+  });
+
+  it('stays bounded under many distinct deliveries, expired entries making room', async () => {
     const { store, advance } = clockStore(100);
     for (let i = 0; i < 5000; i++) {
-      const claim = await store.claim(`key-${i}`, { leaseMs: 1000 });
-      if (claim.status === 'claimed') await store.complete(`key-${i}`, claim.token, { retentionMs: 10_000 });
+      const claim = await store.claim(`key-${i}`, { leaseMs: 10 });
+      if (claim.status === 'claimed') await store.complete(`key-${i}`, claim.token, { retentionMs: 50 });
       advance(1);
     }
     expect(store.size).toBeLessThanOrEqual(100);
-    expect((await store.claim('key-4999', { leaseMs: 1000 })).status).toBe('completed');
+    expect((await store.claim('key-4999', { leaseMs: 10 })).status).toBe('completed');
   });
 
   it('leaves no timer running (lazy expiry)', async () => {

@@ -2,6 +2,7 @@
 // handler (node:http) and to the Web handler (served through a node:http
 // bridge), each with the memory store and with a real redis-server through
 // ioredis and through node-redis.
+import type { RequestListener } from 'node:http';
 import { Redis } from 'ioredis';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -71,10 +72,9 @@ async function receiver(
       await onPayment(webhook, context);
     },
   };
-  const listener =
-    serverKind === 'node'
-      ? createNodeWebhookHandler(handlerOptions)
-      : webBridge(createWebhookHandler(handlerOptions), pending);
+  const node = serverKind === 'node' ? createNodeWebhookHandler(handlerOptions) : undefined;
+  const listener: RequestListener =
+    node === undefined ? webBridge(createWebhookHandler(handlerOptions), pending) : (req, res) => void node(req, res);
   const server = await listen(listener);
   servers.push(server);
   return { port: server.port, calls, store, pending };

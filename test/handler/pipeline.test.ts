@@ -38,10 +38,9 @@ describe('createWebhookHandler options', () => {
       { maxBodyBytes: -1 },
     ];
     for (const options of bad) {
-      expect(
-        () => createWebhookHandler({ ...base, ...options }),
-        JSON.stringify(options),
-      ).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
+      expect(() => createWebhookHandler({ ...base, ...options }), JSON.stringify(options)).toThrow(
+        expect.objectContaining({ code: 'INVALID_ARGUMENT' }),
+      );
     }
     expect(() => createWebhookHandler({ ...base, retentionMs: 20_000, toleranceMs: 10_000 })).not.toThrow();
     // The longest timer is allowed, and says so when exceeded.

@@ -1,0 +1,80 @@
+// The body step of the flow: the declared length, then the adapter's reader
+// within the limits, each way it can end turned into a body or an answer.
+// Internal.
+import { getHeader } from '../lib/headers.js';
+import { describeError } from '../lib/misuse.js';
+import type { BodyInput, HeadersInput } from '../request.js';
+import { answer, type Answer } from './answer.js';
+import type { BodyReader } from './body.js';
+import type { Refuse } from './refuse.js';
+import type { Reporter } from './report.js';
+
+/** Internal: one request, as an adapter hands it to the flow. */
+export interface DeliveryInput {
+  readonly method: string | undefined;
+  /** Absolute, or path and query. */
+  readonly url: string;
+  readonly headers: HeadersInput;
+  /** The body a parser already read, or the adapter's reader over the body stream. */
+  readonly body: { readonly given: BodyInput } | { readonly read: BodyReader };
+}
+
+/**
+ * How much of an oversized body is still read (and dropped) so the sender
+ * receives its 413 instead of a reset; past it the connection is cut.
+ */
+const DISCARD_BYTES = 8 * 1_048_576;
+
+/** Internal: the body of `input` within `limits`, or the answer when there is none to verify. */
+export async function receiveBody(
+  input: DeliveryInput,
+  limits: { readonly maxBodyBytes: number; readonly bodyTimeoutMs: number },
+  refuse: Refuse,
+  log: Reporter['log'],
+): Promise<{ body: BodyInput } | Answer> {
+  const { maxBodyBytes, bodyTimeoutMs } = limits;
+  const tooLarge = (): Answer =>
+    refuse('BODY_TOO_LARGE', `The body exceeds ${maxBodyBytes} bytes.`, {
+      event: 'rejected',
+      level: 'warn',
+      headers: { connection: 'close' },
+    });
+  const declared = Number(getHeader(input.headers, 'content-length') ?? Number.NaN);
+  if (declared > maxBodyBytes && (!('read' in input.body) || declared > maxBodyBytes + DISCARD_BYTES)) {
+    return tooLarge();
+  }
+  if (!('read' in input.body)) return { body: input.body.given };
+  const outcome = await input.body
+    .read({ maxBytes: maxBodyBytes, discardBytes: DISCARD_BYTES, timeoutMs: bodyTimeoutMs })
+    .catch(
+      (cause: unknown) => ({ kind: 'unreadable', message: 'The request body could not be read.', cause }) as const,
+    );
+  switch (outcome.kind) {
+    case 'body':
+      return { body: outcome.body };
+    case 'too-large':
+      return tooLarge();
+    case 'timed-out':
+      return refuse('BODY_TIMEOUT', `The body did not arrive within ${bodyTimeoutMs} ms.`, {
+        event: 'rejected',
+        level: 'warn',
+        headers: { connection: 'close' },
+      });
+    case 'aborted': {
+      // Normal traffic, not an error: logged, not reported to onError. The
+      // answer reaches nobody; it exists so both adapters do the same.
+      const message = 'The client went away while sending the body; nothing was processed (the service retries).';
+      const cause = outcome.cause;
+      log({ level: 'info', event: 'aborted', message, ...(cause === undefined ? {} : { error: cause }) });
+      return answer(400, { ok: false, message }, { connection: 'close' });
+    }
+    case 'unreadable': {
+      const detail = outcome.cause === undefined ? '' : ` Cause: ${describeError(outcome.cause)}`;
+      return refuse('INVALID_ARGUMENT', `${outcome.message}${detail}`, {
+        cause: outcome.cause,
+        event: 'misconfigured',
+        level: 'error',
+      });
+    }
+  }
+}

@@ -1,0 +1,138 @@
+// The handler options, checked once at creation and resolved to the values a
+// delivery uses. Misuse throws INVALID_ARGUMENT naming the function the
+// merchant called. Internal.
+import { createMemoryStore } from '../dedup/memory.js';
+import type { DedupStore } from '../dedup/store.js';
+import { resolveClock } from '../lib/clock.js';
+import { duration } from '../lib/duration.js';
+import { misuse } from '../lib/misuse.js';
+import { prepareVerifier, type PreparedVerifier, type VerifyWebhookOptions } from '../verify-webhook.js';
+import type { PaymentWebhook } from '../webhook/types.js';
+import type { WebhookHandlerOptions } from './options.js';
+
+/** Internal: the public function a handler was created with, named in misuse messages. */
+export type HandlerFactory = 'createWebhookHandler' | 'createNodeWebhookHandler';
+
+/** Internal: the options of one handler, checked and with their defaults. */
+export interface Settings {
+  readonly factory: HandlerFactory;
+  readonly options: WebhookHandlerOptions;
+  /** The verifier for the delivery about to be checked. */
+  readonly verifier: () => PreparedVerifier;
+  /** Resolves once the keys are imported; rejects with INVALID_KEY / WEAK_KEY. */
+  readonly ready: () => Promise<unknown>;
+  readonly maxBodyBytes: number;
+  readonly store: DedupStore;
+  readonly dedupKey: (webhook: PaymentWebhook) => string;
+  readonly leaseMs: number;
+  readonly retentionMs: number;
+  readonly handlerTimeoutMs: number;
+  readonly storeTimeoutMs: number;
+  readonly bodyTimeoutMs: number;
+  readonly exposeErrors: boolean;
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * One key per delivery *and state*: a PROCESSING then SUCCEEDED (or FAILED
+ * then SUCCEEDED) delivery of one transaction are two updates, and the second
+ * must reach onPayment. `status` is the normalised one, so a redelivery whose
+ * raw status differs only in letter case is still a duplicate; the `_DEBIT` /
+ * `_CREDIT` suffix of `id` keeps a refund apart from its payment.
+ */
+function defaultDedupKey(webhook: PaymentWebhook): string {
+  return `${webhook.id}:${webhook.status}`;
+}
+
+/** Internal: checks `options` for a handler made by `factory`; throws `INVALID_ARGUMENT` for misuse. */
+export function resolveSettings(options: WebhookHandlerOptions, factory: HandlerFactory): Settings {
+  if (typeof options !== 'object' || options === null) {
+    throw misuse(`${factory} needs options: { environment or publicKeys, webhookUrl, onPayment }.`);
+  }
+  if (options.publicKeys === undefined && options.environment === undefined) {
+    throw misuse(`${factory} needs { environment: 'production' } (or 'beta') or { publicKeys }.`);
+  }
+  if (typeof options.onPayment !== 'function') {
+    throw misuse(`${factory} needs onPayment(webhook): your fast, durable hand-off (outbox row, queue message).`);
+  }
+  if (options.webhookUrl === undefined && options.allowAnyHost !== true) {
+    throw misuse(
+      `${factory} needs webhookUrl (the URL you registered with the service, ` +
+        'e.g. webhookUrl: "https://shop.example.kg/webhooks/payments"): the service signs for every merchant ' +
+        "with one key, so without it a delivery signed for another merchant's endpoint, replayed with that Host, " +
+        'would verify here. Only if your infrastructure already guarantees the Host (a proxy that routes only ' +
+        'your domain to this app), set allowAnyHost: true instead.',
+    );
+  }
+  for (const name of ['onError', 'onDuplicate', 'onSignatureMismatch', 'onInvalidPayload', 'deadLetter'] as const) {
+    if (options[name] !== undefined && typeof options[name] !== 'function') {
+      throw misuse(`${factory}: ${name} must be a function.`);
+    }
+  }
+  if (options.logger !== undefined && options.logger !== false && typeof options.logger !== 'function') {
+    throw misuse(`${factory}: logger must be a function, or false for silence.`);
+  }
+  const { verifier, prepared } = verifierOf(options);
+  const leaseMs = duration('leaseMs', options.leaseMs, 'time', 60_000);
+  const handlerTimeoutMs = duration('handlerTimeoutMs', options.handlerTimeoutMs, 'timer', 10_000);
+  const storeTimeoutMs = duration('storeTimeoutMs', options.storeTimeoutMs, 'timer', 5_000);
+  const bodyTimeoutMs = duration('bodyTimeoutMs', options.bodyTimeoutMs, 'timer', 10_000);
+  const retentionMs = duration('retentionMs', options.retentionMs, 'retention', 7 * DAY_MS);
+  // A claim is taken, then onPayment runs, then complete is sent: the lease
+  // must outlive the handler and both store calls around it, or a retry could
+  // claim the delivery again while the first run is still being recorded.
+  if (!(leaseMs > handlerTimeoutMs + 2 * storeTimeoutMs)) {
+    throw misuse(
+      `leaseMs (${leaseMs}) must be longer than handlerTimeoutMs + 2 × storeTimeoutMs ` +
+        `(${handlerTimeoutMs} + 2 × ${storeTimeoutMs}): a claim must outlive its handler and the store calls around it.`,
+    );
+  }
+  const { toleranceMs } = resolveClock(options.toleranceMs === undefined ? {} : { toleranceMs: options.toleranceMs });
+  if (retentionMs < 2 * toleranceMs) {
+    throw misuse(
+      `retentionMs (${retentionMs}) must be at least twice toleranceMs (${toleranceMs}), ` +
+        'so a replayed delivery is either remembered or stale.',
+    );
+  }
+  const store: DedupStore = options.store ?? createMemoryStore();
+  for (const method of ['claim', 'complete', 'release'] as const) {
+    if (typeof store?.[method] !== 'function') {
+      throw misuse(`store must be a DedupStore (claim, complete, release); ${method} is missing.`);
+    }
+  }
+  if (options.dedupKey !== undefined && typeof options.dedupKey !== 'function') {
+    throw misuse(`${factory}: dedupKey must be a function of the webhook.`);
+  }
+  return {
+    factory,
+    options,
+    verifier,
+    ready: () => prepared.ready(),
+    maxBodyBytes: prepared.maxBodyBytes,
+    store,
+    dedupKey: options.dedupKey ?? defaultDedupKey,
+    leaseMs,
+    retentionMs,
+    handlerTimeoutMs,
+    storeTimeoutMs,
+    bodyTimeoutMs,
+    exposeErrors: options.exposeErrors === true,
+  };
+}
+
+/**
+ * The verifier, prepared once. `now` may be a clock read per delivery, which
+ * the verifier does not take yet: with a function, each delivery gets a
+ * verifier prepared for its moment (keys come from the process-wide cache).
+ */
+function verifierOf(options: WebhookHandlerOptions): {
+  verifier: () => PreparedVerifier;
+  prepared: PreparedVerifier;
+} {
+  const { now, ...fixed } = options;
+  const prepared = prepareVerifier(typeof now === 'function' ? fixed : (options as VerifyWebhookOptions));
+  // TODO(merge): verifier takes a clock — prepare once with `now` as given and return `() => prepared`.
+  if (typeof now === 'function') return { verifier: () => prepareVerifier({ ...fixed, now: now() }), prepared };
+  return { verifier: () => prepared, prepared };
+}

@@ -1,0 +1,393 @@
+// One behaviour suite for both adapters: every test here runs once against
+// payhook/node on a node:http server and once against payhook/web on a real
+// Web server (@hono/node-server), with the same expectations — answers, log
+// records and hook calls — so the two cannot drift apart.
+import { getRequestListener } from '@hono/node-server';
+import { createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
+import { connect } from 'node:net';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createMemoryStore } from '../../src/dedup/memory.js';
+import type { DedupStore } from '../../src/dedup/store.js';
+import type { InvalidPayloadDelivery, WebhookHandlerOptions, WebhookLogRecord } from '../../src/handler/options.js';
+import { createNodeWebhookHandler } from '../../src/node/index.js';
+import { createWebhookHandler } from '../../src/web/index.js';
+import { listen, send, type HttpAnswer, type RunningServer } from '../helpers/http.js';
+import { PUBLIC_KEY, signDelivery, webhookBody, type SignedDelivery } from '../helpers/sign.js';
+
+export type AdapterKind = 'node' | 'web';
+
+const WEBHOOK_URL = 'https://shop.example.kg/webhooks/payments';
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+interface Receiver {
+  port: number;
+  calls: string[];
+  logs: WebhookLogRecord[];
+  errors: Array<[string, number]>;
+}
+
+/** What the suite compares across adapters: the shape of each log record. */
+const shape = (record: WebhookLogRecord) => [record.event, record.level, record.status, record.code];
+
+async function waitFor(condition: () => boolean, ms = 3_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!condition() && Date.now() < deadline) await sleep(10);
+}
+
+/**
+ * Sends raw bytes on a fresh socket and resolves with everything read until
+ * the server closes (or resets). Like most HTTP clients, it reads the answer
+ * only once the whole request is written (`readAfterWrite`): an answer that
+ * arrives before a reset is then lost, as a real sender loses it.
+ */
+function rawExchange(port: number, parts: readonly Buffer[], readAfterWrite = false): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    const received: Buffer[] = [];
+    let error = '';
+    if (readAfterWrite) socket.pause();
+    socket.on('data', (chunk: Buffer) => received.push(chunk));
+    socket.on('error', (cause: NodeJS.ErrnoException) => {
+      error = ` [${cause.code ?? cause.message}]`;
+    });
+    socket.on('close', () => resolve(Buffer.concat(received).toString('latin1') + error));
+    socket.on('connect', () => {
+      // The head first, the body a moment later, as it leaves a slower link.
+      const [head, ...body] = parts;
+      socket.write(head as Buffer);
+      setTimeout(() => {
+        body.forEach((part, index) =>
+          socket.write(part, index === body.length - 1 && readAfterWrite ? () => socket.resume() : undefined),
+        );
+      }, 20);
+    });
+    setTimeout(() => socket.destroy(), 5_000).unref();
+  });
+}
+
+export function behaviourSuite(kind: AdapterKind): void {
+  const servers: RunningServer[] = [];
+  afterAll(async () => {
+    await Promise.all(servers.map((server) => server.close()));
+  });
+
+  async function serve(
+    options: Partial<WebhookHandlerOptions> = {},
+    onPayment: WebhookHandlerOptions['onPayment'] = () => {},
+  ): Promise<Receiver> {
+    const receiver: Receiver = { port: 0, calls: [], logs: [], errors: [] };
+    const all: WebhookHandlerOptions = {
+      publicKeys: PUBLIC_KEY,
+      webhookUrl: WEBHOOK_URL,
+      logger: (record) => receiver.logs.push(record),
+      onError: (error) => {
+        receiver.errors.push([error.code, error.status]);
+      },
+      ...options,
+      onPayment: async (webhook, context) => {
+        receiver.calls.push(webhook.id);
+        await onPayment(webhook, context);
+      },
+    };
+    let server: RunningServer;
+    if (kind === 'node') {
+      const handler = createNodeWebhookHandler(all);
+      server = await listen(createServer((req: IncomingMessage, res: ServerResponse) => void handler(req, res)));
+    } else {
+      const handler = createWebhookHandler(all);
+      const listener = getRequestListener((req: Request) => handler(req));
+      server = await listen((req, res) => void listener(req, res));
+    }
+    servers.push(server);
+    receiver.port = server.port;
+    return receiver;
+  }
+
+  describe(`behaviour of payhook/${kind}`, () => {
+    it('answers 200 once, then 200 duplicate without calling onPayment again', async () => {
+      const r = await serve();
+      const delivery = signDelivery(webhookBody());
+      expect((await send(r.port, delivery)).json).toEqual({ ok: true });
+      expect((await send(r.port, delivery)).json).toEqual({ ok: true, duplicate: true });
+      expect(r.calls).toEqual([delivery.id]);
+      expect(r.logs.map(shape)).toEqual([
+        ['handled', 'info', 200, undefined],
+        ['duplicate', 'info', 200, undefined],
+      ]);
+    });
+
+    it('answers 400 INVALID_BODY, 401 SIGNATURE_MISMATCH and 405 (with Allow) with their log records', async () => {
+      const mismatches: string[] = [];
+      const r = await serve({ onSignatureMismatch: (req) => void mismatches.push(req.method) });
+      const valid = signDelivery(webhookBody());
+      const tampered = { ...valid, body: valid.body.replace('"amount":100', '"amount":900') };
+      const cases: Array<[Parameters<typeof send>[1], number, string]> = [
+        [signDelivery('{oops'), 400, 'INVALID_BODY'],
+        [tampered, 401, 'SIGNATURE_MISMATCH'],
+        [{ ...valid, method: 'GET', body: '' }, 405, 'METHOD_NOT_ALLOWED'],
+      ];
+      const answers: HttpAnswer[] = [];
+      for (const [delivery, status, code] of cases) {
+        const answer = await send(r.port, delivery);
+        answers.push(answer);
+        expect([answer.status, answer.json]).toEqual([status, { ok: false, code, message: expect.any(String) }]);
+      }
+      expect(answers[2]?.headers['allow']).toBe('POST');
+      expect(mismatches).toEqual(['POST']);
+      expect(r.logs.map(shape)).toEqual([
+        ['rejected', 'warn', 400, 'INVALID_BODY'],
+        ['rejected', 'warn', 401, 'SIGNATURE_MISMATCH'],
+        ['rejected', 'warn', 405, 'METHOD_NOT_ALLOWED'],
+      ]);
+      expect(r.errors).toEqual([
+        ['INVALID_BODY', 400],
+        ['SIGNATURE_MISMATCH', 401],
+        ['METHOD_NOT_ALLOWED', 405],
+      ]);
+      expect(r.calls).toEqual([]);
+    });
+
+    it('answers 408 BODY_TIMEOUT to a body that stalls, and closes the connection', async () => {
+      const r = await serve({ bodyTimeoutMs: 200 });
+      const delivery = signDelivery(webhookBody());
+      const bytes = Buffer.from(delivery.body);
+      const head =
+        `POST ${delivery.target} HTTP/1.1\r\n` +
+        Object.entries({ ...delivery.headers, 'content-length': String(bytes.length) })
+          .map(([name, value]) => `${name}: ${value}\r\n`)
+          .join('') +
+        '\r\n';
+      const started = Date.now();
+      const text = await rawExchange(r.port, [Buffer.from(head), bytes.subarray(0, bytes.length >> 1)]);
+      expect(text).toMatch(/^HTTP\/1\.1 408 /);
+      expect(text).toContain('"code":"BODY_TIMEOUT"');
+      expect(Date.now() - started).toBeGreaterThanOrEqual(190);
+      expect(Date.now() - started).toBeLessThan(4_000);
+      expect(r.logs.map(shape)).toEqual([['rejected', 'warn', 408, 'BODY_TIMEOUT']]);
+      expect(r.errors).toEqual([['BODY_TIMEOUT', 408]]);
+      expect(r.calls).toEqual([]);
+    });
+
+    it('answers 409 to a copy that arrives while the first is being handled', async () => {
+      let open: () => void = () => {};
+      const gate = new Promise<void>((resolve) => (open = resolve));
+      const r = await serve({}, () => gate);
+      const delivery = signDelivery(webhookBody());
+      const first = send(r.port, delivery);
+      await waitFor(() => r.calls.length === 1);
+      const second = await send(r.port, delivery);
+      expect([second.status, second.json?.code]).toEqual([409, 'DELIVERY_IN_PROGRESS']);
+      open();
+      expect((await first).status).toBe(200);
+      expect(r.calls).toHaveLength(1);
+      expect(r.logs.map(shape)).toEqual([
+        ['in-progress', 'info', 409, 'DELIVERY_IN_PROGRESS'],
+        ['handled', 'info', 200, undefined],
+      ]);
+    });
+
+    describe('413: the sender receives it (raw socket, 50 times each)', () => {
+      // Larger than what the kernel's socket buffers absorb, so a server that
+      // stops reading makes the sender's writes fail before it reads.
+      const oversized = Buffer.alloc(4 * 1024 * 1024, 'a');
+      const head = (extra: string) =>
+        Buffer.from(`POST /webhooks/payments HTTP/1.1\r\nhost: shop.example.kg\r\nsignature: x\r\n${extra}\r\n`);
+      const chunked = [head('transfer-encoding: chunked\r\n')];
+      for (let offset = 0; offset < oversized.length; offset += 65536) {
+        chunked.push(Buffer.from('10000\r\n'), oversized.subarray(offset, offset + 65536), Buffer.from('\r\n'));
+      }
+      chunked.push(Buffer.from('0\r\n\r\n'));
+      const cases: Array<[string, Buffer[]]> = [
+        ['declared length', [head(`content-length: ${oversized.length}\r\n`), oversized]],
+        ['chunked, no length', chunked],
+      ];
+      for (const [name, parts] of cases) {
+        it(
+          name,
+          async () => {
+            const r = await serve({ maxBodyBytes: 1024 });
+            const answers: string[] = [];
+            for (let batch = 0; batch < 5; batch++) {
+              const texts = await Promise.all(Array.from({ length: 10 }, () => rawExchange(r.port, parts, true)));
+              answers.push(...texts.map((text) => text.slice(0, 12)));
+            }
+            expect(answers).toEqual(Array.from({ length: 50 }, () => 'HTTP/1.1 413'));
+            expect(r.calls).toEqual([]);
+          },
+          30_000,
+        );
+      }
+    });
+
+    it('answers 500 with the code and a generic message when onPayment throws; its text only in the logs', async () => {
+      const r = await serve({}, () => {
+        throw new Error('db down at 10.0.0.5');
+      });
+      const answer = await send(r.port, signDelivery(webhookBody()));
+      expect(answer.status).toBe(500);
+      expect(answer.json).toMatchObject({ ok: false, code: 'HANDLER_FAILED' });
+      expect(answer.text).not.toContain('db down');
+      expect(r.logs.map(shape)).toEqual([['handler-failed', 'error', 500, 'HANDLER_FAILED']]);
+      expect(r.logs[0]?.message).toContain('db down at 10.0.0.5');
+      // The claim was released: the retry is processed.
+      expect(r.errors).toEqual([['HANDLER_FAILED', 500]]);
+    });
+
+    it('puts the exception text in the 500 body only with exposeErrors: true', async () => {
+      const r = await serve({ exposeErrors: true }, () => {
+        throw new Error('db down at 10.0.0.5');
+      });
+      const answer = await send(r.port, signDelivery(webhookBody()));
+      expect(answer.status).toBe(500);
+      expect(answer.json?.message).toContain('db down at 10.0.0.5');
+    });
+
+    it('answers 500 when onPayment misses its deadline, and a duplicate once the late handler finished', async () => {
+      const r = await serve({ handlerTimeoutMs: 100 }, () => sleep(250));
+      const delivery = signDelivery(webhookBody());
+      const answer = await send(r.port, delivery);
+      expect([answer.status, answer.json?.code]).toEqual([500, 'HANDLER_FAILED']);
+      await waitFor(() => r.logs.some((record) => record.event === 'late-handler-settled'));
+      expect((await send(r.port, delivery)).json).toEqual({ ok: true, duplicate: true });
+      expect(r.calls).toHaveLength(1);
+      expect(r.logs.map(shape)).toEqual([
+        ['handler-timeout', 'error', 500, 'HANDLER_FAILED'],
+        ['late-handler-settled', 'warn', undefined, undefined],
+        ['duplicate', 'info', 200, undefined],
+      ]);
+    });
+
+    const downStores: Array<[string, () => DedupStore]> = [
+      [
+        'rejects',
+        () => ({
+          claim: () => Promise.reject(new Error('connection refused by 10.0.0.7')),
+          complete: async () => {},
+          release: async () => {},
+        }),
+      ],
+      ['hangs', () => ({ claim: () => new Promise(() => {}), complete: async () => {}, release: async () => {} })],
+    ];
+    for (const [name, make] of downStores) {
+      it(`answers 503 STORE_UNAVAILABLE when the store ${name}, without its error text`, async () => {
+        const r = await serve({ store: make(), storeTimeoutMs: 200 });
+        const answer = await send(r.port, signDelivery(webhookBody()));
+        expect([answer.status, answer.json?.code]).toEqual([503, 'STORE_UNAVAILABLE']);
+        expect(answer.text).not.toContain('10.0.0.7');
+        expect(r.logs.map(shape)).toEqual([['store-unavailable', 'error', 503, 'STORE_UNAVAILABLE']]);
+        expect(r.calls).toEqual([]);
+      });
+    }
+
+    it('releases a claim that lands after storeTimeoutMs with its own token, so the retry is processed', async () => {
+      const memory = createMemoryStore();
+      let slow = true;
+      const store: DedupStore = {
+        claim: async (key, options) => {
+          if (slow) {
+            slow = false;
+            await sleep(300);
+          }
+          return memory.claim(key, options);
+        },
+        complete: (key, token, options) => memory.complete(key, token, options),
+        release: (key, token) => memory.release(key, token),
+      };
+      const r = await serve({ store, storeTimeoutMs: 100 });
+      const delivery = signDelivery(webhookBody());
+      expect((await send(r.port, delivery)).status).toBe(503);
+      await waitFor(() => r.logs.some((record) => record.event === 'late-claim-released'));
+      const retry = await send(r.port, delivery);
+      expect([retry.status, retry.json]).toEqual([200, { ok: true }]);
+      expect(r.calls).toEqual([delivery.id]);
+      expect(r.logs.map(shape)).toEqual([
+        ['store-unavailable', 'error', 503, 'STORE_UNAVAILABLE'],
+        ['late-claim-released', 'warn', undefined, undefined],
+        ['handled', 'info', 200, undefined],
+      ]);
+    });
+
+    it('logs a client that goes away mid-body as aborted (info), reports no error, and handles nothing', async () => {
+      const r = await serve();
+      const delivery = signDelivery(webhookBody());
+      const bytes = Buffer.from(delivery.body);
+      let answered = false;
+      await new Promise<void>((resolve) => {
+        const req = request(
+          {
+            host: '127.0.0.1',
+            port: r.port,
+            method: 'POST',
+            path: delivery.target,
+            setHost: false,
+            headers: { ...delivery.headers, 'content-length': String(bytes.length) },
+          },
+          () => {
+            answered = true;
+          },
+        );
+        req.on('error', () => resolve());
+        req.on('close', () => resolve());
+        req.write(bytes.subarray(0, bytes.length >> 1), () => setTimeout(() => req.destroy(), 50));
+      });
+      await waitFor(() => r.logs.length > 0);
+      await sleep(50);
+      expect(r.logs.map(shape)).toEqual([['aborted', 'info', undefined, undefined]]);
+      expect(answered).toBe(false);
+      expect(r.errors).toEqual([]);
+      expect(r.calls).toEqual([]);
+    });
+
+    describe('a signed delivery whose payload is not understood (INVALID_PAYLOAD)', () => {
+      const signedButInvalid = (): SignedDelivery => signDelivery(webhookBody({ amount: 'twelve' }));
+
+      it('is answered 400 by default (the service keeps it) and reported to onInvalidPayload', async () => {
+        const reported: InvalidPayloadDelivery[] = [];
+        const r = await serve({ onInvalidPayload: (delivery) => void reported.push(delivery) });
+        const delivery = signedButInvalid();
+        const answer = await send(r.port, delivery);
+        expect([answer.status, answer.json?.code]).toEqual([400, 'INVALID_PAYLOAD']);
+        expect(reported).toHaveLength(1);
+        expect(reported[0]).toMatchObject({ code: 'INVALID_PAYLOAD', request: { method: 'POST' } });
+        expect(new TextDecoder().decode(reported[0]?.request.body as Uint8Array)).toBe(delivery.body);
+        expect(r.logs.map(shape)).toEqual([['invalid-payload', 'error', 400, 'INVALID_PAYLOAD']]);
+        expect(r.calls).toEqual([]);
+      });
+
+      it('is answered 200 once deadLetter resolved, and 500 when it throws', async () => {
+        const kept: string[] = [];
+        const r = await serve({
+          deadLetter: async (delivery) => {
+            await sleep(10);
+            kept.push(delivery.message);
+          },
+        });
+        expect((await send(r.port, signedButInvalid())).json).toEqual({ ok: true });
+        expect(kept).toHaveLength(1);
+        const failing = await serve({
+          deadLetter: () => {
+            throw new Error('dead-letter table missing');
+          },
+        });
+        const answer = await send(failing.port, signedButInvalid());
+        expect([answer.status, answer.json?.code]).toEqual([500, 'HANDLER_FAILED']);
+        expect(answer.text).not.toContain('table missing');
+        expect(r.logs.map(shape)).toEqual([['dead-lettered', 'warn', 200, 'INVALID_PAYLOAD']]);
+        expect(failing.logs.map(shape)).toEqual([['handler-failed', 'error', 500, 'HANDLER_FAILED']]);
+      });
+    });
+
+    it('never runs onPayment twice with a small memory store full of live claims (503 instead)', async () => {
+      const r = await serve({ store: createMemoryStore({ maxEntries: 100 }) }, () => sleep(300));
+      const deliveries = Array.from({ length: 150 }, () => signDelivery(webhookBody()));
+      const answers = await Promise.all(
+        deliveries.flatMap((delivery) => [send(r.port, delivery), send(r.port, delivery)]),
+      );
+      const counts = new Map<string, number>();
+      for (const id of r.calls) counts.set(id, (counts.get(id) ?? 0) + 1);
+      expect([...counts.values()].filter((count) => count > 1)).toEqual([]);
+      expect(new Set(answers.map((answer) => answer.status))).toEqual(new Set([200, 409, 503]));
+      expect(r.calls).toHaveLength(100);
+    });
+  });
+}

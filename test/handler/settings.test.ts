@@ -1,0 +1,102 @@
+// Misuse at creation: the message names the function the merchant called,
+// and every duration option is refused the same way.
+import { describe, expect, it } from 'vitest';
+import { createMemoryStore } from '../../src/dedup/memory.js';
+import type { WebhookHandlerOptions } from '../../src/handler/options.js';
+import { createNodeWebhookHandler } from '../../src/node/index.js';
+import { createWebhookHandler } from '../../src/web/index.js';
+import { PUBLIC_KEY } from '../helpers/sign.js';
+
+const factories = [
+  ['createWebhookHandler', createWebhookHandler],
+  ['createNodeWebhookHandler', createNodeWebhookHandler],
+] as const;
+
+const valid: WebhookHandlerOptions = {
+  publicKeys: PUBLIC_KEY,
+  webhookUrl: 'https://shop.example.kg/webhooks/payments',
+  onPayment: () => {},
+};
+
+function thrown(make: () => unknown): { code?: string; message?: string } {
+  try {
+    make();
+  } catch (error) {
+    return error as { code?: string; message?: string };
+  }
+  throw new Error('expected a throw');
+}
+
+describe.each(factories)('%s refuses misuse naming itself', (name, create) => {
+  const misuses: Array<[string, unknown]> = [
+    ['no options', undefined],
+    ['no key', { webhookUrl: valid.webhookUrl, onPayment: () => {} }],
+    ['no onPayment', { publicKeys: PUBLIC_KEY, webhookUrl: valid.webhookUrl }],
+    ['no webhookUrl', { publicKeys: PUBLIC_KEY, onPayment: () => {} }],
+    ['a logger that is not a function', { ...valid, logger: 'console' }],
+    ['a deadLetter that is not a function', { ...valid, deadLetter: true }],
+  ];
+  for (const [what, options] of misuses) {
+    it(what, () => {
+      const error = thrown(() => create(options as WebhookHandlerOptions));
+      expect(error.code).toBe('INVALID_ARGUMENT');
+      expect(error.message).toContain(name);
+      expect(error.message).not.toContain('verifyWebhook');
+    });
+  }
+});
+
+describe('durations', () => {
+  it('are refused with one message form, whichever option and whichever limit', () => {
+    const cases: Array<[keyof WebhookHandlerOptions, unknown, string]> = [
+      [
+        'handlerTimeoutMs',
+        0,
+        'handlerTimeoutMs must be a number of milliseconds greater than 0 and at most 2147483647',
+      ],
+      [
+        'storeTimeoutMs',
+        2 ** 31,
+        'storeTimeoutMs must be a number of milliseconds greater than 0 and at most 2147483647',
+      ],
+      [
+        'bodyTimeoutMs',
+        Number.NaN,
+        'bodyTimeoutMs must be a number of milliseconds greater than 0 and at most 2147483647',
+      ],
+      [
+        'leaseMs',
+        Infinity,
+        'leaseMs must be a number of milliseconds greater than 0 and at most Number.MAX_SAFE_INTEGER',
+      ],
+      [
+        'retentionMs',
+        -1,
+        'retentionMs must be a number of milliseconds greater than 0 and at most Number.MAX_SAFE_INTEGER',
+      ],
+    ];
+    for (const [option, value, message] of cases) {
+      const error = thrown(() => createWebhookHandler({ ...valid, [option]: value }));
+      expect([option, error.code, error.message]).toEqual([
+        option,
+        'INVALID_ARGUMENT',
+        expect.stringContaining(message),
+      ]);
+    }
+    expect(() => createWebhookHandler({ ...valid, retentionMs: Infinity })).not.toThrow();
+  });
+
+  it('the memory store refuses a lease or retention the same way', async () => {
+    const store = createMemoryStore();
+    await expect(store.claim('k', { leaseMs: 0 })).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      message: expect.stringContaining('leaseMs must be a number of milliseconds greater than 0 and at most'),
+    });
+    const claim = await store.claim('k', { leaseMs: 1000 });
+    if (claim.status !== 'claimed') throw new Error('unreachable');
+    await expect(store.complete('k', claim.token, { retentionMs: -5 })).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      message: expect.stringContaining('retentionMs must be a number of milliseconds greater than 0 and at most'),
+    });
+  });
+});
