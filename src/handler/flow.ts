@@ -44,7 +44,7 @@ export function createDeliveryFlow(options: WebhookHandlerOptions, factory: Hand
   async function verify(request: WebhookRequest, started: number): Promise<Answer> {
     let result: VerifyWebhookResult;
     try {
-      result = await settings.verifier().verify(request);
+      result = await settings.verifier.verify(request);
     } catch (error) {
       // Only misconfiguration gets here (a bad key, a clock that returns no time).
       const code = isPayhookError(error) ? error.code : 'INVALID_ARGUMENT';

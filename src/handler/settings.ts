@@ -6,7 +6,7 @@ import type { DedupStore } from '../dedup/store.js';
 import { resolveClock } from '../lib/clock.js';
 import { duration } from '../lib/duration.js';
 import { misuse } from '../lib/misuse.js';
-import { prepareVerifier, type PreparedVerifier, type VerifyWebhookOptions } from '../verify-webhook.js';
+import { prepareVerifier, type PreparedVerifier } from '../verify-webhook.js';
 import type { PaymentWebhook } from '../webhook/types.js';
 import type { WebhookHandlerOptions } from './options.js';
 
@@ -17,8 +17,8 @@ export type HandlerFactory = 'createWebhookHandler' | 'createNodeWebhookHandler'
 export interface Settings {
   readonly factory: HandlerFactory;
   readonly options: WebhookHandlerOptions;
-  /** The verifier for the delivery about to be checked. */
-  readonly verifier: () => PreparedVerifier;
+  /** The verifier, prepared once (a `now` clock function is read per delivery). */
+  readonly verifier: PreparedVerifier;
   /** Resolves once the keys are imported; rejects with INVALID_KEY / WEAK_KEY. */
   readonly ready: () => Promise<unknown>;
   readonly maxBodyBytes: number;
@@ -73,7 +73,7 @@ export function resolveSettings(options: WebhookHandlerOptions, factory: Handler
   if (options.logger !== undefined && options.logger !== false && typeof options.logger !== 'function') {
     throw misuse(`${factory}: logger must be a function, or false for silence.`);
   }
-  const { verifier, prepared } = verifierOf(options);
+  const verifier = prepareVerifier(options);
   const leaseMs = duration('leaseMs', options.leaseMs, 'time', 60_000);
   const handlerTimeoutMs = duration('handlerTimeoutMs', options.handlerTimeoutMs, 'timer', 10_000);
   const storeTimeoutMs = duration('storeTimeoutMs', options.storeTimeoutMs, 'timer', 5_000);
@@ -108,8 +108,8 @@ export function resolveSettings(options: WebhookHandlerOptions, factory: Handler
     factory,
     options,
     verifier,
-    ready: () => prepared.ready(),
-    maxBodyBytes: prepared.maxBodyBytes,
+    ready: () => verifier.ready(),
+    maxBodyBytes: verifier.maxBodyBytes,
     store,
     dedupKey: options.dedupKey ?? defaultDedupKey,
     leaseMs,
@@ -119,20 +119,4 @@ export function resolveSettings(options: WebhookHandlerOptions, factory: Handler
     bodyTimeoutMs,
     exposeErrors: options.exposeErrors === true,
   };
-}
-
-/**
- * The verifier, prepared once. `now` may be a clock read per delivery, which
- * the verifier does not take yet: with a function, each delivery gets a
- * verifier prepared for its moment (keys come from the process-wide cache).
- */
-function verifierOf(options: WebhookHandlerOptions): {
-  verifier: () => PreparedVerifier;
-  prepared: PreparedVerifier;
-} {
-  const { now, ...fixed } = options;
-  const prepared = prepareVerifier(typeof now === 'function' ? fixed : (options as VerifyWebhookOptions));
-  // TODO(merge): verifier takes a clock — prepare once with `now` as given and return `() => prepared`.
-  if (typeof now === 'function') return { verifier: () => prepareVerifier({ ...fixed, now: now() }), prepared };
-  return { verifier: () => prepared, prepared };
 }
