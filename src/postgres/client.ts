@@ -1,0 +1,241 @@
+/**
+ * The structural PostgreSQL clients payhook accepts, and the one way it talks
+ * to them: text plus positional values in, rows out. Neither `pg` nor
+ * `postgres` is a dependency; their objects fit these types as they are.
+ *
+ * @module
+ */
+import { PayhookError } from '../errors.js';
+import { describeError, misuse } from '../lib/misuse.js';
+
+/**
+ * The slice of a `pg` (node-postgres) `Client`, `PoolClient` or `Pool` payhook
+ * uses: `query(text, values)` resolving `{ rows }`.
+ *
+ * @example
+ * ```ts
+ * import pg from 'pg';
+ * import type { PgQueryable } from 'payhook/postgres';
+ *
+ * const client: PgQueryable = new pg.Pool({ connectionString: process.env.DATABASE_URL });
+ * ```
+ */
+export interface PgQueryable {
+  query(text: string, values?: unknown[]): Promise<{ rows: unknown[] }>;
+}
+
+/**
+ * A connection checked out of a `pg` `Pool`: {@link PgQueryable} plus
+ * `release`.
+ *
+ * @example
+ * ```ts
+ * import type { PgPoolClientLike } from 'payhook/postgres';
+ *
+ * declare const connection: PgPoolClientLike;
+ * connection.release();
+ * ```
+ */
+export interface PgPoolClientLike extends PgQueryable {
+  release(destroy?: boolean | Error): void;
+}
+
+/**
+ * The slice of a `pg` `Pool` the inbox uses: it checks out one connection per
+ * transaction with `connect()`. `totalCount` is how payhook tells a `Pool`
+ * (whose `connect()` hands out a connection) from a `Client` (whose
+ * `connect()` opens itself).
+ *
+ * @example
+ * ```ts
+ * import pg from 'pg';
+ * import type { PgPoolLike } from 'payhook/postgres';
+ *
+ * const pool: PgPoolLike = new pg.Pool({ connectionString: process.env.DATABASE_URL });
+ * ```
+ */
+export interface PgPoolLike extends PgQueryable {
+  connect(): Promise<PgPoolClientLike>;
+  readonly totalCount: number;
+}
+
+/**
+ * The slice of a postgres.js `sql` instance payhook uses: `sql.unsafe(text,
+ * values)` resolving the rows, and `sql.begin(fn)` for the inbox's
+ * transactions.
+ *
+ * @example
+ * ```ts
+ * import postgres from 'postgres';
+ * import type { PostgresJsLike } from 'payhook/postgres';
+ *
+ * const sql: PostgresJsLike = postgres(process.env.DATABASE_URL!);
+ * ```
+ */
+export interface PostgresJsLike {
+  unsafe(text: string, values?: never[]): PromiseLike<readonly unknown[]>;
+  begin?(fn: (sql: never) => PromiseLike<unknown>): PromiseLike<unknown>;
+}
+
+/**
+ * A PostgreSQL client payhook can use: a `pg` `Pool`, `Client` or
+ * `PoolClient` ({@link PgQueryable}), or a postgres.js `sql`
+ * ({@link PostgresJsLike}). Hosted PostgreSQL that speaks the wire protocol
+ * (Neon, Supabase, Vercel Postgres, RDS, Cloud SQL) works through either.
+ *
+ * @example
+ * ```ts
+ * import postgres from 'postgres';
+ * import type { PostgresClientLike } from 'payhook/postgres';
+ *
+ * const client: PostgresClientLike = postgres(process.env.DATABASE_URL!);
+ * ```
+ */
+export type PostgresClientLike = PgQueryable | PostgresJsLike;
+
+/** One result row, as both drivers give it: column name to value. */
+export type Row = Record<string, unknown>;
+
+/** Sends one statement; `values` are text (or null), cast in the SQL itself so both drivers agree. */
+export type Run = (text: string, values?: readonly (string | null)[]) => Promise<Row[]>;
+
+function isPostgresJs(client: unknown): client is PostgresJsLike {
+  return (
+    (typeof client === 'function' || typeof client === 'object') &&
+    client !== null &&
+    typeof (client as PostgresJsLike).unsafe === 'function'
+  );
+}
+
+function isPg(client: unknown): client is PgQueryable {
+  return typeof client === 'object' && client !== null && typeof (client as PgQueryable).query === 'function';
+}
+
+/** The statement runner for `client`, or INVALID_ARGUMENT when it is neither driver. */
+export function runnerFor(client: unknown, caller: string): Run {
+  // postgres.js first: its `sql` is a function object, and a pg object never has `unsafe`.
+  if (isPostgresJs(client)) {
+    return async (text, values = []) => [...(await client.unsafe(text, values as never[]))] as Row[];
+  }
+  if (isPg(client)) return async (text, values = []) => (await client.query(text, [...values])).rows as Row[];
+  throw misuse(`${caller} needs { client }: a pg Pool or Client, or a postgres.js sql instance.`);
+}
+
+/** Runs `work` inside one transaction on one connection, committing when it resolves. */
+export type Transact = <T>(work: (run: Run, connection: PostgresClientLike) => Promise<T>) => Promise<T>;
+
+function isPgPool(client: unknown): client is PgPoolLike {
+  return isPg(client) && typeof (client as PgPoolLike).connect === 'function' && 'totalCount' in client;
+}
+
+/**
+ * The transaction runner for `client`: `sql.begin` for postgres.js, a
+ * checked-out connection with BEGIN/COMMIT for a `pg` Pool. A single `pg`
+ * Client is refused: the inbox runs several transactions at once, and a
+ * Client would mix them (and the handler's inserts) into one.
+ */
+export function transactorFor(client: unknown, caller: string): Transact {
+  if (isPostgresJs(client)) {
+    const begin = client.begin;
+    if (typeof begin !== 'function') {
+      throw misuse(`${caller} needs the postgres.js sql instance itself (one that has begin()), not a transaction.`);
+    }
+    return (work) =>
+      new Promise((resolve, reject) => {
+        begin
+          .call(client, ((tx: PostgresJsLike) => work(runnerFor(tx, caller), tx)) as never)
+          .then((result) => resolve(result as never), reject);
+      });
+  }
+  if (isPgPool(client)) {
+    return async (work) => {
+      const connection = await client.connect();
+      const run = runnerFor(connection, caller);
+      let broken = false;
+      try {
+        await run('BEGIN');
+        const result = await work(run, connection);
+        await run('COMMIT');
+        return result;
+      } catch (error) {
+        await run('ROLLBACK').catch(() => {
+          broken = true;
+        });
+        throw error;
+      } finally {
+        // A connection whose ROLLBACK failed is in an unknown state: destroy it rather than reuse it.
+        connection.release(broken);
+      }
+    };
+  }
+  throw misuse(
+    `${caller} needs { client }: a pg Pool (not a single Client: it runs several transactions at once) ` +
+      'or a postgres.js sql instance.',
+  );
+}
+
+/** The SQLSTATE of a driver error (`pg` and postgres.js both put it in `code`). */
+export function sqlState(error: unknown): string | undefined {
+  const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
+  return typeof code === 'string' ? code : undefined;
+}
+
+/** A database failure as payhook reports it: STORE_UNAVAILABLE, the driver's error kept as `cause`. */
+export function unavailable(what: string, cause: unknown): PayhookError {
+  return new PayhookError('STORE_UNAVAILABLE', `PostgreSQL ${what} failed: ${describeError(cause)}`, { cause });
+}
+
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0,62})?$/;
+
+/** A table name as given (`name` or `schema.name`); anything else could inject SQL, so it is refused. */
+export function checkTable(table: unknown, caller: string): string {
+  if (typeof table !== 'string' || !IDENTIFIER.test(table)) {
+    throw misuse(`${caller}: table must be a plain SQL identifier (name or schema.name), not ${JSON.stringify(table)}.`);
+  }
+  return table;
+}
+
+/**
+ * Runs `statement`, creating the tables first when they are missing
+ * (SQLSTATE 42P01), so a store works without an explicit `migrate()`.
+ */
+export async function withTable<T>(
+  migrate: () => Promise<void>,
+  what: string,
+  statement: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await statement();
+  } catch (error) {
+    if (sqlState(error) !== '42P01') throw unavailable(what, error);
+  }
+  try {
+    await migrate();
+    return await statement();
+  } catch (error) {
+    throw error instanceof PayhookError ? error : unavailable(what, error);
+  }
+}
+
+/**
+ * Runs DDL statements that are safe to repeat. Two processes creating the same table at
+ * once can still collide in the catalog (23505 / 42P07); the loser retries
+ * once and then finds it made.
+ */
+export async function runDdl(run: Run, statements: readonly string[]): Promise<void> {
+  // One statement per call: postgres.js sends parameterised text with the extended protocol, one statement each.
+  const all = async () => {
+    for (const statement of statements) await run(statement);
+  };
+  try {
+    await all();
+  } catch (error) {
+    const state = sqlState(error);
+    if (state !== '23505' && state !== '42P07') throw unavailable('migrate', error);
+    try {
+      await all();
+    } catch (again) {
+      throw unavailable('migrate', again);
+    }
+  }
+}

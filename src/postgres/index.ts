@@ -1,0 +1,18 @@
+/**
+ * Entry `payhook/postgres`: deduplication and a transactional inbox in the
+ * PostgreSQL database that holds your orders. It takes your client as it is —
+ * `pg` (node-postgres) or `postgres` (postgres.js) — through minimal
+ * structural types, so payhook depends on neither.
+ *
+ * @module
+ */
+export { createPostgresStore } from './store.js';
+export type { PostgresStore, PostgresStoreOptions } from './store.js';
+export type {
+  PgPoolClientLike,
+  PgPoolLike,
+  PgQueryable,
+  PostgresClientLike,
+  PostgresJsLike,
+} from './client.js';
+export type { ClaimOptions, ClaimResult, CompleteOptions, DedupStore } from '../dedup/store.js';
