@@ -74,7 +74,22 @@ export interface PgPoolLike extends PgQueryable {
  */
 export interface PostgresJsLike {
   unsafe(text: string, values?: never[]): PromiseLike<readonly unknown[]>;
-  begin?(fn: (sql: never) => PromiseLike<unknown>): PromiseLike<unknown>;
+  begin?(fn: (sql: PostgresJsTransactionLike) => PromiseLike<unknown>): PromiseLike<unknown>;
+}
+
+/**
+ * The slice of a postgres.js transaction (`sql.begin`'s argument) payhook
+ * uses: {@link PostgresJsLike} plus `savepoint(fn)`.
+ *
+ * @example
+ * ```ts
+ * import type { PostgresJsTransactionLike } from 'payhook/postgres';
+ *
+ * const inSavepoint = (tx: PostgresJsTransactionLike) => tx.savepoint((inner) => inner.unsafe('SELECT 1'));
+ * ```
+ */
+export interface PostgresJsTransactionLike extends PostgresJsLike {
+  savepoint(fn: (sql: PostgresJsTransactionLike) => PromiseLike<unknown>): PromiseLike<unknown>;
 }
 
 /**
@@ -96,8 +111,11 @@ export type PostgresClientLike = PgQueryable | PostgresJsLike;
 /** One result row, as both drivers give it: column name to value. */
 export type Row = Record<string, unknown>;
 
-/** Sends one statement; `values` are text (or null), cast in the SQL itself so both drivers agree. */
-export type Run = (text: string, values?: readonly (string | null)[]) => Promise<Row[]>;
+/**
+ * Sends one statement. payhook's own values are text (or null), cast in the
+ * SQL itself, so both drivers send them alike.
+ */
+export type Run = (text: string, values?: readonly unknown[]) => Promise<Row[]>;
 
 function isPostgresJs(client: unknown): client is PostgresJsLike {
   return (
@@ -121,12 +139,41 @@ export function runnerFor(client: unknown, caller: string): Run {
   throw misuse(`${caller} needs { client }: a pg Pool or Client, or a postgres.js sql instance.`);
 }
 
+/** One connection's statements: the runner, and the driver's own object for them. */
+export interface Connection {
+  readonly run: Run;
+  readonly connection: PostgresClientLike;
+}
+
+/** A transaction in progress: its statements, and nested savepoints. */
+export interface Transaction extends Connection {
+  /**
+   * Runs `work` after a savepoint: when it throws (or one of its statements
+   * failed, even if `work` caught that), everything it did is rolled back to
+   * the savepoint and the error is rethrown; the transaction itself goes on.
+   */
+  savepoint<T>(work: (scope: Connection) => Promise<T>): Promise<T>;
+}
+
 /** Runs `work` inside one transaction on one connection, committing when it resolves. */
-export type Transact = <T>(work: (run: Run, connection: PostgresClientLike) => Promise<T>) => Promise<T>;
+export type Transact = <T>(work: (tx: Transaction) => Promise<T>) => Promise<T>;
 
 function isPgPool(client: unknown): client is PgPoolLike {
   return isPg(client) && typeof (client as PgPoolLike).connect === 'function' && 'totalCount' in client;
 }
+
+function postgresJsTransaction(tx: PostgresJsTransactionLike, caller: string): Transaction {
+  return {
+    run: runnerFor(tx, caller),
+    connection: tx,
+    // postgres.js tracks failed statements per scope and fails the scope for
+    // them, so the savepoint must be its own (a raw SAVEPOINT would not isolate them).
+    savepoint: (work) =>
+      Promise.resolve(tx.savepoint((inner) => work({ run: runnerFor(inner, caller), connection: inner }))) as never,
+  };
+}
+
+const SAVEPOINT = 'payhook_savepoint';
 
 /**
  * The transaction runner for `client`: `sql.begin` for postgres.js, a
@@ -136,25 +183,32 @@ function isPgPool(client: unknown): client is PgPoolLike {
  */
 export function transactorFor(client: unknown, caller: string): Transact {
   if (isPostgresJs(client)) {
-    const begin = client.begin;
-    if (typeof begin !== 'function') {
+    const sql = client;
+    if (typeof sql.begin !== 'function') {
       throw misuse(`${caller} needs the postgres.js sql instance itself (one that has begin()), not a transaction.`);
     }
-    return (work) =>
-      new Promise((resolve, reject) => {
-        begin
-          .call(client, ((tx: PostgresJsLike) => work(runnerFor(tx, caller), tx)) as never)
-          .then((result) => resolve(result as never), reject);
-      });
+    return (work) => Promise.resolve(sql.begin?.((tx) => work(postgresJsTransaction(tx, caller)))) as never;
   }
   if (isPgPool(client)) {
     return async (work) => {
       const connection = await client.connect();
       const run = runnerFor(connection, caller);
+      const savepoint = async <T>(inner: (scope: Connection) => Promise<T>): Promise<T> => {
+        await run(`SAVEPOINT ${SAVEPOINT}`);
+        try {
+          const result = await inner({ run, connection });
+          // Fails when one of the statements failed (the transaction is aborted): a failure too.
+          await run(`RELEASE SAVEPOINT ${SAVEPOINT}`);
+          return result;
+        } catch (error) {
+          await run(`ROLLBACK TO SAVEPOINT ${SAVEPOINT}`);
+          throw error;
+        }
+      };
       let broken = false;
       try {
         await run('BEGIN');
-        const result = await work(run, connection);
+        const result = await work({ run, connection, savepoint });
         await run('COMMIT');
         return result;
       } catch (error) {
@@ -190,7 +244,9 @@ const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0,62})?
 /** A table name as given (`name` or `schema.name`); anything else could inject SQL, so it is refused. */
 export function checkTable(table: unknown, caller: string): string {
   if (typeof table !== 'string' || !IDENTIFIER.test(table)) {
-    throw misuse(`${caller}: table must be a plain SQL identifier (name or schema.name), not ${JSON.stringify(table)}.`);
+    throw misuse(
+      `${caller}: table must be a plain SQL identifier (name or schema.name), not ${JSON.stringify(table)}.`,
+    );
   }
   return table;
 }
@@ -219,7 +275,7 @@ export async function withTable<T>(
 
 /**
  * Runs DDL statements that are safe to repeat. Two processes creating the same table at
- * once can still collide in the catalog (23505 / 42P07); the loser retries
+ * once can still collide in the catalog (23505, 42P07, 42710); the loser retries
  * once and then finds it made.
  */
 export async function runDdl(run: Run, statements: readonly string[]): Promise<void> {
@@ -231,7 +287,7 @@ export async function runDdl(run: Run, statements: readonly string[]): Promise<v
     await all();
   } catch (error) {
     const state = sqlState(error);
-    if (state !== '23505' && state !== '42P07') throw unavailable('migrate', error);
+    if (state !== '23505' && state !== '42P07' && state !== '42710') throw unavailable('migrate', error);
     try {
       await all();
     } catch (again) {

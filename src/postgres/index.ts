@@ -8,11 +8,19 @@
  */
 export { createPostgresStore } from './store.js';
 export type { PostgresStore, PostgresStoreOptions } from './store.js';
+export { createPostgresInbox } from './inbox.js';
 export type {
-  PgPoolClientLike,
-  PgPoolLike,
-  PgQueryable,
-  PostgresClientLike,
-  PostgresJsLike,
-} from './client.js';
+  InboxAbortSignal,
+  InboxDelivery,
+  InboxHandler,
+  InboxOutcome,
+  InboxProcessOptions,
+  InboxRetryOptions,
+  InboxStats,
+  InboxTransaction,
+  InboxWorker,
+  PostgresInbox,
+  PostgresInboxOptions,
+} from './inbox.js';
+export type { PgPoolClientLike, PgPoolLike, PgQueryable, PostgresClientLike, PostgresJsLike } from './client.js';
 export type { ClaimOptions, ClaimResult, CompleteOptions, DedupStore } from '../dedup/store.js';

@@ -84,7 +84,7 @@ export async function startPostgresServer(options: PostgresServerOptions = {}): 
       await pgCtl(['-l', log, '-w', '-t', '30', '-o', settings(), 'start']);
     } catch (error) {
       const output = existsSync(log) ? readFileSync(log, 'utf8') : '';
-      throw new Error(`PostgreSQL did not start on port ${port}: ${String(error)}\n${output}`);
+      throw new Error(`PostgreSQL did not start on port ${port}: ${String(error)}\n${output}`, { cause: error });
     }
   };
   try {

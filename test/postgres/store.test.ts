@@ -142,7 +142,9 @@ describe('createPostgresStore', () => {
         expect.objectContaining({ code: 'INVALID_ARGUMENT' }),
       );
     }
-    expect(() => createPostgresStore(undefined as never)).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
+    expect(() => createPostgresStore(undefined as never)).toThrow(
+      expect.objectContaining({ code: 'INVALID_ARGUMENT' }),
+    );
     for (const table of ['a;drop table x', 'a b', '"quoted"', 'a.b.c', '', '1abc']) {
       expect(() => createPostgresStore({ client: pool, table })).toThrow(
         expect.objectContaining({ code: 'INVALID_ARGUMENT' }),
