@@ -280,7 +280,7 @@ function inboxDdl(table: string): string[] {
   id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
   delivery_id text NOT NULL,
   status text NOT NULL,
-  body jsonb NOT NULL,
+  body json NOT NULL,
   state text NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'done', 'failed')),
   attempts integer NOT NULL DEFAULT 0,
   next_attempt_at timestamptz NOT NULL DEFAULT clock_timestamp(),
@@ -386,7 +386,7 @@ export function createPostgresInbox(options: PostgresInboxOptions): PostgresInbo
   const ddl = inboxDdl(table);
   const migrate = () => runDdl(run, ddl);
 
-  const enqueueSql = `INSERT INTO ${table} (delivery_id, status, body) VALUES ($1::text, $2::text, $3::text::jsonb)
+  const enqueueSql = `INSERT INTO ${table} (delivery_id, status, body) VALUES ($1::text, $2::text, $3::text::json)
 ON CONFLICT (delivery_id, status) DO NOTHING`;
   const takeSql = `SELECT id::text AS id, delivery_id, status, body::text AS body, attempts FROM ${table}
 WHERE state = 'pending' AND next_attempt_at <= clock_timestamp()
@@ -474,7 +474,15 @@ WHERE state = 'failed' RETURNING 1`;
         throw misuse('pollIntervalMs must be a finite number of milliseconds of 0 or more.');
       }
       const { signal } = processOptions;
-      const onError = processOptions.onError ?? ((error: unknown) => console.error('payhook inbox:', error));
+      const report = processOptions.onError ?? ((error: unknown) => console.error('payhook inbox:', error));
+      // A throwing onError must not end the loop (and with it the worker).
+      const onError = (error: unknown, delivery?: InboxDelivery) => {
+        try {
+          report(error, delivery);
+        } catch {
+          // Nothing left to tell.
+        }
+      };
       let stopping = false;
       const wakers = new Set<() => void>();
       const stop = () => {

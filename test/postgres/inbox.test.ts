@@ -61,6 +61,15 @@ for (const driver of ['pg', 'postgres.js'] as const) {
       expect(await inbox.stats()).toEqual({ pending: 0, retrying: 0, failed: 0, done: 2, oldestPendingMs: null });
     });
 
+    it('stores any JSON the service can send, a NUL character included', async () => {
+      const { inbox } = await fresh();
+      const odd = webhook({ fields: { amount: 1, paymentId: 'order-\u0000-x', comment: '\u2028 \ud800 ✓' } });
+      await inbox.enqueue(odd);
+      const seen: PaymentWebhook[] = [];
+      expect(await inbox.processNext((received) => void seen.push(received))).toBe('done');
+      expect(seen[0]?.raw).toEqual(odd.raw);
+    });
+
     it('rolls the handler back on failure, retries with backoff, then gives up and can be retried', async () => {
       const { inbox, table, orders } = await fresh();
       await inbox.enqueue(webhook());
@@ -195,6 +204,26 @@ for (const driver of ['pg', 'postgres.js'] as const) {
       await worker.stop();
       expect(errors).toHaveLength(2);
       expect(String(errors[0])).toContain('nope');
+    });
+
+    it('keeps working when onError itself throws', async () => {
+      const { inbox } = await fresh();
+      await inbox.enqueue(webhook());
+      const worker = inbox.process(
+        () => {
+          throw new Error('handler');
+        },
+        {
+          pollIntervalMs: 10,
+          maxAttempts: 2,
+          retryDelayMs: () => 0,
+          onError: () => {
+            throw new Error('onError');
+          },
+        },
+      );
+      await expect.poll(() => inbox.stats()).toMatchObject({ failed: 1 });
+      await worker.stop();
     });
   });
 }
