@@ -10,6 +10,7 @@ import { describeError, misuse } from '../lib/misuse.js';
 import { parseWebhook } from '../webhook/parse.js';
 import type { PaymentWebhook } from '../webhook/types.js';
 import {
+  asText,
   checkTable,
   runDdl,
   runnerFor,
@@ -81,7 +82,7 @@ export interface InboxTransaction {
 export interface InboxDelivery {
   /** The row's id in the inbox table. */
   readonly id: string;
-  /** `webhook.id`. */
+  /** `webhook.id` as stored: as it is, or its JSON literal when it holds a NUL or a lone surrogate. */
   readonly deliveryId: string;
   /** The normalised status the row was stored under. */
   readonly status: string;
@@ -412,7 +413,7 @@ WHERE state = 'failed' RETURNING 1`;
       throw misuse('inbox.enqueue needs the verified webhook that onPayment receives.');
     }
     const body = JSON.stringify(webhook.raw);
-    await withTable(migrate, 'inbox insert', () => run(enqueueSql, [webhook.id, webhook.status, body]));
+    await withTable(migrate, 'inbox insert', () => run(enqueueSql, [asText(webhook.id), webhook.status, body]));
   }
 
   async function processRow(

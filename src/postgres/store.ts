@@ -8,6 +8,7 @@ import type { ClaimOptions, ClaimResult, CompleteOptions, DedupStore } from '../
 import { checkKey, checkLease, checkRetention, checkToken, newClaimToken } from '../dedup/token.js';
 import { misuse } from '../lib/misuse.js';
 import {
+  asText,
   checkTable,
   runDdl,
   runnerFor,
@@ -121,6 +122,8 @@ function count(value: unknown, name: string, fallback: number): number {
  *   contract requires.
  * - Leases and retention are measured by the database clock
  *   (`clock_timestamp()`), so app servers with skewed clocks agree.
+ * - Keys are stored as they are, except one holding a NUL or a lone
+ *   surrogate (which PostgreSQL text cannot hold), stored as its JSON literal.
  * - Expired rows are reused by the next claim of their key; the rest are
  *   deleted in bounded background batches every `pruneEvery` claims, or by
  *   {@link PostgresStore.prune}. Neither blocks a delivery.
@@ -210,11 +213,11 @@ RETURNING 1`;
       maybePrune();
       // A row can expire, be released or be pruned between the two statements: look again, a few times.
       for (let attempt = 0; attempt < 3; attempt++) {
-        const taken = await withTable(migrate, 'claim', () => run(claimSql, [key, token, lease]));
+        const taken = await withTable(migrate, 'claim', () => run(claimSql, [asText(key), token, lease]));
         if (taken.length > 0) return { status: 'claimed', token };
         let rows: Row[];
         try {
-          rows = await run(stateSql, [key]);
+          rows = await run(stateSql, [asText(key)]);
         } catch (error) {
           throw unavailable('claim', error);
         }
@@ -231,12 +234,12 @@ RETURNING 1`;
       checkToken(token);
       checkRetention(completeOptions?.retentionMs);
       const retention = duration(completeOptions.retentionMs);
-      await withTable(migrate, 'complete', () => run(completeSql, [key, token, retention]));
+      await withTable(migrate, 'complete', () => run(completeSql, [asText(key), token, retention]));
     },
     async release(key: string, token: string): Promise<void> {
       checkKey(key);
       checkToken(token);
-      await withTable(migrate, 'release', () => run(releaseSql, [key, token]));
+      await withTable(migrate, 'release', () => run(releaseSql, [asText(key), token]));
     },
   };
 }
