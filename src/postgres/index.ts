@@ -21,6 +21,6 @@ export type {
   InboxWorker,
   PostgresInbox,
   PostgresInboxOptions,
-} from './inbox.js';
+} from './inbox-types.js';
 export type { PgPoolClientLike, PgPoolLike, PgQueryable, PostgresClientLike, PostgresJsLike } from './client.js';
 export type { ClaimOptions, ClaimResult, CompleteOptions, DedupStore } from '../dedup/store.js';

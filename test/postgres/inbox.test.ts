@@ -106,6 +106,28 @@ for (const driver of ['pg', 'postgres.js'] as const) {
       expect(await inbox.stats()).toMatchObject({ failed: 0, done: 1 });
     });
 
+    it('records any failure, even one whose message holds a NUL or whose retryDelayMs throws', async () => {
+      const { inbox, table } = await fresh();
+      await inbox.enqueue(webhook());
+      const outcome = await inbox.processNext(
+        () => {
+          throw new Error('bad byte \0 here');
+        },
+        {
+          retryDelayMs: () => {
+            throw new Error('no delay');
+          },
+        },
+      );
+      expect(outcome).toBe('retrying');
+      const [row] = (await pool.query(`SELECT attempts, last_error FROM ${table}`)).rows as {
+        attempts: number;
+        last_error: string;
+      }[];
+      expect(row?.attempts).toBe(1);
+      expect(row?.last_error).toContain('bad byte');
+    });
+
     it('recovers from a handler whose own statement failed and aborted the transaction', async () => {
       const { inbox, orders } = await fresh();
       await inbox.enqueue(webhook());
