@@ -30,7 +30,11 @@ import {
  * ```
  */
 export interface PostgresStoreOptions {
-  /** A `pg` Pool or Client, or a postgres.js `sql` (see {@link PostgresClientLike}). */
+  /**
+   * A `pg` Pool or Client, or a postgres.js `sql` (see {@link PostgresClientLike}).
+   * Prefer a Pool: a single Client sends one statement at a time, and `pg`
+   * deprecates queueing concurrent queries on it.
+   */
   client: PostgresClientLike;
   /**
    * The table, `name` or `schema.name` (a plain identifier: letters, digits, `_`).
