@@ -74,13 +74,19 @@ describe('payhook/postgres end to end', () => {
   it('handles one delivery sent 100 times at once to two server processes exactly once', async () => {
     const env = { MODE: 'store', STORE_TABLE: 'dedup_race', INBOX_TABLE: 'unused_inbox' };
     const [a, b] = await Promise.all([receiver(env), receiver(env)]);
+    // Warm both servers' connection pools first, as in production, so that the race is about the claim.
+    const warmup = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => deliver(i % 2 === 0 ? a.port : b.port, signDelivery(webhookBody()))),
+    );
+    expect(warmup.every((answer) => answer.status === 200)).toBe(true);
+    await pool.query('DELETE FROM handled');
     const delivery = signDelivery(webhookBody());
     const answers = await Promise.all(
       Array.from({ length: 100 }, (_, i) => deliver(i % 2 === 0 ? a.port : b.port, delivery)),
     );
     const statuses = answers.map((answer) => answer.status);
     // One handled it; the others were told "in progress" (409, the service retries) or "already handled" (200).
-    expect(statuses.every((status) => status === 200 || status === 409)).toBe(true);
+    expect(statuses.filter((status) => status !== 200 && status !== 409)).toEqual([]);
     expect(statuses).toContain(200);
     expect(await rows('SELECT delivery_id FROM handled')).toEqual([{ delivery_id: delivery.id }]);
     // The service's retries, after the fact, to both: 200 without handling again.

@@ -25,7 +25,8 @@ const handler = createNodeWebhookHandler({
   publicKeys: process.env.PUBLIC_KEY,
   webhookUrl: 'https://shop.example.kg/webhooks/payments',
   store: createPostgresStore({ client: pool, table: process.env.STORE_TABLE }),
-  storeTimeoutMs: 3000,
+  // Generous: the test machine is shared and busy; a slow claim would be a 503, which is correct but not the point.
+  storeTimeoutMs: 15_000,
   onPayment,
   logger: false,
 });
