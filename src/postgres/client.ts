@@ -286,25 +286,33 @@ export async function withTable<T>(
   }
 }
 
+/** SQLSTATEs of two sessions creating the same table or index at once (catalog unique violations). */
+const DDL_RACE = new Set(['23505', '42P07', '42710']);
+
 /**
- * Runs DDL statements that are safe to repeat. Two processes creating the same table at
- * once can still collide in the catalog (23505, 42P07, 42710); the loser retries
- * once and then finds it made.
+ * The migration of one store or inbox: DDL statements that are safe to
+ * repeat. Concurrent calls in this process share one run. Sessions of other
+ * processes creating the same objects at the same moment can still collide
+ * in the catalog; the loser tries again and then finds them made.
  */
-export async function runDdl(run: Run, statements: readonly string[]): Promise<void> {
+export function migration(run: Run, statements: readonly string[]): () => Promise<void> {
   // One statement per call: postgres.js sends parameterised text with the extended protocol, one statement each.
   const all = async () => {
     for (const statement of statements) await run(statement);
   };
-  try {
-    await all();
-  } catch (error) {
-    const state = sqlState(error);
-    if (state !== '23505' && state !== '42P07' && state !== '42710') throw unavailable('migrate', error);
-    try {
-      await all();
-    } catch (again) {
-      throw unavailable('migrate', again);
+  const attempt = async () => {
+    for (let tries = 1; ; tries++) {
+      try {
+        return await all();
+      } catch (error) {
+        const state = sqlState(error);
+        if (tries >= 5 || state === undefined || !DDL_RACE.has(state)) throw unavailable('migrate', error);
+      }
     }
-  }
+  };
+  let running: Promise<void> | undefined;
+  return () =>
+    (running ??= attempt().finally(() => {
+      running = undefined;
+    }));
 }

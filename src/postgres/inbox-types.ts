@@ -255,4 +255,11 @@ export interface PostgresInbox {
   stats(): Promise<InboxStats>;
   /** Puts every `failed` row back to pending with fresh attempts; resolves how many. */
   retryFailed(): Promise<number>;
+  /**
+   * Deletes up to `limit` (default 1000) `done` rows applied more than
+   * `olderThanMs` ago; resolves how many. Keep them at least as long as the
+   * store in front remembers deliveries (`retentionMs`): once a row is gone, a
+   * redelivery of it would be stored and applied again.
+   */
+  prune(options: { olderThanMs: number; limit?: number }): Promise<number>;
 }

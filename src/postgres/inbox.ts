@@ -21,7 +21,7 @@ import type {
 import {
   asText,
   checkTable,
-  runDdl,
+  migration,
   runnerFor,
   transactorFor,
   unavailable,
@@ -156,7 +156,7 @@ export function createPostgresInbox(options: PostgresInboxOptions): PostgresInbo
   const transact = transactorFor(options.client, 'createPostgresInbox');
   const table = checkTable(options.table ?? 'payhook_inbox', 'createPostgresInbox');
   const ddl = inboxDdl(table);
-  const migrate = () => runDdl(run, ddl);
+  const migrate = migration(run, ddl);
 
   const enqueueSql = `INSERT INTO ${table} (delivery_id, status, body) VALUES ($1::text, $2::text, $3::text::json)
 ON CONFLICT (delivery_id, status) DO NOTHING`;
@@ -178,6 +178,10 @@ WHERE id = $1::bigint RETURNING state`;
 FROM ${table}`;
   const retryFailedSql = `UPDATE ${table} SET state = 'pending', attempts = 0, next_attempt_at = clock_timestamp()
 WHERE state = 'failed' RETURNING 1`;
+  const pruneSql = `DELETE FROM ${table} WHERE ctid = ANY (ARRAY(
+  SELECT ctid FROM ${table} WHERE state = 'done' AND done_at < clock_timestamp() - $1::float8 * interval '1 millisecond'
+  LIMIT $2::int FOR UPDATE SKIP LOCKED))
+RETURNING 1`;
 
   async function enqueue(webhook: PaymentWebhook): Promise<void> {
     if (typeof webhook !== 'object' || webhook === null || typeof webhook.id !== 'string') {
@@ -308,6 +312,15 @@ WHERE state = 'failed' RETURNING 1`;
     },
     async retryFailed() {
       return (await withTable(migrate, 'inbox retry', () => run(retryFailedSql))).length;
+    },
+    async prune(pruneOptions) {
+      const olderThanMs = pruneOptions?.olderThanMs;
+      if (typeof olderThanMs !== 'number' || !(olderThanMs >= 0) || !Number.isFinite(olderThanMs)) {
+        throw misuse('inbox.prune needs { olderThanMs }: a finite number of milliseconds of 0 or more.');
+      }
+      const limit = positiveInteger(pruneOptions.limit, 'limit', 1000);
+      const values = [String(olderThanMs), String(limit)];
+      return (await withTable(migrate, 'inbox prune', () => run(pruneSql, values))).length;
     },
   };
 }

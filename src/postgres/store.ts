@@ -10,7 +10,7 @@ import { misuse } from '../lib/misuse.js';
 import {
   asText,
   checkTable,
-  runDdl,
+  migration,
   runnerFor,
   withTable,
   unavailable,
@@ -173,7 +173,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
   const pruneEvery = count(options.pruneEvery, 'pruneEvery', 1000);
   const pruneLimit = count(options.pruneLimit, 'pruneLimit', 1000);
   const ddl = storeDdl(table);
-  const migrate = () => runDdl(run, ddl);
+  const migrate = migration(run, ddl);
 
   const claimSql = `INSERT INTO ${table} AS t (key, state, token, expires_at)
 VALUES ($1::text, 'claimed', $2::text, clock_timestamp() + $3::float8 * interval '1 millisecond')

@@ -167,6 +167,21 @@ for (const driver of ['pg', 'postgres.js'] as const) {
       expect(counts).toEqual({ n, distinct: n });
     });
 
+    it('prunes done rows older than asked, in bounded batches, and nothing else', async () => {
+      const { inbox, table } = await fresh();
+      for (let i = 0; i < 4; i++) await inbox.enqueue(webhook());
+      for (let i = 0; i < 3; i++) await inbox.processNext(async () => {});
+      await new Promise((resolve) => setTimeout(resolve, 120));
+      await inbox.enqueue(webhook());
+      await inbox.processNext(async () => {}); // the pending one of the first four
+      await inbox.processNext(async () => {}); // the fresh one: done just now
+      expect(await inbox.prune({ olderThanMs: 100, limit: 2 })).toBe(2);
+      expect(await inbox.prune({ olderThanMs: 100 })).toBe(1);
+      expect(await inbox.prune({ olderThanMs: 100 })).toBe(0);
+      expect((await pool.query(`SELECT count(*)::int AS n FROM ${table}`)).rows).toEqual([{ n: 2 }]);
+      await expect(inbox.prune({} as never)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    });
+
     it('reports the oldest pending age by the database clock', async () => {
       const { inbox } = await fresh();
       await inbox.enqueue(webhook());

@@ -64,10 +64,17 @@ describe('createPostgresStore', () => {
   it('creates its table by itself, and migrate() is idempotent and safe to race', async () => {
     const store = createPostgresStore({ client: sql, table: 'made_by_claim' });
     expect((await store.claim('k', { leaseMs: 1000 })).status).toBe('claimed');
-    const racers = Array.from({ length: 5 }, (_, i) =>
-      createPostgresStore({ client: i % 2 === 0 ? pool : sql, table: 'raced' }).migrate(),
-    );
-    await Promise.all(racers);
+    // Separate instances (as separate processes would be) racing to create the same tables.
+    for (const table of ['raced', 'raced_2', 'raced_3']) {
+      const racers = Array.from({ length: 10 }, (_, i) =>
+        createPostgresStore({ client: i % 2 === 0 ? pool : sql, table }).migrate(),
+      );
+      await Promise.all(racers);
+    }
+    // And one instance's own concurrent first claims on a missing table.
+    const fresh = createPostgresStore({ client: pool, table: 'raced_claims' });
+    const claims = await Promise.all(Array.from({ length: 20 }, (_, i) => fresh.claim(`k${i}`, { leaseMs: 1000 })));
+    expect(claims.every((claim) => claim.status === 'claimed')).toBe(true);
     await createPostgresStore({ client: pool, table: 'raced' }).migrate();
     expect((await pool.query("SELECT to_regclass('raced') IS NOT NULL AS made")).rows).toEqual([{ made: true }]);
   });
