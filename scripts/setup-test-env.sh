@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs what the test suite needs and is not an npm devDependency of the
 # package itself, or fails loudly. Nothing is ever skipped for lack of it.
-#   - redis-server and chromium, from Debian's packages (needs root or sudo);
+#   - redis-server, chromium and PostgreSQL (the tests start their own cluster
+#     with initdb/pg_ctl from /usr/lib/postgresql/*/bin), from Debian's packages
+#     (needs root or sudo);
 #   - the runtimes of the matrix (Deno, Bun, Node 22 and 24), pinned in
 #     test/runtimes/package-lock.json and installed from npm.
 set -euo pipefail
@@ -10,6 +12,8 @@ cd "$(dirname "$0")/.."
 need_apt=()
 command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
 command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
+pg_bin() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1; }
+[ -n "$(pg_bin)" ] && [ -x "$(pg_bin)/initdb" ] || need_apt+=(postgresql)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup-test-env: installing from Debian: ${need_apt[*]}"
   if [ "$(id -u)" = 0 ]; then sudo=""; elif command -v sudo >/dev/null; then sudo="sudo"; else
@@ -21,6 +25,7 @@ fi
 for tool in redis-server chromium; do
   command -v "$tool" >/dev/null 2>&1 || { echo "setup-test-env: $tool is still missing" >&2; exit 1; }
 done
+[ -n "$(pg_bin)" ] && [ -x "$(pg_bin)/initdb" ] || { echo "setup-test-env: PostgreSQL (initdb) is still missing" >&2; exit 1; }
 
 if [ -f test/runtimes/package.json ]; then
   if [ ! -d test/runtimes/node_modules ] || [ test/runtimes/package-lock.json -nt test/runtimes/node_modules ]; then
@@ -28,4 +33,4 @@ if [ -f test/runtimes/package.json ]; then
     npm ci --prefix test/runtimes --no-audit --no-fund --loglevel=error
   fi
 fi
-echo "setup-test-env: redis-server $(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p'), $(chromium --version 2>/dev/null | head -1)"
+echo "setup-test-env: redis-server $(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p'), $(chromium --version 2>/dev/null | head -1), $("$(pg_bin)/postgres" --version)"

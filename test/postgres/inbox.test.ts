@@ -1,0 +1,310 @@
+// The transactional inbox against a real PostgreSQL cluster started here,
+// through a pg Pool and through postgres.js.
+import pg from 'pg';
+import postgres from 'postgres';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseWebhook } from '../../src/webhook/parse.js';
+import type { PaymentWebhook } from '../../src/webhook/types.js';
+import { createPostgresInbox, type PostgresInbox } from '../../src/postgres/index.js';
+import { startPostgresServer, type PostgresServer } from '../helpers/postgres-server.js';
+import { webhookBody } from '../helpers/sign.js';
+
+let server: PostgresServer;
+let pool: pg.Pool;
+let sql: postgres.Sql;
+
+beforeAll(async () => {
+  server = await startPostgresServer();
+  pool = new pg.Pool({ connectionString: server.url, max: 30 });
+  pool.on('error', () => {});
+  sql = postgres(server.url, { max: 30, onnotice: () => {} });
+}, 60_000);
+
+afterAll(async () => {
+  await pool?.end();
+  await sql?.end();
+  await server?.destroy();
+});
+
+let tables = 0;
+const webhook = (overrides: Record<string, unknown> = {}): PaymentWebhook => parseWebhook(webhookBody(overrides));
+const silent = () => {};
+
+for (const driver of ['pg', 'postgres.js'] as const) {
+  describe(`createPostgresInbox via ${driver}`, () => {
+    async function fresh(): Promise<{ inbox: PostgresInbox; table: string; orders: string }> {
+      const n = tables++;
+      const table = `inbox_${n}`;
+      const orders = `orders_${n}`;
+      await pool.query(`CREATE TABLE ${orders} (delivery_id text NOT NULL, status text NOT NULL, note text)`);
+      return { inbox: createPostgresInbox({ client: driver === 'pg' ? pool : sql, table }), table, orders };
+    }
+
+    it('stores a delivery once per id and status, and hands back the typed webhook', async () => {
+      const { inbox, orders } = await fresh();
+      const paid = webhook({ amount: 100.5, fields: { amount: 100.5, paymentId: 'order-1', note: 'é ✓' } });
+      await Promise.all(Array.from({ length: 20 }, () => inbox.enqueue(paid)));
+      const failed = parseWebhook({ ...paid.raw, status: 'FAILED' });
+      await inbox.enqueue(failed);
+      expect(await inbox.stats()).toMatchObject({ pending: 2, done: 0, failed: 0 });
+      const seen: PaymentWebhook[] = [];
+      const apply = async (received: PaymentWebhook, tx: { query: (t: string, v?: unknown[]) => Promise<unknown> }) => {
+        seen.push(received);
+        await tx.query(`INSERT INTO ${orders} VALUES ($1, $2)`, [received.id, received.status]);
+      };
+      expect(await inbox.processNext(apply)).toBe('done');
+      expect(await inbox.processNext(apply)).toBe('done');
+      expect(await inbox.processNext(apply)).toBe('idle');
+      expect(seen.map((w) => w.status)).toEqual(['SUCCEEDED', 'FAILED']);
+      expect(seen[0]).toEqual(paid);
+      expect((await pool.query(`SELECT count(*)::int AS n FROM ${orders}`)).rows).toEqual([{ n: 2 }]);
+      expect(await inbox.stats()).toEqual({ pending: 0, retrying: 0, failed: 0, done: 2, oldestPendingMs: null });
+    });
+
+    it('stores any JSON the service can send, a NUL character included', async () => {
+      const { inbox } = await fresh();
+      const odd = webhook({ fields: { amount: 1, paymentId: 'order-\u0000-x', comment: '\u2028 \ud800 ✓' } });
+      await inbox.enqueue(odd);
+      const seen: PaymentWebhook[] = [];
+      expect(await inbox.processNext((received) => void seen.push(received))).toBe('done');
+      expect(seen[0]?.raw).toEqual(odd.raw);
+    });
+
+    it('rolls the handler back on failure, retries with backoff, then gives up and can be retried', async () => {
+      const { inbox, table, orders } = await fresh();
+      await inbox.enqueue(webhook());
+      let calls = 0;
+      const flaky = async (received: PaymentWebhook, tx: { query: (t: string, v?: unknown[]) => Promise<unknown> }) => {
+        calls++;
+        await tx.query(`INSERT INTO ${orders} VALUES ($1, $2, 'half-done')`, [received.id, received.status]);
+        throw new Error(`boom ${calls}`);
+      };
+      const retry = { maxAttempts: 3, retryDelayMs: (attempt: number) => attempt * 100 };
+      expect(await inbox.processNext(flaky, retry)).toBe('retrying');
+      // Not due yet: the backoff holds it back.
+      expect(await inbox.processNext(flaky, retry)).toBe('idle');
+      const [row] = (
+        await pool.query(
+          `SELECT attempts, last_error, state,
+             extract(epoch FROM next_attempt_at - clock_timestamp()) * 1000 AS wait_ms FROM ${table}`,
+        )
+      ).rows as { attempts: number; last_error: string; state: string; wait_ms: string }[];
+      expect(row).toMatchObject({ attempts: 1, last_error: 'boom 1', state: 'pending' });
+      expect(Number(row!.wait_ms)).toBeGreaterThan(0);
+      expect(Number(row!.wait_ms)).toBeLessThanOrEqual(100);
+      expect(await inbox.stats()).toMatchObject({ pending: 1, retrying: 1 });
+      await new Promise((resolve) => setTimeout(resolve, 120));
+      expect(await inbox.processNext(flaky, retry)).toBe('retrying');
+      await new Promise((resolve) => setTimeout(resolve, 220));
+      expect(await inbox.processNext(flaky, retry)).toBe('failed');
+      expect(calls).toBe(3);
+      expect(await inbox.stats()).toMatchObject({ pending: 0, failed: 1, done: 0, oldestPendingMs: null });
+      // Every failed attempt's statements were rolled back.
+      expect((await pool.query(`SELECT count(*)::int AS n FROM ${orders}`)).rows).toEqual([{ n: 0 }]);
+      expect(await inbox.retryFailed()).toBe(1);
+      expect(await inbox.processNext(async () => {})).toBe('done');
+      expect(await inbox.stats()).toMatchObject({ failed: 0, done: 1 });
+    });
+
+    it('records any failure, even one whose message holds a NUL or whose retryDelayMs throws', async () => {
+      const { inbox, table } = await fresh();
+      await inbox.enqueue(webhook());
+      const outcome = await inbox.processNext(
+        () => {
+          throw new Error('bad byte \0 here');
+        },
+        {
+          retryDelayMs: () => {
+            throw new Error('no delay');
+          },
+        },
+      );
+      expect(outcome).toBe('retrying');
+      const [row] = (await pool.query(`SELECT attempts, last_error FROM ${table}`)).rows as {
+        attempts: number;
+        last_error: string;
+      }[];
+      expect(row?.attempts).toBe(1);
+      expect(row?.last_error).toContain('bad byte');
+    });
+
+    it('recovers from a handler whose own statement failed and aborted the transaction', async () => {
+      const { inbox, orders } = await fresh();
+      await inbox.enqueue(webhook());
+      const broken = async (_: PaymentWebhook, tx: { query: (t: string) => Promise<unknown> }) => {
+        await tx.query('SELECT * FROM no_such_table').catch(() => {}); // swallowed, but the transaction is aborted
+      };
+      expect(await inbox.processNext(broken, { retryDelayMs: () => 0 })).toBe('retrying');
+      expect(
+        await inbox.processNext(async (received, tx) => {
+          await tx.query(`INSERT INTO ${orders} VALUES ($1, $2)`, [received.id, received.status]);
+        }),
+      ).toBe('done');
+      expect((await pool.query(`SELECT count(*)::int AS n FROM ${orders}`)).rows).toEqual([{ n: 1 }]);
+    });
+
+    it('shares rows among several concurrent workers, each row applied once', async () => {
+      const { inbox, orders } = await fresh();
+      const n = 120;
+      await Promise.all(Array.from({ length: n }, () => inbox.enqueue(webhook())));
+      const apply = async (received: PaymentWebhook, tx: { query: (t: string, v?: unknown[]) => Promise<unknown> }) => {
+        await tx.query(`INSERT INTO ${orders} VALUES ($1, $2)`, [received.id, received.status]);
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * 5));
+      };
+      // Four workers of three loops each, on both drivers: twelve transactions at once.
+      const workers = [pool, sql, pool, sql].map((client) =>
+        createPostgresInbox({ client, table: `inbox_${tables - 1}` }).process(apply, {
+          concurrency: 3,
+          pollIntervalMs: 20,
+          onError: silent,
+        }),
+      );
+      await expect.poll(() => inbox.stats(), { timeout: 20_000 }).toMatchObject({ pending: 0, done: n });
+      await Promise.all(workers.map((worker) => worker.stop()));
+      const [counts] = (
+        await pool.query(`SELECT count(*)::int AS n, count(DISTINCT delivery_id)::int AS distinct FROM ${orders}`)
+      ).rows;
+      expect(counts).toEqual({ n, distinct: n });
+    });
+
+    it('prunes done rows older than asked, in bounded batches, and nothing else', async () => {
+      const { inbox, table } = await fresh();
+      for (let i = 0; i < 4; i++) await inbox.enqueue(webhook());
+      for (let i = 0; i < 3; i++) await inbox.processNext(async () => {});
+      await new Promise((resolve) => setTimeout(resolve, 120));
+      await inbox.enqueue(webhook());
+      await inbox.processNext(async () => {}); // the pending one of the first four
+      await inbox.processNext(async () => {}); // the fresh one: done just now
+      expect(await inbox.prune({ olderThanMs: 100, limit: 2 })).toBe(2);
+      expect(await inbox.prune({ olderThanMs: 100 })).toBe(1);
+      expect(await inbox.prune({ olderThanMs: 100 })).toBe(0);
+      expect((await pool.query(`SELECT count(*)::int AS n FROM ${table}`)).rows).toEqual([{ n: 2 }]);
+      await expect(inbox.prune({} as never)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    });
+
+    it('reports the oldest pending age by the database clock', async () => {
+      const { inbox } = await fresh();
+      await inbox.enqueue(webhook());
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      await inbox.enqueue(webhook());
+      const stats = await inbox.stats();
+      expect(stats.pending).toBe(2);
+      expect(stats.oldestPendingMs).toBeGreaterThanOrEqual(140);
+      expect(stats.oldestPendingMs).toBeLessThan(10_000);
+    });
+
+    it('stops on stop() and on an AbortSignal, finishing the row in hand', async () => {
+      const { inbox, orders } = await fresh();
+      await inbox.enqueue(webhook());
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      let started!: () => void;
+      const began = new Promise<void>((resolve) => (started = resolve));
+      const worker = inbox.process(
+        async (received, tx) => {
+          started();
+          await gate;
+          await tx.query(`INSERT INTO ${orders} VALUES ($1, $2)`, [received.id, received.status]);
+        },
+        { pollIntervalMs: 10_000, onError: silent },
+      );
+      await began;
+      const stopping = worker.stop();
+      release();
+      await stopping;
+      expect(await inbox.stats()).toMatchObject({ done: 1, pending: 0 });
+
+      const controller = new AbortController();
+      const idle = inbox.process(async () => {}, {
+        pollIntervalMs: 60_000,
+        signal: controller.signal,
+        onError: silent,
+      });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const before = Date.now();
+      controller.abort();
+      await idle.stopped;
+      expect(Date.now() - before).toBeLessThan(1000);
+    });
+
+    it('reports a failing handler and keeps going', async () => {
+      const { inbox } = await fresh();
+      await inbox.enqueue(webhook());
+      const errors: unknown[] = [];
+      const worker = inbox.process(
+        () => {
+          throw new Error('nope');
+        },
+        { pollIntervalMs: 10, maxAttempts: 2, retryDelayMs: () => 0, onError: (error) => errors.push(error) },
+      );
+      await expect.poll(() => inbox.stats()).toMatchObject({ failed: 1 });
+      await worker.stop();
+      expect(errors).toHaveLength(2);
+      expect(String(errors[0])).toContain('nope');
+    });
+
+    it('keeps working when onError itself throws', async () => {
+      const { inbox } = await fresh();
+      await inbox.enqueue(webhook());
+      const worker = inbox.process(
+        () => {
+          throw new Error('handler');
+        },
+        {
+          pollIntervalMs: 10,
+          maxAttempts: 2,
+          retryDelayMs: () => 0,
+          onError: () => {
+            throw new Error('onError');
+          },
+        },
+      );
+      await expect.poll(() => inbox.stats()).toMatchObject({ failed: 1 });
+      await worker.stop();
+    });
+  });
+}
+
+describe('createPostgresInbox misuse and outages', () => {
+  it('rejects enqueue with STORE_UNAVAILABLE when PostgreSQL cannot be reached', async () => {
+    const down = new pg.Pool({ connectionString: 'postgres://postgres@127.0.0.1:1/postgres' });
+    down.on('error', () => {});
+    const inbox = createPostgresInbox({ client: down });
+    await expect(inbox.enqueue(webhook())).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE', name: 'PayhookError' });
+    await expect(inbox.processNext(async () => {})).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+    await expect(inbox.stats()).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+    const errors: unknown[] = [];
+    const worker = inbox.process(async () => {}, { pollIntervalMs: 10, onError: (error) => errors.push(error) });
+    await expect.poll(() => errors.length).toBeGreaterThan(1);
+    await worker.stop();
+    expect(errors[0]).toMatchObject({ code: 'STORE_UNAVAILABLE' });
+    await down.end();
+  });
+
+  it('refuses a single pg Client, a non-client, bad tables and bad options', async () => {
+    const single = new pg.Client({ connectionString: server.url });
+    expect(() => createPostgresInbox({ client: single })).toThrow(
+      expect.objectContaining({ code: 'INVALID_ARGUMENT' }),
+    );
+    for (const client of [{}, null, 'postgres://x']) {
+      expect(() => createPostgresInbox({ client: client as never })).toThrow(
+        expect.objectContaining({ code: 'INVALID_ARGUMENT' }),
+      );
+    }
+    expect(() => createPostgresInbox({ client: pool, table: 'x; drop' })).toThrow(
+      expect.objectContaining({ code: 'INVALID_ARGUMENT' }),
+    );
+    const inbox = createPostgresInbox({ client: pool, table: 'misuse_inbox' });
+    expect(() => inbox.process(undefined as never)).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
+    expect(() => inbox.process(async () => {}, { concurrency: 0 })).toThrow(
+      expect.objectContaining({ code: 'INVALID_ARGUMENT' }),
+    );
+    expect(() => inbox.process(async () => {}, { pollIntervalMs: -1 })).toThrow(
+      expect.objectContaining({ code: 'INVALID_ARGUMENT' }),
+    );
+    expect(() => inbox.processNext(async () => {}, { maxAttempts: 1.5 })).toThrow(
+      expect.objectContaining({ code: 'INVALID_ARGUMENT' }),
+    );
+    await expect(inbox.enqueue({} as never)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+  });
+});
