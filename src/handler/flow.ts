@@ -4,6 +4,7 @@
 // It returns a plain, frozen Answer; the adapters only translate their
 // platform's request into a DeliveryInput and the Answer into a response.
 // Internal.
+import { captureDelivery } from '../capture.js';
 import type { ClaimResult } from '../dedup/store.js';
 import { isPayhookError, PayhookError } from '../errors.js';
 import { describeError, misuse } from '../lib/misuse.js';
@@ -56,7 +57,18 @@ export function createDeliveryFlow(options: WebhookHandlerOptions, factory: Hand
     }
     if (result.ok) return claim(result.webhook, result.timestamp, started);
     const { error } = result;
-    if (error.code === 'SIGNATURE_MISMATCH') hook(onSignatureMismatch, request);
+    if (error.code === 'SIGNATURE_MISMATCH' && onSignatureMismatch !== undefined) {
+      // Captured from the bytes verified (never the stream again), after the answer is on its way.
+      captureDelivery(request).then(
+        (capture) => hook((req: WebhookRequest) => onSignatureMismatch(req, { capture }), request),
+        (cause: unknown) =>
+          log({
+            level: 'warn',
+            event: 'hook-failed',
+            message: `Could not capture the delivery: ${describeError(cause)}`,
+          }),
+      );
+    }
     if (error.code === 'INVALID_PAYLOAD') return invalidPayload(request, error, started);
     return refuse(error.code, error.message, { event: 'rejected', level: 'warn', started });
   }

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import type { CapturedDelivery } from '../capture.js';
 import type { DedupStore } from '../dedup/store.js';
 import type { PayhookErrorCode, PayhookIssue } from '../errors.js';
 import type { VerifyWebhookOptions, WebhookRequest } from '../verify-webhook.js';
@@ -159,6 +160,24 @@ export interface InvalidPayloadDelivery {
 }
 
 /**
+ * What {@link WebhookHandlerOptions.onSignatureMismatch} receives beside the
+ * request: the delivery captured losslessly, in the JSON form
+ * `payhook verify --request` reads.
+ *
+ * @example
+ * ```ts
+ * import { writeFile } from 'node:fs/promises';
+ * import type { SignatureMismatchDetails } from 'payhook/node';
+ *
+ * const save = ({ capture }: SignatureMismatchDetails) => writeFile('failed.json', JSON.stringify(capture, null, 2));
+ * ```
+ */
+export interface SignatureMismatchDetails {
+  /** The refused delivery, as `captureDelivery` returns it. */
+  readonly capture: CapturedDelivery;
+}
+
+/**
  * Options of the receiving handlers: everything {@link VerifyWebhookOptions}
  * takes (with `now` also accepting a clock function), plus the merchant's `onPayment` and the deduplication settings.
  * `webhookUrl` is required unless you opt in with `allowAnyHost: true`.
@@ -296,10 +315,13 @@ export interface WebhookHandlerOptions extends Omit<VerifyWebhookOptions, 'now'>
   /** Called for every duplicate (already handled, or in progress elsewhere). */
   onDuplicate?: (duplicate: DuplicateDelivery) => void | Promise<void>;
   /**
-   * Called on `SIGNATURE_MISMATCH` with the request as received, e.g. to run
-   * `explainVerificationFailure` and log why.
+   * Called on `SIGNATURE_MISMATCH` (after the 401 is answered) with the
+   * request as received and `{ capture }`: the same delivery as
+   * `payhook verify --request` reads it, ready for `JSON.stringify`. Use it to
+   * save one failing delivery, or pass `explainSignatureMismatch(options)`
+   * from `payhook/explain` to log why.
    */
-  onSignatureMismatch?: (request: WebhookRequest) => void | Promise<void>;
+  onSignatureMismatch?: (request: WebhookRequest, details: SignatureMismatchDetails) => void | Promise<void>;
   /**
    * Called for every authentic delivery (signature and timestamp verified)
    * whose payload is not a webhook payhook understands, e.g. a field whose

@@ -18,6 +18,7 @@ export type {
   HandlerAbortSignal,
   InvalidPayloadDelivery,
   PaymentContext,
+  SignatureMismatchDetails,
   WebhookHandlerError,
   WebhookHandlerOptions,
   WebhookLogRecord,

@@ -16,6 +16,7 @@ export type {
   HandlerAbortSignal,
   InvalidPayloadDelivery,
   PaymentContext,
+  SignatureMismatchDetails,
   WebhookHandlerError,
   WebhookHandlerOptions,
   WebhookLogRecord,

@@ -6,10 +6,12 @@ import { getRequestListener } from '@hono/node-server';
 import { createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
 import { connect } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
+import type { CapturedDelivery } from '../../src/capture.js';
 import { createMemoryStore } from '../../src/dedup/memory.js';
 import type { DedupStore } from '../../src/dedup/store.js';
 import type { InvalidPayloadDelivery, WebhookHandlerOptions, WebhookLogRecord } from '../../src/handler/options.js';
 import { createNodeWebhookHandler } from '../../src/node/index.js';
+import { verifyWebhook } from '../../src/verify-webhook.js';
 import { createWebhookHandler } from '../../src/web/index.js';
 import { listen, send, type HttpAnswer, type RunningServer } from '../helpers/http.js';
 import { PUBLIC_KEY, signDelivery, webhookBody, type SignedDelivery } from '../helpers/sign.js';
@@ -133,6 +135,7 @@ export function behaviourSuite(kind: AdapterKind): void {
         expect([answer.status, answer.json]).toEqual([status, { ok: false, code, message: expect.any(String) }]);
       }
       expect(answers[2]?.headers['allow']).toBe('POST');
+      await waitFor(() => mismatches.length > 0);
       expect(mismatches).toEqual(['POST']);
       expect(r.logs.map(shape)).toEqual([
         ['rejected', 'warn', 400, 'INVALID_BODY'],
@@ -145,6 +148,26 @@ export function behaviourSuite(kind: AdapterKind): void {
         ['METHOD_NOT_ALLOWED', 405],
       ]);
       expect(r.calls).toEqual([]);
+    });
+
+    it('hands onSignatureMismatch a lossless capture of the refused delivery', async () => {
+      const captures: CapturedDelivery[] = [];
+      const r = await serve({ onSignatureMismatch: (_req, { capture }) => void captures.push(capture) });
+      // Signed for another path (a router that stripped a prefix, say), with a body verify must not rewrite.
+      const body = JSON.stringify(webhookBody()).replace('"amount":100', '"amount":100.50');
+      const delivery = signDelivery(body, { signedTarget: '/api/webhooks/payments' });
+      expect((await send(r.port, delivery)).status).toBe(401);
+      await waitFor(() => captures.length > 0);
+      const [capture] = captures;
+      expect(capture?.body).toBe(body);
+      expect(capture?.headers['signature']).toBe(delivery.headers['signature']);
+      // Written as JSON and read back, the capture verifies once the URL it was signed for is given.
+      const copy = JSON.parse(JSON.stringify(capture)) as CapturedDelivery;
+      const result = await verifyWebhook(copy, {
+        publicKeys: PUBLIC_KEY,
+        webhookUrl: 'https://shop.example.kg/api/webhooks/payments',
+      });
+      expect(result.ok).toBe(true);
     });
 
     it('answers 408 BODY_TIMEOUT to a body that stalls, and closes the connection', async () => {
