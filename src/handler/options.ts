@@ -7,6 +7,8 @@
 import type { CapturedDelivery } from '../capture.js';
 import type { DedupStore } from '../dedup/store.js';
 import type { PayhookErrorCode, PayhookIssue } from '../errors.js';
+import type { KeyInput } from '../keys.js';
+import type { ServiceEnvironment } from '../service-keys.js';
 import type { VerifyWebhookOptions, WebhookRequest } from '../verify-webhook.js';
 import type { PaymentWebhook } from '../webhook/types.js';
 
@@ -178,9 +180,10 @@ export interface SignatureMismatchDetails {
 }
 
 /**
- * Options of the receiving handlers: everything {@link VerifyWebhookOptions}
- * takes (with `now` also accepting a clock function), plus the merchant's `onPayment` and the deduplication settings.
- * `webhookUrl` is required unless you opt in with `allowAnyHost: true`.
+ * The options every receiving handler takes besides its keys and its host
+ * policy (see {@link WebhookHandlerOptions}): everything
+ * {@link VerifyWebhookOptions} takes (with `now` also accepting a clock
+ * function), plus the merchant's `onPayment` and the deduplication settings.
  *
  * The pipeline per delivery: non-POST → 405; too large → 413; body not
  * received within `bodyTimeoutMs` → 408; verify
@@ -194,16 +197,18 @@ export interface SignatureMismatchDetails {
  *
  * @example
  * ```ts
- * import type { WebhookHandlerOptions } from 'payhook/web';
+ * import type { WebhookHandlerBaseOptions } from 'payhook/web';
  *
- * const options: WebhookHandlerOptions = {
- *   environment: 'production',
- *   webhookUrl: 'https://shop.example.kg/webhooks/payments',
+ * const shared: WebhookHandlerBaseOptions = {
  *   onPayment: async (webhook) => { await db.outbox.insert({ id: webhook.id, body: webhook.raw }); },
+ *   handlerTimeoutMs: 5_000,
  * };
  * ```
  */
-export interface WebhookHandlerOptions extends Omit<VerifyWebhookOptions, 'now'> {
+export interface WebhookHandlerBaseOptions extends Omit<
+  VerifyWebhookOptions,
+  'now' | 'publicKeys' | 'environment' | 'webhookUrl'
+> {
   /**
    * The clock deliveries are checked against: a function is called once per
    * delivery (`() => Date.now()`, a test's fake clock). A fixed number or
@@ -213,21 +218,6 @@ export interface WebhookHandlerOptions extends Omit<VerifyWebhookOptions, 'now'>
    * @defaultValue the current time, at each delivery
    */
   now?: number | Date | (() => number | Date);
-  /**
-   * Accept the `Host` (and, with `trustForwardedHeaders`, `X-Forwarded-Host`)
-   * as received instead of pinning it with `webhookUrl`.
-   *
-   * A handler needs one of the two: the service signs the deliveries of every
-   * merchant with the same key, so without a pinned host a delivery signed
-   * for another merchant's endpoint, replayed within the 5-minute window with
-   * that merchant's `Host`, verifies here. Set `allowAnyHost: true` only when
-   * your infrastructure already guarantees the Host — a proxy or load
-   * balancer that routes only your own domain to this app. Prefer
-   * `webhookUrl`. `trustForwardedHeaders` without `webhookUrl` needs it too.
-   * @defaultValue `false` — creating a handler without `webhookUrl` throws
-   * `INVALID_ARGUMENT`
-   */
-  allowAnyHost?: boolean;
   /**
    * Your hand-off, called once per delivery that verified and was claimed.
    * Make it fast and durable — insert an outbox row, publish a queue message
@@ -359,3 +349,113 @@ export interface WebhookHandlerOptions extends Omit<VerifyWebhookOptions, 'now'>
    */
   logger?: ((record: WebhookLogRecord) => void) | false;
 }
+
+/**
+ * The keys of a handler named by environment: the service's own public
+ * key(s), shipped with payhook. `publicKeys` may add more (key rotation).
+ *
+ * @example
+ * ```ts
+ * import type { ServiceKeys } from 'payhook/web';
+ *
+ * const keys: ServiceKeys = { environment: ['production', 'beta'] };
+ * ```
+ */
+export interface ServiceKeys {
+  /** The service environment(s) whose shipped key(s) to accept: `'production'`, `'beta'`, or both. */
+  environment: ServiceEnvironment | readonly ServiceEnvironment[];
+  /** Further public key(s) that may verify a delivery (PEM, JWK or CryptoKey). */
+  publicKeys?: KeyInput | readonly KeyInput[];
+}
+
+/**
+ * The keys of a handler given as public key(s) of your own (PEM, JWK or
+ * CryptoKey): any of them may verify a delivery.
+ *
+ * @example
+ * ```ts
+ * import type { GivenKeys } from 'payhook/web';
+ *
+ * declare const pem: string;
+ * const keys: GivenKeys = { publicKeys: pem };
+ * ```
+ */
+export interface GivenKeys {
+  /** Public key(s) the signature may verify with (PEM, JWK or CryptoKey). */
+  publicKeys: KeyInput | readonly KeyInput[];
+  /** Also accept the shipped key(s) of these service environment(s). */
+  environment?: ServiceEnvironment | readonly ServiceEnvironment[];
+}
+
+/**
+ * A handler whose host, path and query are pinned to the callback URL you
+ * registered with the service: the recommended policy.
+ *
+ * @example
+ * ```ts
+ * import type { PinnedHost } from 'payhook/web';
+ *
+ * const host: PinnedHost = { webhookUrl: 'https://shop.example.kg/webhooks/payments' };
+ * ```
+ */
+export interface PinnedHost {
+  /**
+   * The callback URL you registered with the service, absolute: host, path
+   * and query of the canonical string come from it, so a proxy or router
+   * that rewrote them does not matter, and a delivery signed for another
+   * merchant's endpoint never verifies here.
+   */
+  webhookUrl: string;
+  allowAnyHost?: boolean;
+}
+
+/**
+ * A handler that accepts the `Host` as received: only where your
+ * infrastructure already guarantees it (see {@link AnyHost.allowAnyHost}).
+ *
+ * @example
+ * ```ts
+ * import type { AnyHost } from 'payhook/web';
+ *
+ * const host: AnyHost = { allowAnyHost: true };
+ * ```
+ */
+export interface AnyHost {
+  /**
+   * Accept the `Host` (and, with `trustForwardedHeaders`, `X-Forwarded-Host`)
+   * as received instead of pinning it with `webhookUrl`.
+   *
+   * A handler needs one of the two: the service signs the deliveries of every
+   * merchant with the same key, so without a pinned host a delivery signed
+   * for another merchant's endpoint, replayed within the 5-minute window with
+   * that merchant's `Host`, verifies here. Set `allowAnyHost: true` only when
+   * your infrastructure already guarantees the Host — a proxy or load
+   * balancer that routes only your own domain to this app. Prefer
+   * `webhookUrl`. `trustForwardedHeaders` without `webhookUrl` needs it too.
+   */
+  allowAnyHost: true;
+  /** The registered callback URL; when given it pins the host after all. */
+  webhookUrl?: string;
+}
+
+/**
+ * Options of the receiving handlers (`createWebhookHandler`,
+ * `createNodeWebhookHandler`): the {@link WebhookHandlerBaseOptions}, plus
+ * keys — `environment` ({@link ServiceKeys}) or `publicKeys`
+ * ({@link GivenKeys}) — plus a host policy — `webhookUrl`
+ * ({@link PinnedHost}) or `allowAnyHost: true` ({@link AnyHost}). The
+ * compiler refuses options that lack either; JavaScript callers get the
+ * same rule as an `INVALID_ARGUMENT` when the handler is created.
+ *
+ * @example
+ * ```ts
+ * import type { WebhookHandlerOptions } from 'payhook/web';
+ *
+ * const options: WebhookHandlerOptions = {
+ *   environment: 'production',
+ *   webhookUrl: 'https://shop.example.kg/webhooks/payments',
+ *   onPayment: async (webhook) => { await db.outbox.insert({ id: webhook.id, body: webhook.raw }); },
+ * };
+ * ```
+ */
+export type WebhookHandlerOptions = WebhookHandlerBaseOptions & (GivenKeys | ServiceKeys) & (AnyHost | PinnedHost);

@@ -14,11 +14,16 @@ import type { BodyInput } from '../request.js';
 
 export type {
   AbortSignalLike,
+  AnyHost,
   DuplicateDelivery,
+  GivenKeys,
   HandlerAbortSignal,
   InvalidPayloadDelivery,
   PaymentContext,
+  PinnedHost,
+  ServiceKeys,
   SignatureMismatchDetails,
+  WebhookHandlerBaseOptions,
   WebhookHandlerError,
   WebhookHandlerOptions,
   WebhookLogRecord,

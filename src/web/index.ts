@@ -12,11 +12,16 @@ import type { WebhookHandlerOptions } from '../handler/options.js';
 
 export type {
   AbortSignalLike,
+  AnyHost,
   DuplicateDelivery,
+  GivenKeys,
   HandlerAbortSignal,
   InvalidPayloadDelivery,
   PaymentContext,
+  PinnedHost,
+  ServiceKeys,
   SignatureMismatchDetails,
+  WebhookHandlerBaseOptions,
   WebhookHandlerError,
   WebhookHandlerOptions,
   WebhookLogRecord,

@@ -8,7 +8,7 @@ import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMemoryStore } from '../../src/dedup/memory.js';
 import type { DedupStore } from '../../src/dedup/store.js';
-import type { WebhookHandlerOptions } from '../../src/handler/options.js';
+import type { WebhookHandlerBaseOptions, WebhookHandlerOptions } from '../../src/handler/options.js';
 import { createNodeWebhookHandler } from '../../src/node/index.js';
 import { createRedisStore } from '../../src/redis/index.js';
 import { createWebhookHandler } from '../../src/web/index.js';
@@ -57,13 +57,13 @@ async function receiver(
   serverKind: ServerKind,
   store: DedupStore,
   onPayment: WebhookHandlerOptions['onPayment'],
-  { unpinned, ...options }: Partial<WebhookHandlerOptions> & { unpinned?: true } = {},
+  { unpinned, ...options }: Partial<WebhookHandlerBaseOptions> & { unpinned?: true } = {},
 ): Promise<Receiver> {
   const calls: string[] = [];
   const pending: Promise<unknown>[] = [];
   const handlerOptions: WebhookHandlerOptions = {
     publicKeys: PUBLIC_KEY,
-    ...(unpinned ? { allowAnyHost: true } : { webhookUrl: 'https://shop.example.kg/webhooks/payments' }),
+    ...(unpinned ? { allowAnyHost: true as const } : { webhookUrl: 'https://shop.example.kg/webhooks/payments' }),
     store,
     maxBodyBytes: 64 * 1024,
     ...options,

@@ -1,0 +1,48 @@
+// Misconfigurations the compiler catches: a handler needs keys (environment
+// or publicKeys) and a host policy (webhookUrl, or allowAnyHost: true). Each
+// expected-error directive below fails the type check if the options it marks compile.
+import { describe, expectTypeOf, it } from 'vitest';
+import { createNodeWebhookHandler, type NodeWebhookHandler } from '../../src/node/index.js';
+import { createWebhookHandler, type WebhookHandler } from '../../src/web/index.js';
+
+const onPayment = async (): Promise<void> => {};
+const webhookUrl = 'https://shop.example.kg/webhooks/payments';
+declare const pem: string;
+declare const someFlag: boolean;
+
+describe('handler options', () => {
+  it('accept keys by environment or by publicKeys, with webhookUrl or allowAnyHost: true', () => {
+    expectTypeOf(
+      createWebhookHandler({ environment: 'production', webhookUrl, onPayment }),
+    ).toEqualTypeOf<WebhookHandler>();
+    expectTypeOf(
+      createNodeWebhookHandler({ publicKeys: pem, allowAnyHost: true, onPayment }),
+    ).toEqualTypeOf<NodeWebhookHandler>();
+    createWebhookHandler({ environment: ['production', 'beta'], publicKeys: [pem], webhookUrl, onPayment });
+    createWebhookHandler({ publicKeys: pem, webhookUrl, allowAnyHost: false, onPayment });
+    createWebhookHandler({ environment: 'beta', allowAnyHost: true, webhookUrl, onPayment });
+  });
+
+  it('refuse options without keys', () => {
+    // @ts-expect-error neither environment nor publicKeys
+    createWebhookHandler({ webhookUrl, onPayment });
+    // @ts-expect-error neither environment nor publicKeys
+    createNodeWebhookHandler({ allowAnyHost: true, onPayment });
+  });
+
+  it('refuse options without a host policy', () => {
+    // @ts-expect-error neither webhookUrl nor allowAnyHost: true
+    createWebhookHandler({ environment: 'production', onPayment });
+    // @ts-expect-error allowAnyHost: false is no opt-in
+    createNodeWebhookHandler({ publicKeys: pem, allowAnyHost: false, onPayment });
+    // @ts-expect-error a boolean that may be false is no opt-in either
+    createWebhookHandler({ publicKeys: pem, allowAnyHost: someFlag, onPayment });
+    // @ts-expect-error trusting X-Forwarded-Host does not pin the host
+    createNodeWebhookHandler({ environment: 'production', trustForwardedHeaders: true, onPayment });
+  });
+
+  it('refuse options without onPayment', () => {
+    // @ts-expect-error onPayment is required
+    createWebhookHandler({ environment: 'production', webhookUrl });
+  });
+});
