@@ -26,8 +26,7 @@ interface DurableObjectStateLike {
  * means "kept forever".
  */
 type DedupRecord =
-  | { state: 'claimed'; token: string; expiresAt: number }
-  | { state: 'completed'; expiresAt: number | null };
+  { state: 'claimed'; token: string; expiresAt: number } | { state: 'completed'; expiresAt: number | null };
 
 const RECORD = 'record';
 /** The latest time a JavaScript Date (and so an alarm) can hold. */

@@ -15,7 +15,7 @@ import { isPayhookError } from '../../src/errors.js';
 import { createWebhookHandler, type WebhookHandler } from '../../src/web/index.js';
 
 interface Env {
-  DEDUP: DurableObjectNamespaceLike & { get(id: unknown): { fetch: typeof fetch } };
+  DEDUP: DurableObjectNamespaceLike;
   PUBLIC_KEY_PEM: string;
   WEBHOOK_URL: string;
 }
@@ -36,7 +36,10 @@ export class PeekableDedupObject extends PayhookDedupObject {
 
   override async fetch(request: Request): Promise<Response> {
     if (new URL(request.url).pathname !== '/peek') return super.fetch(request);
-    return Response.json({ record: (await this.#storage.get('record')) ?? null, alarm: await this.#storage.getAlarm() });
+    return Response.json({
+      record: (await this.#storage.get('record')) ?? null,
+      alarm: await this.#storage.getAlarm(),
+    });
   }
 }
 
@@ -52,8 +55,9 @@ function decode(text: string): Record<string, unknown> {
 }
 
 async function storeCall(operation: string, env: Env, request: Request): Promise<Response> {
-  const store = createDurableObjectStore({ namespace: env.DEDUP });
   const args = decode(await request.text());
+  const prefix = args['prefix'] as string | undefined;
+  const store = createDurableObjectStore({ namespace: env.DEDUP, ...(prefix === undefined ? {} : { prefix }) });
   try {
     const key = args['key'] as string;
     const token = args['token'] as string;
@@ -70,13 +74,14 @@ async function storeCall(operation: string, env: Env, request: Request): Promise
 }
 
 export default {
-  async fetch(request: Request, env: Env): Promise<Response> {
+  async fetch(request: Request, env: Env, context: { waitUntil(promise: Promise<unknown>): void }): Promise<Response> {
     const url = new URL(request.url);
     if (url.pathname.startsWith('/store/')) return storeCall(url.pathname.slice('/store/'.length), env, request);
     if (url.pathname === '/handled') return Response.json(handled);
     if (url.pathname === '/peek') {
       const stub = env.DEDUP.get(env.DEDUP.idFromName(`payhook:${url.searchParams.get('key')}`));
-      return stub.fetch('https://peek/peek');
+      const answer = await stub.fetch('https://peek/peek', { method: 'POST', headers: {}, body: '' });
+      return new Response(await answer.text(), { status: answer.status });
     }
     if (url.pathname === '/webhooks/payments') {
       handler ??= createWebhookHandler({
@@ -88,7 +93,7 @@ export default {
           await new Promise((resolve) => setTimeout(resolve, 30));
         },
       });
-      return handler(request);
+      return handler(request, context);
     }
     return new Response('not found', { status: 404 });
   },

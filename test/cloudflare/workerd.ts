@@ -56,12 +56,36 @@ function encode(value: unknown): string {
   );
 }
 
+/** What Miniflare hands Node for a Worker or an object stub (typed here: workers-types are not installed). */
+export interface Fetcher {
+  fetch(url: string, init?: RequestInit): Promise<Response>;
+}
+
+/** Worker `name`'s fetch, called from Node. */
+export async function worker(mf: Miniflare, name: string): Promise<Fetcher> {
+  return (await mf.getWorker(name)) as unknown as Fetcher;
+}
+
+/** A stub of the object named `name`, in the namespace the `dedup` Worker hosts. */
+export async function objectStub(mf: Miniflare, name: string): Promise<Fetcher> {
+  const namespace = (await mf.getDurableObjectNamespace('DEDUP', 'dedup')) as unknown as {
+    idFromName(name: string): unknown;
+    get(id: unknown): Fetcher;
+  };
+  return namespace.get(namespace.idFromName(name));
+}
+
 /** A DedupStore whose every call runs inside workerd, in Worker `worker`. */
-export function storeThrough(mf: Miniflare, worker: string): DedupStore {
+export function storeThrough(mf: Miniflare, name: string, prefix?: string): DedupStore {
   async function call(operation: string, args: Record<string, unknown>): Promise<unknown> {
-    const target = await mf.getWorker(worker);
-    const response = await target.fetch(`http://worker/store/${operation}`, { method: 'POST', body: encode(args) });
-    const answer = (await response.json()) as { ok: boolean; result: unknown; error?: { code: string; message: string } };
+    const target = await worker(mf, name);
+    const body = encode(prefix === undefined ? args : { ...args, prefix });
+    const response = await target.fetch(`http://worker/store/${operation}`, { method: 'POST', body });
+    const answer = (await response.json()) as {
+      ok: boolean;
+      result: unknown;
+      error?: { code: string; message: string };
+    };
     if (!answer.ok) throw new PayhookError(answer.error!.code as PayhookErrorCode, answer.error!.message);
     return answer.result;
   }
