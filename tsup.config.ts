@@ -9,6 +9,7 @@ export default defineConfig([
       web: 'src/web/index.ts',
       node: 'src/node/index.ts',
       redis: 'src/redis/index.ts',
+      cloudflare: 'src/cloudflare/index.ts',
       testing: 'src/testing/index.ts',
       explain: 'src/explain/index.ts',
     },

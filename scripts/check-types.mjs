@@ -7,7 +7,7 @@
 // Entry groups and the ambient types each gets:
 //   core   payhook, payhook/node, payhook/redis, payhook/explain: lib ES2022 only, no DOM, no
 //          @types/node — their public types must be structural.
-//   dom    payhook/web, payhook/testing with lib DOM: they name the global
+//   dom    payhook/web, payhook/cloudflare, payhook/testing with lib DOM: they name the global
 //          Request/Response (as every runtime they serve has them), so a
 //          consumer needs either the DOM lib ...
 //   node   ... or @types/node (Node's global fetch types), without DOM.
@@ -39,12 +39,26 @@ const groups = {
   dom: {
     lib: ['ES2022', 'DOM'],
     types: [],
-    files: ['web.mts', 'web-require.cts', 'testing.mts', 'testing-require.cts'],
+    files: [
+      'web.mts',
+      'web-require.cts',
+      'cloudflare.mts',
+      'cloudflare-require.cts',
+      'testing.mts',
+      'testing-require.cts',
+    ],
   },
   node: {
     lib: ['ES2022'],
     types: ['node'],
-    files: ['web.mts', 'web-require.cts', 'testing.mts', 'testing-require.cts'],
+    files: [
+      'web.mts',
+      'web-require.cts',
+      'cloudflare.mts',
+      'cloudflare-require.cts',
+      'testing.mts',
+      'testing-require.cts',
+    ],
   },
 };
 // The TypeScript examples a user copies (Next.js route, Cloudflare Worker)

@@ -7,6 +7,7 @@ const NAMES = {
   web: 'payhook/web',
   node: 'payhook/node',
   redis: 'payhook/redis',
+  cloudflare: 'payhook/cloudflare',
   testing: 'payhook/testing',
   explain: 'payhook/explain',
 };

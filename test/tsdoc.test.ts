@@ -7,7 +7,15 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 const src = fileURLToPath(new URL('../src/', import.meta.url));
-const entries = ['index.ts', 'web/index.ts', 'node/index.ts', 'redis/index.ts', 'testing/index.ts', 'explain/index.ts'];
+const entries = [
+  'index.ts',
+  'web/index.ts',
+  'node/index.ts',
+  'redis/index.ts',
+  'cloudflare/index.ts',
+  'testing/index.ts',
+  'explain/index.ts',
+];
 
 function read(file: string): string {
   return readFileSync(file, 'utf8');

@@ -4,9 +4,20 @@ import { isPayhookError } from '../errors.js';
 import { describeError } from '../lib/misuse.js';
 import type { FailureBody, Operation, OperationBodies } from './protocol.js';
 
-// The slices of workerd's DurableObjectState and storage the object uses,
-// written structurally so the published types need no @cloudflare/workers-types.
-interface TransactionLike {
+/**
+ * The slice of a Durable Object storage transaction {@link PayhookDedupObject}
+ * uses, written structurally so the published types need no
+ * `@cloudflare/workers-types`.
+ *
+ * @example
+ * ```ts
+ * import type { DurableObjectStateLike, DurableObjectTransactionLike } from 'payhook/cloudflare';
+ *
+ * declare const ctx: DurableObjectStateLike;
+ * await ctx.storage.transaction(async (txn: DurableObjectTransactionLike) => txn.get('record'));
+ * ```
+ */
+export interface DurableObjectTransactionLike {
   get(key: string): Promise<unknown>;
   put(key: string, value: unknown): Promise<void>;
   delete(key: string): Promise<boolean>;
@@ -14,9 +25,24 @@ interface TransactionLike {
   deleteAlarm(): Promise<void>;
 }
 
-interface DurableObjectStateLike {
+/**
+ * The slice of a `DurableObjectState` (the `ctx` workerd hands an object)
+ * {@link PayhookDedupObject} uses. You need it only to extend the class.
+ *
+ * @example
+ * ```ts
+ * import { PayhookDedupObject, type DurableObjectStateLike } from 'payhook/cloudflare';
+ *
+ * export class DedupObject extends PayhookDedupObject {
+ *   constructor(ctx: DurableObjectStateLike, env: unknown) {
+ *     super(ctx, env);
+ *   }
+ * }
+ * ```
+ */
+export interface DurableObjectStateLike {
   readonly storage: {
-    transaction<T>(closure: (txn: TransactionLike) => Promise<T>): Promise<T>;
+    transaction<T>(closure: (txn: DurableObjectTransactionLike) => Promise<T>): Promise<T>;
   };
 }
 
@@ -39,18 +65,18 @@ function live(record: unknown, now: number): DedupRecord | undefined {
 }
 
 /** Arms the alarm that deletes the record once it expires. */
-async function arm(txn: TransactionLike, expiresAt: number | null): Promise<void> {
+async function arm(txn: DurableObjectTransactionLike, expiresAt: number | null): Promise<void> {
   // Beyond a Date's range the record is kept forever: no alarm can be set there.
   if (expiresAt !== null && expiresAt <= MAX_DATE_MS) await txn.setAlarm(expiresAt);
   else await txn.deleteAlarm();
 }
 
-async function write(txn: TransactionLike, record: DedupRecord): Promise<void> {
+async function write(txn: DurableObjectTransactionLike, record: DedupRecord): Promise<void> {
   await txn.put(RECORD, record);
   await arm(txn, record.expiresAt);
 }
 
-async function forget(txn: TransactionLike): Promise<void> {
+async function forget(txn: DurableObjectTransactionLike): Promise<void> {
   await txn.delete(RECORD);
   await txn.deleteAlarm();
 }

@@ -8,6 +8,7 @@
  * @module
  */
 export { PayhookDedupObject } from './durable-object.js';
+export type { DurableObjectStateLike, DurableObjectTransactionLike } from './durable-object.js';
 export { createDurableObjectStore } from './store.js';
 export type { DurableObjectNamespaceLike, DurableObjectStoreOptions, DurableObjectStubLike } from './store.js';
 export type { ClaimOptions, ClaimResult, CompleteOptions, DedupStore } from '../dedup/store.js';

@@ -10,8 +10,9 @@ import { OPERATION_URL, type FailureBody, type Operation, type OperationBodies }
  *
  * @example
  * ```ts
- * import type { DurableObjectStubLike } from 'payhook/cloudflare';
+ * import type { DurableObjectNamespaceLike, DurableObjectStubLike } from 'payhook/cloudflare';
  *
+ * declare const env: { PAYHOOK_DEDUP: DurableObjectNamespaceLike };
  * const stub: DurableObjectStubLike = env.PAYHOOK_DEDUP.get(env.PAYHOOK_DEDUP.idFromName('x'));
  * ```
  */
@@ -31,6 +32,8 @@ export interface DurableObjectStubLike {
  * ```ts
  * import type { DurableObjectNamespaceLike } from 'payhook/cloudflare';
  *
+ * // In a Worker: env.PAYHOOK_DEDUP is a DurableObjectNamespace from @cloudflare/workers-types.
+ * declare const env: { PAYHOOK_DEDUP: DurableObjectNamespaceLike };
  * const namespace: DurableObjectNamespaceLike = env.PAYHOOK_DEDUP;
  * ```
  */
@@ -44,8 +47,9 @@ export interface DurableObjectNamespaceLike {
  *
  * @example
  * ```ts
- * import type { DurableObjectStoreOptions } from 'payhook/cloudflare';
+ * import type { DurableObjectNamespaceLike, DurableObjectStoreOptions } from 'payhook/cloudflare';
  *
+ * declare const env: { PAYHOOK_DEDUP: DurableObjectNamespaceLike };
  * const options: DurableObjectStoreOptions = { namespace: env.PAYHOOK_DEDUP, prefix: 'shop:' };
  * ```
  */

@@ -10,7 +10,7 @@
 //   - GET /handled lists what this instance's onPayment saw;
 //   - GET /peek?key=… shows the record and the alarm the object keeps.
 import { createDurableObjectStore, PayhookDedupObject } from '../../src/cloudflare/index.js';
-import type { DurableObjectNamespaceLike } from '../../src/cloudflare/index.js';
+import type { DurableObjectNamespaceLike, DurableObjectStateLike } from '../../src/cloudflare/index.js';
 import { isPayhookError } from '../../src/errors.js';
 import { createWebhookHandler, type WebhookHandler } from '../../src/web/index.js';
 
@@ -29,9 +29,9 @@ interface StorageForTests {
 export class PeekableDedupObject extends PayhookDedupObject {
   readonly #storage: StorageForTests;
 
-  constructor(state: { storage: StorageForTests }, env: unknown) {
-    super(state as unknown as ConstructorParameters<typeof PayhookDedupObject>[0], env);
-    this.#storage = state.storage;
+  constructor(state: DurableObjectStateLike, env: unknown) {
+    super(state, env);
+    this.#storage = state.storage as unknown as StorageForTests;
   }
 
   override async fetch(request: Request): Promise<Response> {

@@ -20,6 +20,8 @@ function fakeDist(files: Record<string, string>): string {
     'web.cjs': '',
     'redis.js': 'export {};',
     'redis.cjs': '',
+    'cloudflare.js': 'export {};',
+    'cloudflare.cjs': '',
     'testing.js': 'export {};',
     'testing.cjs': '',
     'explain.js': 'export {};',
