@@ -1,13 +1,13 @@
 // Starts the test Worker (test/cloudflare/worker.ts) in workerd through
 // Miniflare, and a DedupStore that forwards each call to the Worker's
-// /store/* endpoints, so the store-contract suite, which runs in Node, drives
-// createDurableObjectStore running inside workerd. Miniflare ships its own
+// /store/* endpoints (test/helpers/remote-store.ts), so the store-contract
+// suite, which runs in Node, drives createDurableObjectStore inside workerd. Miniflare ships its own
 // workerd binary; if it cannot start, the suite fails (no skip).
 import { fileURLToPath } from 'node:url';
 import { Miniflare, type WorkerOptions } from 'miniflare';
 import type { DedupStore } from '../../src/dedup/store.js';
-import { PayhookError, type PayhookErrorCode } from '../../src/errors.js';
 import { bundleForWorkerd } from '../helpers/bundle-worker.mjs';
+import { remoteStore } from '../helpers/remote-store.js';
 import { PUBLIC_KEY } from '../helpers/sign.js';
 
 export const WEBHOOK_URL = 'https://shop.example.kg/webhooks/payments';
@@ -50,12 +50,6 @@ export async function startWorkers(backend: Backend, instances: readonly string[
   return mf;
 }
 
-function encode(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) =>
-    typeof v === 'number' && !Number.isFinite(v) ? { $number: String(v) } : v,
-  );
-}
-
 /** What Miniflare hands Node for a Worker or an object stub (typed here: workers-types are not installed). */
 export interface Fetcher {
   fetch(url: string, init?: RequestInit): Promise<Response>;
@@ -75,27 +69,11 @@ export async function objectStub(mf: Miniflare, name: string): Promise<Fetcher> 
   return namespace.get(namespace.idFromName(name));
 }
 
-/** A DedupStore whose every call runs inside workerd, in Worker `worker`. */
+/** A DedupStore whose every call runs inside workerd, in Worker `name`. */
 export function storeThrough(mf: Miniflare, name: string, prefix?: string): DedupStore {
-  async function call(operation: string, args: Record<string, unknown>): Promise<unknown> {
-    const target = await worker(mf, name);
-    const body = encode(prefix === undefined ? args : { ...args, prefix });
-    const response = await target.fetch(`http://worker/store/${operation}`, { method: 'POST', body });
-    const answer = (await response.json()) as {
-      ok: boolean;
-      result: unknown;
-      error?: { code: string; message: string };
-    };
-    if (!answer.ok) throw new PayhookError(answer.error!.code as PayhookErrorCode, answer.error!.message);
-    return answer.result;
-  }
-  return {
-    claim: (key, options) => call('claim', { key, leaseMs: options.leaseMs }) as ReturnType<DedupStore['claim']>,
-    complete: async (key, token, options) => {
-      await call('complete', { key, token, retentionMs: options.retentionMs });
-    },
-    release: async (key, token) => {
-      await call('release', { key, token });
-    },
-  };
+  return remoteStore(
+    async (operation, body) =>
+      (await (await worker(mf, name)).fetch(`http://worker/store/${operation}`, { method: 'POST', body })).json(),
+    prefix === undefined ? {} : { prefix },
+  );
 }
