@@ -10,6 +10,7 @@ export default defineConfig([
       node: 'src/node/index.ts',
       redis: 'src/redis/index.ts',
       cloudflare: 'src/cloudflare/index.ts',
+      sqlite: 'src/sqlite/index.ts',
       testing: 'src/testing/index.ts',
       explain: 'src/explain/index.ts',
     },

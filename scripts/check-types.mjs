@@ -5,7 +5,7 @@
 // flags, under each module resolution users pick.
 //
 // Entry groups and the ambient types each gets:
-//   core   payhook, payhook/node, payhook/redis, payhook/explain: lib ES2022 only, no DOM, no
+//   core   payhook, payhook/node, payhook/redis, payhook/sqlite, payhook/explain: lib ES2022 only, no DOM, no
 //          @types/node — their public types must be structural.
 //   dom    payhook/web, payhook/cloudflare, payhook/testing with lib DOM: they name the global
 //          Request/Response (as every runtime they serve has them), so a
@@ -32,6 +32,8 @@ const groups = {
       'node-require.cts',
       'redis.mts',
       'redis-require.cts',
+      'sqlite.mts',
+      'sqlite-require.cts',
       'explain.mts',
       'explain-require.cts',
     ],

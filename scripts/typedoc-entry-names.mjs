@@ -8,6 +8,7 @@ const NAMES = {
   node: 'payhook/node',
   redis: 'payhook/redis',
   cloudflare: 'payhook/cloudflare',
+  sqlite: 'payhook/sqlite',
   testing: 'payhook/testing',
   explain: 'payhook/explain',
 };

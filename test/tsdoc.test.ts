@@ -13,6 +13,7 @@ const entries = [
   'node/index.ts',
   'redis/index.ts',
   'cloudflare/index.ts',
+  'sqlite/index.ts',
   'testing/index.ts',
   'explain/index.ts',
 ];

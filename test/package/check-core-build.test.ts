@@ -22,6 +22,8 @@ function fakeDist(files: Record<string, string>): string {
     'redis.cjs': '',
     'cloudflare.js': 'export {};',
     'cloudflare.cjs': '',
+    'sqlite.js': 'export {};',
+    'sqlite.cjs': '',
     'testing.js': 'export {};',
     'testing.cjs': '',
     'explain.js': 'export {};',
