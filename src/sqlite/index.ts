@@ -80,6 +80,19 @@ export interface SqliteStoreOptions {
   now?: () => number;
 }
 
+// A lone surrogate, which UTF-8 cannot carry: the drivers write U+FFFD instead.
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/**
+ * A key as stored, one-to-one: SQLite text is UTF-8, so a key holding a lone
+ * surrogate would collide with another (two deliveries, one record). Such a
+ * key, one holding a NUL, or one starting with `"` (so the mapping stays
+ * one-to-one) is stored as its JSON literal, which starts with `"`.
+ */
+function storedKey(key: string): string {
+  return key.startsWith('"') || key.includes('\0') || LONE_SURROGATE.test(key) ? JSON.stringify(key) : key;
+}
+
 /** How many expired rows one claim deletes at most, so no claim is slow. */
 const SWEEP_BATCH = 64;
 
@@ -135,6 +148,8 @@ function prepare(database: SqliteDatabaseLike, table: string): Statements {
  *   also when the claim has expired and nobody re-took it).
  * - Each claim deletes a bounded batch of expired rows, so the file does not
  *   grow without bound.
+ * - Keys are stored as they are, except one holding a lone surrogate or a
+ *   NUL (which UTF-8 text would alter), stored as its JSON literal.
  *
  * SQLite errors reject with `STORE_UNAVAILABLE`. Tested on Node 22 and 24
  * and Deno (`node:sqlite`) and Bun (`bun:sqlite`). One machine only: for
@@ -200,12 +215,13 @@ export function createSqliteStore(options: SqliteStoreOptions): DedupStore {
         return run('claim', () => {
           const now = clock();
           statements.sweep.run(now);
-          if (statements.claim.get(key, token, now + claimOptions.leaseMs, now) != null) {
+          const stored = storedKey(key);
+          if (statements.claim.get(stored, token, now + claimOptions.leaseMs, now) != null) {
             return { status: 'claimed', token };
           }
           // Held or completed; or released by another process in between,
           // which reads as held: the service retries either way.
-          const row = statements.read.get(key, now) as { state?: unknown } | null | undefined;
+          const row = statements.read.get(stored, now) as { state?: unknown } | null | undefined;
           return row?.state === 'completed' ? { status: 'completed' } : { status: 'in-progress' };
         });
       }),
@@ -217,14 +233,14 @@ export function createSqliteStore(options: SqliteStoreOptions): DedupStore {
         const { retentionMs } = completeOptions;
         run('complete', () => {
           const now = clock();
-          statements.complete.run(key, retentionMs === Infinity ? null : now + retentionMs, token, now);
+          statements.complete.run(storedKey(key), retentionMs === Infinity ? null : now + retentionMs, token, now);
         });
       }),
     release: (key: string, token: string): Promise<void> =>
       settle(() => {
         checkKey(key);
         checkToken(token);
-        run('release', () => statements.release.run(key, token));
+        run('release', () => statements.release.run(storedKey(key), token));
       }),
   };
 }

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DedupStore } from '../../src/dedup/store.js';
 import { signDelivery, webhookBody, type SignedDelivery } from '../helpers/sign.js';
 import { storeContract } from '../dedup/contract.js';
+import { expectDistinctKeys } from '../helpers/distinct-keys.js';
 import { objectStub, startWorkers, storeThrough, WEBHOOK_URL, worker, type Backend } from './workerd.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -24,6 +25,10 @@ for (const backend of ['sqlite', 'kv'] as const satisfies readonly Backend[]) {
     });
 
     storeContract(`Durable Object (${backend})`, () => store);
+
+    it('keeps any two different keys apart, lone surrogates and NUL included (property)', async () => {
+      await expectDistinctKeys(store, 40);
+    });
 
     it('keeps the deliveries of two prefixes apart', async () => {
       const key = `prefix-${Date.now()}`;

@@ -4,6 +4,7 @@
 // then a new process on the same file), and two processes racing one key.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { storeContract } from '../dedup/contract.js';
+import { expectDistinctKeys } from '../helpers/distinct-keys.js';
 import { databaseFile, startStore, type RunningStore, type Runtime } from './runtimes.js';
 
 const runtimes: Runtime[] = ['node22', 'node24', 'deno', 'bun'];
@@ -22,6 +23,10 @@ for (const runtime of runtimes) {
     });
 
     storeContract(`SQLite (${runtime})`, () => first.store);
+
+    it('keeps any two different keys apart, lone surrogates and NUL included (property)', async () => {
+      await expectDistinctKeys(first.store, 100);
+    });
 
     it('remembers completed and claimed deliveries after the process is killed and another opens the file', async () => {
       const ownFile = databaseFile();
