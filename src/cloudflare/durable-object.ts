@@ -101,24 +101,9 @@ function failure(status: number, code: string, message: string): Response {
  *
  * @example
  * ```ts
- * // src/index.ts — the Worker's main module must export the class by the
- * // name wrangler.toml gives it.
- * import { createDurableObjectStore } from 'payhook/cloudflare';
- * import { createWebhookHandler } from 'payhook/web';
- *
+ * // src/index.ts: the Worker's main module exports the class under the
+ * // class_name of wrangler.toml's [[durable_objects.bindings]].
  * export { PayhookDedupObject } from 'payhook/cloudflare';
- *
- * export default {
- *   fetch(request: Request, env: { PAYHOOK_DEDUP: DurableObjectNamespace }): Promise<Response> {
- *     const handle = createWebhookHandler({
- *       environment: 'production',
- *       webhookUrl: 'https://shop.example.kg/webhooks/payments',
- *       store: createDurableObjectStore({ namespace: env.PAYHOOK_DEDUP }),
- *       onPayment: async (webhook) => console.log(webhook.id),
- *     });
- *     return handle(request);
- *   },
- * };
  * ```
  */
 export class PayhookDedupObject {

@@ -94,20 +94,21 @@ export interface DurableObjectStoreOptions {
  * //   tag = "v1"
  * //   new_sqlite_classes = ["PayhookDedupObject"]
  * import { createDurableObjectStore } from 'payhook/cloudflare';
- * import { createWebhookHandler } from 'payhook/web';
+ * import { createWebhookHandler, type WebhookHandler } from 'payhook/web';
  *
  * export { PayhookDedupObject } from 'payhook/cloudflare';
  *
+ * let webhook: WebhookHandler | undefined; // one per isolate
+ *
  * export default {
- *   fetch(request: Request, env: { PAYHOOK_DEDUP: DurableObjectNamespace }): Promise<Response> {
- *     const store = createDurableObjectStore({ namespace: env.PAYHOOK_DEDUP });
- *     const handle = createWebhookHandler({
+ *   fetch(request: Request, env: { PAYHOOK_DEDUP: DurableObjectNamespace }, ctx: ExecutionContext): Promise<Response> {
+ *     webhook ??= createWebhookHandler({
  *       environment: 'production',
  *       webhookUrl: 'https://shop.example.kg/webhooks/payments',
- *       store,
- *       onPayment: async (webhook) => console.log(webhook.id),
+ *       store: createDurableObjectStore({ namespace: env.PAYHOOK_DEDUP }),
+ *       onPayment: async (payment) => console.log(payment.id),
  *     });
- *     return handle(request);
+ *     return webhook(request, ctx);
  *   },
  * };
  * ```
@@ -116,7 +117,8 @@ export function createDurableObjectStore(options: DurableObjectStoreOptions): De
   const given = (options as Partial<DurableObjectStoreOptions> | null | undefined)?.namespace;
   if (typeof given?.idFromName !== 'function' || typeof given.get !== 'function') {
     throw misuse(
-      'createDurableObjectStore needs { namespace }: the Durable Object binding of PayhookDedupObject (env.PAYHOOK_DEDUP).',
+      'createDurableObjectStore needs { namespace }: ' +
+        'the Durable Object binding of PayhookDedupObject (env.PAYHOOK_DEDUP).',
     );
   }
   const namespace: DurableObjectNamespaceLike = given;

@@ -28,7 +28,7 @@ for (const runtime of runtimes) {
       await expectDistinctKeys(first.store, 100);
     });
 
-    it('remembers completed and claimed deliveries after the process is killed and another opens the file', async () => {
+    it('remembers completed and claimed deliveries after a kill -9, in a new process on the file', async () => {
       const ownFile = databaseFile();
       const own = await startStore(runtime, ownFile);
       running.push(own);
