@@ -10,6 +10,8 @@ export default defineConfig([
       node: 'src/node/index.ts',
       redis: 'src/redis/index.ts',
       postgres: 'src/postgres/index.ts',
+      cloudflare: 'src/cloudflare/index.ts',
+      sqlite: 'src/sqlite/index.ts',
       testing: 'src/testing/index.ts',
       explain: 'src/explain/index.ts',
     },

@@ -17,7 +17,7 @@ import ts from 'typescript';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = resolve(process.argv[2] ?? join(root, 'dist'));
-const ENTRIES = ['index', 'web', 'redis', 'postgres', 'testing', 'explain'];
+const ENTRIES = ['index', 'web', 'redis', 'postgres', 'cloudflare', 'sqlite', 'testing', 'explain'];
 const FORBIDDEN_GLOBALS = new Set(['Buffer', 'process']);
 const builtins = new Set(builtinModules);
 

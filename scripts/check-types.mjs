@@ -5,9 +5,9 @@
 // flags, under each module resolution users pick.
 //
 // Entry groups and the ambient types each gets:
-//   core   payhook, payhook/node, payhook/redis, payhook/postgres, payhook/explain: lib ES2022 only, no DOM, no
-//          @types/node — their public types must be structural.
-//   dom    payhook/web, payhook/testing with lib DOM: they name the global
+//   core   payhook, payhook/node, payhook/redis, payhook/postgres, payhook/sqlite, payhook/explain: lib ES2022
+//          only, no DOM, no @types/node — their public types must be structural.
+//   dom    payhook/web, payhook/cloudflare, payhook/testing with lib DOM: they name the global
 //          Request/Response (as every runtime they serve has them), so a
 //          consumer needs either the DOM lib ...
 //   node   ... or @types/node (Node's global fetch types), without DOM.
@@ -34,6 +34,8 @@ const groups = {
       'redis-require.cts',
       'postgres.mts',
       'postgres-require.cts',
+      'sqlite.mts',
+      'sqlite-require.cts',
       'explain.mts',
       'explain-require.cts',
     ],
@@ -41,12 +43,26 @@ const groups = {
   dom: {
     lib: ['ES2022', 'DOM'],
     types: [],
-    files: ['web.mts', 'web-require.cts', 'testing.mts', 'testing-require.cts'],
+    files: [
+      'web.mts',
+      'web-require.cts',
+      'cloudflare.mts',
+      'cloudflare-require.cts',
+      'testing.mts',
+      'testing-require.cts',
+    ],
   },
   node: {
     lib: ['ES2022'],
     types: ['node'],
-    files: ['web.mts', 'web-require.cts', 'testing.mts', 'testing-require.cts'],
+    files: [
+      'web.mts',
+      'web-require.cts',
+      'cloudflare.mts',
+      'cloudflare-require.cts',
+      'testing.mts',
+      'testing-require.cts',
+    ],
   },
 };
 // The TypeScript examples a user copies (Next.js route, Cloudflare Worker)

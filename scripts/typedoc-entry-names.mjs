@@ -7,6 +7,8 @@ const NAMES = {
   web: 'payhook/web',
   node: 'payhook/node',
   redis: 'payhook/redis',
+  cloudflare: 'payhook/cloudflare',
+  sqlite: 'payhook/sqlite',
   testing: 'payhook/testing',
   explain: 'payhook/explain',
 };

@@ -13,6 +13,8 @@ const entries = [
   'node/index.ts',
   'redis/index.ts',
   'postgres/index.ts',
+  'cloudflare/index.ts',
+  'sqlite/index.ts',
   'testing/index.ts',
   'explain/index.ts',
 ];

@@ -122,6 +122,7 @@ describe('example: Cloudflare Worker (workerd through Miniflare)', () => {
       // Miniflare hands the Worker `Host: 127.0.0.1:<port>`: pin the
       // registered URL, as the example's wrangler.toml does.
       bindings: { PAYHOOK_PUBLIC_KEY_PEM: TEST_PUBLIC_KEY_PEM, PAYHOOK_WEBHOOK_URL: webhookUrl },
+      durableObjects: { PAYHOOK_DEDUP: { className: 'PayhookDedupObject', useSQLite: true } },
       handleRuntimeStdio: (stdout: Readable, stderr: Readable) => {
         for (const stream of [stdout, stderr])
           stream.on('data', (chunk: Buffer) => lines.push(...chunk.toString().split('\n')));

@@ -5,17 +5,20 @@
 //   PAYHOOK_PUBLIC_KEY_PEM  a PEM key instead (the tests' test key)
 //   PAYHOOK_WEBHOOK_URL     the URL you registered with the service (required,
 //                           unless PAYHOOK_ALLOW_ANY_HOST = 'true')
-// The default dedup store lives in the isolate's memory, which Workers
-// recycle: give `store` a shared DedupStore (e.g. createRedisStore from
-// payhook/redis over a Redis HTTP/TCP client) for deduplication that holds
-// across isolates.
+// Deduplication holds across every isolate and location: the store is a
+// Durable Object (PayhookDedupObject, bound as PAYHOOK_DEDUP in
+// wrangler.toml), which this module must export under that class name.
+import { createDurableObjectStore, type DurableObjectNamespaceLike } from 'payhook/cloudflare';
 import { createWebhookHandler, type WebhookHandler } from 'payhook/web';
+
+export { PayhookDedupObject } from 'payhook/cloudflare';
 
 export interface Env {
   PAYHOOK_ENVIRONMENT?: string;
   PAYHOOK_PUBLIC_KEY_PEM?: string;
   PAYHOOK_WEBHOOK_URL?: string;
   PAYHOOK_ALLOW_ANY_HOST?: string;
+  PAYHOOK_DEDUP: DurableObjectNamespaceLike;
 }
 
 interface ExecutionContextLike {
@@ -35,6 +38,7 @@ function handler(env: Env): WebhookHandler {
     ...(env.PAYHOOK_WEBHOOK_URL
       ? { webhookUrl: env.PAYHOOK_WEBHOOK_URL }
       : { allowAnyHost: env.PAYHOOK_ALLOW_ANY_HOST === 'true' }),
+    store: createDurableObjectStore({ namespace: env.PAYHOOK_DEDUP }),
     onPayment: async (webhook) => {
       console.log(`payment ${webhook.id} ${webhook.status} ${webhook.amount}`);
     },

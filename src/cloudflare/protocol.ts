@@ -1,0 +1,25 @@
+// The wire format between createDurableObjectStore (the Worker side) and
+// PayhookDedupObject (the Durable Object side). Internal: both files import
+// it, so the two ends cannot drift apart. Not re-exported.
+
+/** The operations the object answers, one path each. */
+export type Operation = 'claim' | 'complete' | 'release';
+
+/**
+ * The stub's `fetch` needs an absolute URL; the host is never resolved (the
+ * request goes to the object, not to the network).
+ */
+export const OPERATION_URL = 'https://payhook-dedup.invalid/';
+
+/** The JSON body of each operation. `retentionMs: null` means "keep forever" (JSON has no Infinity). */
+export interface OperationBodies {
+  claim: { leaseMs: number };
+  complete: { token: string; retentionMs: number | null };
+  release: { token: string };
+}
+
+/** The JSON the object answers on failure (status 400 or 500). */
+export interface FailureBody {
+  code: string;
+  message: string;
+}

@@ -1,0 +1,183 @@
+import type { ClaimOptions, ClaimResult, CompleteOptions, DedupStore } from '../dedup/store.js';
+import { checkKey, checkLease, checkRetention, checkToken } from '../dedup/token.js';
+import { PayhookError } from '../errors.js';
+import { describeError, misuse } from '../lib/misuse.js';
+import { OPERATION_URL, type FailureBody, type Operation, type OperationBodies } from './protocol.js';
+
+/**
+ * The slice of a Durable Object stub payhook uses: `fetch`. A
+ * `DurableObjectStub` from `@cloudflare/workers-types` fits.
+ *
+ * @example
+ * ```ts
+ * import type { DurableObjectNamespaceLike, DurableObjectStubLike } from 'payhook/cloudflare';
+ *
+ * declare const env: { PAYHOOK_DEDUP: DurableObjectNamespaceLike };
+ * const stub: DurableObjectStubLike = env.PAYHOOK_DEDUP.get(env.PAYHOOK_DEDUP.idFromName('x'));
+ * ```
+ */
+export interface DurableObjectStubLike {
+  fetch(
+    url: string,
+    init: { method: string; headers: Record<string, string>; body: string },
+  ): Promise<{ readonly status: number; json(): Promise<unknown>; text(): Promise<string> }>;
+}
+
+/**
+ * The slice of a Durable Object namespace binding (`env.PAYHOOK_DEDUP`)
+ * payhook uses, so its types need no `@cloudflare/workers-types`. A
+ * `DurableObjectNamespace`, or one narrowed by `.jurisdiction('eu')`, fits.
+ *
+ * @example
+ * ```ts
+ * import type { DurableObjectNamespaceLike } from 'payhook/cloudflare';
+ *
+ * // In a Worker: env.PAYHOOK_DEDUP is a DurableObjectNamespace from @cloudflare/workers-types.
+ * declare const env: { PAYHOOK_DEDUP: DurableObjectNamespaceLike };
+ * const namespace: DurableObjectNamespaceLike = env.PAYHOOK_DEDUP;
+ * ```
+ */
+export interface DurableObjectNamespaceLike {
+  idFromName(name: string): unknown;
+  get(id: unknown): DurableObjectStubLike;
+}
+
+/**
+ * Options of {@link createDurableObjectStore}.
+ *
+ * @example
+ * ```ts
+ * import type { DurableObjectNamespaceLike, DurableObjectStoreOptions } from 'payhook/cloudflare';
+ *
+ * declare const env: { PAYHOOK_DEDUP: DurableObjectNamespaceLike };
+ * const options: DurableObjectStoreOptions = { namespace: env.PAYHOOK_DEDUP, prefix: 'shop:' };
+ * ```
+ */
+export interface DurableObjectStoreOptions {
+  /** The binding of {@link PayhookDedupObject} declared in `wrangler.toml`. */
+  namespace: DurableObjectNamespaceLike;
+  /**
+   * Prepended to every delivery key to name its object, so several apps can
+   * share one namespace. Changing it forgets the deliveries handled so far.
+   * @defaultValue `'payhook:'`
+   */
+  prefix?: string;
+}
+
+/**
+ * Creates a {@link DedupStore} on Cloudflare Durable Objects: atomic across
+ * every Worker instance, isolate and location that shares the binding, with
+ * nothing else to run. Pair it with {@link PayhookDedupObject}, exported from
+ * your Worker and bound in `wrangler.toml`.
+ *
+ * Each delivery key gets an object of its own (`idFromName(prefix + key)`):
+ * atomicity is only needed per key, an object handles its events one at a
+ * time, and one object per key means no two deliveries ever queue behind
+ * each other and each record expires by its own alarm. A shared, sharded
+ * object would cap throughput at the shards' capacity and need a sweep.
+ *
+ * The lease and the retention run on the object's clock, the same for every
+ * caller. A stub that cannot be reached, or an object that fails, rejects
+ * with `STORE_UNAVAILABLE`; the handler then answers 503 and the service
+ * retries.
+ *
+ * @throws {@link PayhookError} `INVALID_ARGUMENT` when `namespace` is not a
+ * Durable Object namespace.
+ *
+ * @example
+ * ```ts
+ * // wrangler.toml:
+ * //   [[durable_objects.bindings]]
+ * //   name = "PAYHOOK_DEDUP"
+ * //   class_name = "PayhookDedupObject"
+ * //   [[migrations]]
+ * //   tag = "v1"
+ * //   new_sqlite_classes = ["PayhookDedupObject"]
+ * import { createDurableObjectStore } from 'payhook/cloudflare';
+ * import { createWebhookHandler, type WebhookHandler } from 'payhook/web';
+ *
+ * export { PayhookDedupObject } from 'payhook/cloudflare';
+ *
+ * let webhook: WebhookHandler | undefined; // one per isolate
+ *
+ * export default {
+ *   fetch(request: Request, env: { PAYHOOK_DEDUP: DurableObjectNamespace }, ctx: ExecutionContext): Promise<Response> {
+ *     webhook ??= createWebhookHandler({
+ *       environment: 'production',
+ *       webhookUrl: 'https://shop.example.kg/webhooks/payments',
+ *       store: createDurableObjectStore({ namespace: env.PAYHOOK_DEDUP }),
+ *       onPayment: async (payment) => console.log(payment.id),
+ *     });
+ *     return webhook(request, ctx);
+ *   },
+ * };
+ * ```
+ */
+export function createDurableObjectStore(options: DurableObjectStoreOptions): DedupStore {
+  const given = (options as Partial<DurableObjectStoreOptions> | null | undefined)?.namespace;
+  if (typeof given?.idFromName !== 'function' || typeof given.get !== 'function') {
+    throw misuse(
+      'createDurableObjectStore needs { namespace }: ' +
+        'the Durable Object binding of PayhookDedupObject (env.PAYHOOK_DEDUP).',
+    );
+  }
+  const namespace: DurableObjectNamespaceLike = given;
+  const prefix = options.prefix ?? 'payhook:';
+  if (typeof prefix !== 'string') throw misuse('prefix must be a string.');
+
+  async function send<O extends Operation>(operation: O, key: string, body: OperationBodies[O]): Promise<unknown> {
+    let status: number;
+    let answer: unknown;
+    try {
+      const stub = namespace.get(namespace.idFromName(prefix + key));
+      const response = await stub.fetch(OPERATION_URL + operation, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      status = response.status;
+      answer = status === 204 ? undefined : await response.json();
+    } catch (cause) {
+      throw new PayhookError(
+        'STORE_UNAVAILABLE',
+        `The Durable Object store could not ${operation}: ${describeError(cause)}`,
+        { cause },
+      );
+    }
+    if (status < 200 || status > 299) {
+      const message = (answer as Partial<FailureBody> | null)?.message ?? `status ${status}`;
+      throw new PayhookError('STORE_UNAVAILABLE', `The Durable Object refused ${operation}: ${message}`);
+    }
+    return answer;
+  }
+
+  return {
+    async claim(key: string, claimOptions: ClaimOptions): Promise<ClaimResult> {
+      checkKey(key);
+      checkLease(claimOptions?.leaseMs);
+      const answer = (await send('claim', key, { leaseMs: claimOptions.leaseMs })) as Partial<
+        Record<string, unknown>
+      > | null;
+      if (answer?.status === 'claimed' && typeof answer.token === 'string' && answer.token !== '') {
+        return { status: 'claimed', token: answer.token };
+      }
+      if (answer?.status === 'in-progress' || answer?.status === 'completed') return { status: answer.status };
+      throw new PayhookError(
+        'STORE_UNAVAILABLE',
+        'The Durable Object answered claim with something that is not a claim result: is it PayhookDedupObject?',
+      );
+    },
+    async complete(key: string, token: string, completeOptions: CompleteOptions): Promise<void> {
+      checkKey(key);
+      checkToken(token);
+      checkRetention(completeOptions?.retentionMs);
+      const { retentionMs } = completeOptions;
+      await send('complete', key, { token, retentionMs: retentionMs === Infinity ? null : retentionMs });
+    },
+    async release(key: string, token: string): Promise<void> {
+      checkKey(key);
+      checkToken(token);
+      await send('release', key, { token });
+    },
+  };
+}

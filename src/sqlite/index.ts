@@ -1,0 +1,247 @@
+/**
+ * Entry `payhook/sqlite`: a durable {@link DedupStore} in a SQLite file, for
+ * a receiver on one server that must remember its deliveries across
+ * restarts without running anything new. It takes the database your runtime
+ * already has built in — `DatabaseSync` from `node:sqlite` (Node 22.13 and
+ * later, Deno) or `Database` from `bun:sqlite` — through a minimal
+ * structural type, so payhook imports none of them.
+ *
+ * @module
+ */
+import type { ClaimOptions, ClaimResult, CompleteOptions, DedupStore } from '../dedup/store.js';
+import { checkKey, checkLease, checkRetention, checkToken, newClaimToken } from '../dedup/token.js';
+import { PayhookError } from '../errors.js';
+import { describeError, misuse } from '../lib/misuse.js';
+
+export type { ClaimOptions, ClaimResult, CompleteOptions, DedupStore } from '../dedup/store.js';
+
+/**
+ * A prepared statement as `node:sqlite` (`StatementSync`) and `bun:sqlite`
+ * (`Statement`) both have it: positional parameters, synchronous.
+ *
+ * @example
+ * ```ts
+ * import { DatabaseSync } from 'node:sqlite';
+ * import type { SqliteStatementLike } from 'payhook/sqlite';
+ *
+ * const statement: SqliteStatementLike = new DatabaseSync(':memory:').prepare('SELECT 1 AS one');
+ * ```
+ */
+export interface SqliteStatementLike {
+  /** Runs the statement; the result is not used. */
+  run(...parameters: Array<string | number | null>): unknown;
+  /** The first row as an object, or `undefined` (node:sqlite) / `null` (bun:sqlite) when there is none. */
+  get(...parameters: Array<string | number | null>): unknown;
+}
+
+/**
+ * The slice of a SQLite database handle payhook uses. `new DatabaseSync(file)`
+ * from `node:sqlite` (Node, Deno) and `new Database(file)` from `bun:sqlite`
+ * fit as they are.
+ *
+ * @example
+ * ```ts
+ * import { Database } from 'bun:sqlite';
+ * import type { SqliteDatabaseLike } from 'payhook/sqlite';
+ *
+ * const database: SqliteDatabaseLike = new Database('payhook.sqlite');
+ * ```
+ */
+export interface SqliteDatabaseLike {
+  exec(sql: string): unknown;
+  prepare(sql: string): SqliteStatementLike;
+}
+
+/**
+ * Options of {@link createSqliteStore}.
+ *
+ * @example
+ * ```ts
+ * import { DatabaseSync } from 'node:sqlite';
+ * import type { SqliteStoreOptions } from 'payhook/sqlite';
+ *
+ * const options: SqliteStoreOptions = { database: new DatabaseSync('payhook.sqlite'), table: 'shop_deliveries' };
+ * ```
+ */
+export interface SqliteStoreOptions {
+  /** An open database (see {@link SqliteDatabaseLike}). */
+  database: SqliteDatabaseLike;
+  /**
+   * The table the store creates (if missing) and uses: letters, digits and
+   * `_`, not starting with a digit.
+   * @defaultValue `'payhook_deliveries'`
+   */
+  table?: string;
+  /**
+   * The clock, in milliseconds. Inject one in tests; every process sharing
+   * the file must agree on it (one server: `Date.now`).
+   * @defaultValue `Date.now`
+   */
+  now?: () => number;
+}
+
+// A lone surrogate, which UTF-8 cannot carry: the drivers write U+FFFD instead.
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/**
+ * A key as stored, one-to-one: SQLite text is UTF-8, so a key holding a lone
+ * surrogate would collide with another (two deliveries, one record). Such a
+ * key, one holding a NUL, or one starting with `"` (so the mapping stays
+ * one-to-one) is stored as its JSON literal, which starts with `"`.
+ */
+function storedKey(key: string): string {
+  return key.startsWith('"') || key.includes('\0') || LONE_SURROGATE.test(key) ? JSON.stringify(key) : key;
+}
+
+/** How many expired rows one claim deletes at most, so no claim is slow. */
+const SWEEP_BATCH = 64;
+
+interface Statements {
+  claim: SqliteStatementLike;
+  read: SqliteStatementLike;
+  complete: SqliteStatementLike;
+  release: SqliteStatementLike;
+  sweep: SqliteStatementLike;
+}
+
+function prepare(database: SqliteDatabaseLike, table: string): Statements {
+  // `expires_at` is milliseconds on the store's clock; NULL keeps a completed
+  // delivery forever. A row whose time has passed counts as absent.
+  database.exec(
+    `CREATE TABLE IF NOT EXISTS ${table}
+       (key TEXT PRIMARY KEY, state TEXT NOT NULL, token TEXT, expires_at REAL) WITHOUT ROWID;
+     CREATE INDEX IF NOT EXISTS ${table}_expires_at ON ${table} (expires_at) WHERE expires_at IS NOT NULL;`,
+  );
+  const expired = (row: string) => `(${row}.expires_at IS NOT NULL AND ${row}.expires_at <= ?)`;
+  return {
+    // One statement, so it is atomic even between processes sharing the
+    // file: insert, or take over a row whose lease or retention has passed.
+    claim: database.prepare(
+      `INSERT INTO ${table} (key, state, token, expires_at) VALUES (?, 'claimed', ?, ?)
+       ON CONFLICT (key) DO UPDATE SET state = 'claimed', token = excluded.token, expires_at = excluded.expires_at
+       WHERE ${expired(table)} RETURNING token`,
+    ),
+    read: database.prepare(`SELECT state FROM ${table} WHERE key = ? AND NOT ${expired(table)}`),
+    // Our claim, or nothing live there (absent, or expired and not re-taken):
+    // the work is done, record it.
+    complete: database.prepare(
+      `INSERT INTO ${table} (key, state, token, expires_at) VALUES (?, 'completed', NULL, ?)
+       ON CONFLICT (key) DO UPDATE SET state = 'completed', token = NULL, expires_at = excluded.expires_at
+       WHERE (${table}.state = 'claimed' AND ${table}.token = ?) OR ${expired(table)}`,
+    ),
+    release: database.prepare(`DELETE FROM ${table} WHERE key = ? AND state = 'claimed' AND token = ?`),
+    sweep: database.prepare(
+      `DELETE FROM ${table} WHERE key IN (SELECT key FROM ${table} WHERE expires_at <= ? LIMIT ${SWEEP_BATCH})`,
+    ),
+  };
+}
+
+/**
+ * Creates a {@link DedupStore} in a SQLite database: deliveries handled
+ * before a restart stay handled after it, with no server to run. It creates
+ * its table on the spot (synchronously: SQLite is in-process).
+ *
+ * - `claim` is one `INSERT … ON CONFLICT … DO UPDATE … WHERE` the old row
+ *   expired `… RETURNING`: atomic, also between several processes sharing the
+ *   file (open it in WAL mode with a `busy_timeout` then; a busy database
+ *   rejects, and the handler answers 503).
+ * - `complete` and `release` act only on the caller's own claim (complete
+ *   also when the claim has expired and nobody re-took it).
+ * - Each claim deletes a bounded batch of expired rows, so the file does not
+ *   grow without bound.
+ * - Keys are stored as they are, except one holding a lone surrogate or a
+ *   NUL (which UTF-8 text would alter), stored as its JSON literal.
+ *
+ * SQLite errors reject with `STORE_UNAVAILABLE`. Tested on Node 22 and 24
+ * and Deno (`node:sqlite`) and Bun (`bun:sqlite`). One machine only: for
+ * several, use Redis or PostgreSQL.
+ *
+ * @throws {@link PayhookError} `INVALID_ARGUMENT` for a missing database, a
+ * bad table name or clock; `STORE_UNAVAILABLE` when the table cannot be
+ * created.
+ *
+ * @example
+ * ```ts
+ * // Node 22.13+ and Deno: node:sqlite
+ * import { DatabaseSync } from 'node:sqlite';
+ * import { createSqliteStore } from 'payhook/sqlite';
+ *
+ * const database = new DatabaseSync('payhook.sqlite');
+ * database.exec('PRAGMA journal_mode = WAL; PRAGMA busy_timeout = 5000');
+ * const store = createSqliteStore({ database });
+ * ```
+ *
+ * @example
+ * ```ts
+ * // Bun: bun:sqlite
+ * import { Database } from 'bun:sqlite';
+ * import { createSqliteStore } from 'payhook/sqlite';
+ *
+ * const store = createSqliteStore({ database: new Database('payhook.sqlite') });
+ * ```
+ */
+export function createSqliteStore(options: SqliteStoreOptions): DedupStore {
+  const database = (options as Partial<SqliteStoreOptions> | null | undefined)?.database;
+  if (typeof database?.exec !== 'function' || typeof database.prepare !== 'function') {
+    throw misuse('createSqliteStore needs { database }: an open DatabaseSync (node:sqlite) or Database (bun:sqlite).');
+  }
+  const table = options.table ?? 'payhook_deliveries';
+  if (typeof table !== 'string' || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(table)) {
+    throw misuse('table must be a name of letters, digits and _, not starting with a digit.');
+  }
+  const clock = options.now ?? Date.now;
+  if (typeof clock !== 'function') throw misuse('now must be a function returning milliseconds.');
+
+  /** Runs a synchronous step as a store call: misuse and SQLite errors become rejections, never throws. */
+  function settle<T>(step: () => T): Promise<T> {
+    return new Promise<T>((resolve) => resolve(step())); // a throw in the executor rejects
+  }
+
+  function run<T>(what: string, step: () => T): T {
+    try {
+      return step();
+    } catch (cause) {
+      throw new PayhookError('STORE_UNAVAILABLE', `SQLite ${what} failed: ${describeError(cause)}`, { cause });
+    }
+  }
+
+  const statements = run('creating the table', () => prepare(database, table));
+
+  return {
+    claim: (key: string, claimOptions: ClaimOptions): Promise<ClaimResult> =>
+      settle(() => {
+        checkKey(key);
+        checkLease(claimOptions?.leaseMs);
+        const token = newClaimToken();
+        return run('claim', () => {
+          const now = clock();
+          statements.sweep.run(now);
+          const stored = storedKey(key);
+          if (statements.claim.get(stored, token, now + claimOptions.leaseMs, now) != null) {
+            return { status: 'claimed', token };
+          }
+          // Held or completed; or released by another process in between,
+          // which reads as held: the service retries either way.
+          const row = statements.read.get(stored, now) as { state?: unknown } | null | undefined;
+          return row?.state === 'completed' ? { status: 'completed' } : { status: 'in-progress' };
+        });
+      }),
+    complete: (key: string, token: string, completeOptions: CompleteOptions): Promise<void> =>
+      settle(() => {
+        checkKey(key);
+        checkToken(token);
+        checkRetention(completeOptions?.retentionMs);
+        const { retentionMs } = completeOptions;
+        run('complete', () => {
+          const now = clock();
+          statements.complete.run(storedKey(key), retentionMs === Infinity ? null : now + retentionMs, token, now);
+        });
+      }),
+    release: (key: string, token: string): Promise<void> =>
+      settle(() => {
+        checkKey(key);
+        checkToken(token);
+        run('release', () => statements.release.run(storedKey(key), token));
+      }),
+  };
+}

@@ -1,0 +1,142 @@
+// The Durable Object store in workerd (Miniflare): the shared store contract
+// on both storage back-ends, with the store running in one Worker and the
+// object hosted by another; several Worker instances racing the same
+// deliveries through createWebhookHandler; records deleted by their alarm.
+import type { Miniflare } from 'miniflare';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { DedupStore } from '../../src/dedup/store.js';
+import { signDelivery, webhookBody, type SignedDelivery } from '../helpers/sign.js';
+import { storeContract } from '../dedup/contract.js';
+import { expectDistinctKeys } from '../helpers/distinct-keys.js';
+import { objectStub, startWorkers, storeThrough, WEBHOOK_URL, worker, type Backend } from './workerd.js';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+for (const backend of ['sqlite', 'kv'] as const satisfies readonly Backend[]) {
+  describe(`Durable Object store (${backend} storage)`, () => {
+    let mf: Miniflare | undefined;
+    let store: DedupStore;
+    beforeAll(async () => {
+      mf = await startWorkers(backend, ['a']);
+      store = storeThrough(mf, 'a');
+    });
+    afterAll(async () => {
+      await mf?.dispose();
+    });
+
+    storeContract(`Durable Object (${backend})`, () => store);
+
+    it('keeps any two different keys apart, lone surrogates and NUL included (property)', async () => {
+      await expectDistinctKeys(store, 40);
+    });
+
+    it('keeps the deliveries of two prefixes apart', async () => {
+      const key = `prefix-${Date.now()}`;
+      const other = storeThrough(mf!, 'a', 'other-app:');
+      expect((await store.claim(key, { leaseMs: 10_000 })).status).toBe('claimed');
+      expect((await other.claim(key, { leaseMs: 10_000 })).status).toBe('claimed');
+      expect((await other.claim(key, { leaseMs: 10_000 })).status).toBe('in-progress');
+    });
+
+    it('refuses malformed operations sent to the object directly, and stores nothing for them', async () => {
+      const stub = await objectStub(mf!, `payhook:direct-${Date.now()}`);
+      const send = async (path: string, body: string) => {
+        const response = await stub.fetch(`https://payhook-dedup.invalid/${path}`, { method: 'POST', body });
+        return { status: response.status, body: await response.json() };
+      };
+      for (const body of ['{"leaseMs":-1}', '{"leaseMs":"60000"}', '{}', 'null', 'not json']) {
+        expect(await send('claim', body)).toMatchObject({ status: 400, body: { code: 'INVALID_ARGUMENT' } });
+      }
+      expect(await send('complete', '{"token":"","retentionMs":1000}')).toMatchObject({ status: 400 });
+      expect(await send('complete', '{"token":"t","retentionMs":0}')).toMatchObject({ status: 400 });
+      expect(await send('release', '{}')).toMatchObject({ status: 400 });
+      expect(await send('forget', '{}')).toMatchObject({ status: 404 });
+      expect(await send('claim', '{"leaseMs":10000}')).toMatchObject({ status: 200, body: { status: 'claimed' } });
+    });
+
+    it('deletes an expired claim by its alarm, and keeps a forever-completed record without one', async () => {
+      const a = await worker(mf!, 'a');
+      const peek = async (key: string) =>
+        (await (await a.fetch(`http://worker/peek?key=${encodeURIComponent(key)}`)).json()) as {
+          record: { state: string } | null;
+          alarm: number | null;
+        };
+      const abandoned = `alarm-${Date.now()}`;
+      const claim = await store.claim(abandoned, { leaseMs: 200 });
+      expect(claim.status).toBe('claimed');
+      const held = await peek(abandoned);
+      expect(held.record?.state).toBe('claimed');
+      expect(held.alarm).toBeGreaterThan(Date.now() - 1000);
+      await sleep(1200);
+      expect(await peek(abandoned)).toEqual({ record: null, alarm: null });
+
+      const kept = `forever-${Date.now()}`;
+      const token = await store.claim(kept, { leaseMs: 200 });
+      if (token.status !== 'claimed') throw new Error(token.status);
+      await store.complete(kept, token.token, { retentionMs: Infinity });
+      await sleep(600);
+      expect(await peek(kept)).toEqual({ record: { state: 'completed', expiresAt: null }, alarm: null });
+      expect(await store.claim(kept, { leaseMs: 1000 })).toEqual({ status: 'completed' });
+    });
+  });
+}
+
+describe('several Worker instances sharing the Durable Object', () => {
+  const instances = ['a', 'b', 'c'];
+  let mf: Miniflare | undefined;
+  beforeAll(async () => {
+    mf = await startWorkers('sqlite', instances);
+  });
+  afterAll(async () => {
+    await mf?.dispose();
+  });
+
+  async function deliver(name: string, delivery: SignedDelivery): Promise<{ status: number; body: unknown }> {
+    const target = await worker(mf!, name);
+    const response = await target.fetch(WEBHOOK_URL, {
+      method: delivery.method,
+      headers: delivery.headers,
+      body: delivery.body,
+    });
+    return { status: response.status, body: await response.json() };
+  }
+
+  async function handled(): Promise<string[]> {
+    const lists = await Promise.all(
+      instances.map(async (name) => (await (await worker(mf!, name)).fetch('http://worker/handled')).json()),
+    );
+    return (lists as string[][]).flat();
+  }
+
+  it('runs onPayment exactly once per delivery when every instance gets many copies at once', async () => {
+    const deliveries = Array.from({ length: 5 }, () => signDelivery(webhookBody()));
+    const copies = 30;
+    const answers = await Promise.all(
+      deliveries.flatMap((delivery) =>
+        Array.from({ length: copies }, (_, i) => deliver(instances[i % instances.length]!, delivery)),
+      ),
+    );
+    const statuses = answers.map((answer) => answer.status);
+    // 200: handled here or already handled; 409: another instance holds it right now.
+    expect(
+      statuses.filter((status) => status !== 200 && status !== 409),
+      JSON.stringify(answers),
+    ).toEqual([]);
+    expect(statuses.filter((status) => status === 409).length).toBeGreaterThan(0);
+
+    // Once the completions (sent after the answer, through waitUntil) land,
+    // every instance answers every copy as a duplicate.
+    for (const delivery of deliveries) {
+      for (const name of instances) {
+        let answer = await deliver(name, delivery);
+        for (let wait = 0; answer.status === 409 && wait < 50; wait++) {
+          await sleep(20);
+          answer = await deliver(name, delivery);
+        }
+        expect(answer).toEqual({ status: 200, body: { ok: true, duplicate: true } });
+      }
+    }
+    const seen = await handled();
+    expect([...seen].sort()).toEqual(deliveries.map((delivery) => delivery.id).sort());
+  });
+});

@@ -1,0 +1,94 @@
+// createDurableObjectStore on its own, in Node, against stand-in namespaces:
+// misuse is INVALID_ARGUMENT at creation, and every way the object can fail
+// (unreachable, an error status, an answer that is not a claim result) is
+// STORE_UNAVAILABLE, which the Web handler turns into 503. The real object
+// in workerd is tested in durable-object.test.ts.
+import { describe, expect, it } from 'vitest';
+import {
+  createDurableObjectStore,
+  type DurableObjectNamespaceLike,
+  type DurableObjectStubLike,
+} from '../../src/cloudflare/index.js';
+import { createWebhookHandler } from '../../src/web/index.js';
+import { PUBLIC_KEY, signDelivery, webhookBody } from '../helpers/sign.js';
+
+function namespaceAnswering(fetch: DurableObjectStubLike['fetch']): DurableObjectNamespaceLike & { names: string[] } {
+  const names: string[] = [];
+  return {
+    names,
+    idFromName: (name) => {
+      names.push(name);
+      return { name };
+    },
+    get: () => ({ fetch }),
+  };
+}
+
+const answer = (status: number, body: string) => Promise.resolve(new Response(body, { status }));
+
+describe('createDurableObjectStore', () => {
+  it('refuses a missing or wrong namespace, and a prefix that is not a string, with INVALID_ARGUMENT', () => {
+    const wrong: unknown[] = [undefined, null, {}, { namespace: {} }, { namespace: { idFromName: () => 1 } }];
+    for (const options of wrong) {
+      expect(() => createDurableObjectStore(options as never)).toThrow(
+        expect.objectContaining({ code: 'INVALID_ARGUMENT' }),
+      );
+    }
+    const namespace = namespaceAnswering(() => answer(204, ''));
+    expect(() => createDurableObjectStore({ namespace, prefix: 1 as never })).toThrow(
+      expect.objectContaining({ code: 'INVALID_ARGUMENT' }),
+    );
+  });
+
+  it('routes each key to the object named prefix + key', async () => {
+    const namespace = namespaceAnswering(() => answer(200, '{"status":"in-progress"}'));
+    await createDurableObjectStore({ namespace }).claim('t-1:SUCCEEDED', { leaseMs: 1000 });
+    await createDurableObjectStore({ namespace, prefix: 'shop:' }).claim('t-1:SUCCEEDED', { leaseMs: 1000 });
+    expect(namespace.names).toEqual(['payhook:t-1:SUCCEEDED', 'shop:t-1:SUCCEEDED']);
+  });
+
+  const failures: Array<[string, DurableObjectStubLike['fetch']]> = [
+    ['the stub rejects', () => Promise.reject(new Error('Network connection lost.'))],
+    ['the object answers 500', () => answer(500, '{"code":"STORE_UNAVAILABLE","message":"disk on fire"}')],
+    ['the answer is not JSON', () => answer(502, '<html>bad gateway</html>')],
+  ];
+  for (const [what, fetch] of failures) {
+    it(`rejects every operation with STORE_UNAVAILABLE when ${what}`, async () => {
+      const store = createDurableObjectStore({ namespace: namespaceAnswering(fetch) });
+      const unavailable = { code: 'STORE_UNAVAILABLE', message: expect.stringContaining('Durable Object') };
+      await expect(store.claim('k', { leaseMs: 1000 })).rejects.toMatchObject(unavailable);
+      await expect(store.complete('k', 'token', { retentionMs: 1000 })).rejects.toMatchObject(unavailable);
+      await expect(store.release('k', 'token')).rejects.toMatchObject(unavailable);
+    });
+  }
+
+  it('rejects a claim answer that is not a claim result with STORE_UNAVAILABLE, never as claimed', async () => {
+    for (const body of ['{}', '{"status":"claimed"}', '{"status":"claimed","token":""}', '{"status":"yes"}', 'null']) {
+      const store = createDurableObjectStore({ namespace: namespaceAnswering(() => answer(200, body)) });
+      await expect(store.claim('k', { leaseMs: 1000 })).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+    }
+  });
+
+  it('makes the Web handler answer 503 when the object cannot be reached, without running onPayment', async () => {
+    let ran = 0;
+    const handler = createWebhookHandler({
+      publicKeys: PUBLIC_KEY,
+      webhookUrl: 'https://shop.example.kg/webhooks/payments',
+      store: createDurableObjectStore({
+        namespace: namespaceAnswering(() => Promise.reject(new Error('Durable Object is overloaded.'))),
+      }),
+      onPayment: () => void ran++,
+    });
+    const delivery = signDelivery(webhookBody());
+    const response = await handler(
+      new Request('https://shop.example.kg/webhooks/payments', {
+        method: 'POST',
+        headers: delivery.headers,
+        body: delivery.body,
+      }),
+    );
+    expect(response.status).toBe(503);
+    expect(await response.json()).toMatchObject({ ok: false, code: 'STORE_UNAVAILABLE' });
+    expect(ran).toBe(0);
+  });
+});

@@ -1,0 +1,60 @@
+// payhook/sqlite on every runtime it claims (Node 22 and 24 and Deno through
+// node:sqlite, Bun through bun:sqlite), each in its own process on a real
+// database file: the shared store contract, memory across a crash (kill -9,
+// then a new process on the same file), and two processes racing one key.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { storeContract } from '../dedup/contract.js';
+import { expectDistinctKeys } from '../helpers/distinct-keys.js';
+import { databaseFile, startStore, type RunningStore, type Runtime } from './runtimes.js';
+
+const runtimes: Runtime[] = ['node22', 'node24', 'deno', 'bun'];
+
+for (const runtime of runtimes) {
+  describe(`SQLite store on ${runtime}`, () => {
+    const file = databaseFile();
+    const running: RunningStore[] = [];
+    let first: RunningStore;
+    beforeAll(async () => {
+      first = await startStore(runtime, file);
+      running.push(first);
+    });
+    afterAll(async () => {
+      await Promise.all(running.map((process) => process.kill()));
+    });
+
+    storeContract(`SQLite (${runtime})`, () => first.store);
+
+    it('keeps any two different keys apart, lone surrogates and NUL included (property)', async () => {
+      await expectDistinctKeys(first.store, 100);
+    });
+
+    it('remembers completed and claimed deliveries after a kill -9, in a new process on the file', async () => {
+      const ownFile = databaseFile();
+      const own = await startStore(runtime, ownFile);
+      running.push(own);
+      const done = `restart-done-${Date.now()}`;
+      const held = `restart-held-${Date.now()}`;
+      const claim = await own.store.claim(done, { leaseMs: 60_000 });
+      if (claim.status !== 'claimed') throw new Error(claim.status);
+      await own.store.complete(done, claim.token, { retentionMs: 60_000 });
+      expect((await own.store.claim(held, { leaseMs: 60_000 })).status).toBe('claimed');
+      await own.kill();
+      // The same file, a new process: nothing was lost with the old one.
+      const again = await startStore(runtime, ownFile);
+      running.push(again);
+      expect(await again.store.claim(done, { leaseMs: 60_000 })).toEqual({ status: 'completed' });
+      expect(await again.store.claim(held, { leaseMs: 60_000 })).toEqual({ status: 'in-progress' });
+    });
+
+    it('grants exactly one claim when two processes on the same file race for one key', async () => {
+      const second = await startStore(runtime, file);
+      running.push(second);
+      const key = `two-processes-${Date.now()}`;
+      const results = await Promise.all(
+        Array.from({ length: 60 }, (_, i) => (i % 2 === 0 ? first : second).store.claim(key, { leaseMs: 10_000 })),
+      );
+      expect(results.filter((result) => result.status === 'claimed')).toHaveLength(1);
+      expect(results.filter((result) => result.status === 'in-progress')).toHaveLength(59);
+    });
+  });
+}
