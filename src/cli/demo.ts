@@ -48,16 +48,16 @@ export async function demoCommand(args: readonly string[], io: Io): Promise<numb
   const handled: PaymentWebhook[] = [];
   const failuresLeft = new Map<string, number>();
   const slow = new Set<string>();
-  // The handler pins the URL it is served at, so it is made once the port is known.
-  let handler: NodeWebhookHandler | undefined;
-  const server: Server = createServer((req, res) => void handler?.(req, res));
+  // The handler pins the URL it is served at, so it is made (and attached)
+  // once the port is known.
+  const server: Server = createServer();
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', resolve);
   });
   const { port } = server.address() as AddressInfo;
   const url = `http://127.0.0.1:${port}/webhooks/payments`;
-  handler = createNodeWebhookHandler({
+  const handler: NodeWebhookHandler = createNodeWebhookHandler({
     publicKeys: TEST_KEY_PAIR.publicKey,
     webhookUrl: url,
     store: createMemoryStore(),
@@ -72,6 +72,7 @@ export async function demoCommand(args: readonly string[], io: Io): Promise<numb
       handled.push(webhook);
     },
   });
+  server.on('request', (req, res) => void handler(req, res));
   io.out(`payhook demo: a receiver listens on ${url}`);
   io.out(`(createNodeWebhookHandler + createMemoryStore, verifying with TEST_KEY_PAIR.publicKey)\n`);
 

@@ -125,11 +125,11 @@ export async function generateTestKeyPair(options?: GenerateTestKeyPairOptions):
   }
   const subtle = (globalThis as { crypto?: Crypto }).crypto?.subtle;
   if (!subtle) throw new PayhookError('INVALID_ARGUMENT', 'Web Crypto (globalThis.crypto.subtle) is not available.');
-  const pair = (await subtle.generateKey(
+  const pair = await subtle.generateKey(
     { name: 'RSASSA-PKCS1-v1_5', modulusLength, publicExponent: new Uint8Array([1, 0, 1]), hash: 'SHA-256' },
     true,
     ['sign', 'verify'],
-  ));
+  );
   const [spki, pkcs8] = await Promise.all([
     subtle.exportKey('spki', pair.publicKey),
     subtle.exportKey('pkcs8', pair.privateKey),

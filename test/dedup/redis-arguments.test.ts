@@ -8,9 +8,9 @@ import { createRedisStore } from '../../src/redis/index.js';
 function capturing() {
   const commands: string[][] = [];
   const client = {
-    sendCommand: async (args: string[]): Promise<unknown> => {
+    sendCommand: (args: string[]): Promise<unknown> => {
       commands.push(args);
-      return args[0] === 'SET' ? 'OK' : 1;
+      return Promise.resolve(args[0] === 'SET' ? 'OK' : 1);
     },
   };
   return { commands, store: createRedisStore({ client }) };

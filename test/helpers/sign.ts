@@ -81,12 +81,16 @@ export function signDelivery(body: Record<string, unknown> | string, options: Si
     'base64',
   );
   const parsed = typeof body === 'string' ? {} : body;
+  const field = (name: string): string => {
+    const value = parsed[name];
+    return typeof value === 'string' || typeof value === 'number' ? String(value) : '';
+  };
   return {
     method,
     target,
     headers,
     body: text,
-    transactionId: String(parsed['transactionId'] ?? ''),
-    id: String(parsed['id'] ?? ''),
+    transactionId: field('transactionId'),
+    id: field('id'),
   };
 }
