@@ -3,8 +3,15 @@
 // and node-redis stores) and its own redis-server, all on loopback, plays the
 // service and the attackers against them, keeps a ledger of what was sent,
 // handled and answered, prints a table, and exits non-zero when a target is
-// missed. Knobs: CHAOS_QUICK=1 (the short CI subset), CHAOS_SECONDS (the time
-// bound), CHAOS_ONLY=1,query (some scenarios), CHAOS_JSON=<file> (the rows).
+// missed. Knobs: --quick or CHAOS_QUICK=1 (the short subset `npm test` runs),
+// CHAOS_SECONDS (the time bound), CHAOS_ONLY=1,query (some scenarios),
+// CHAOS_JSON=<file> (the rows).
+//
+// The quick run judges what must hold on any machine (nothing lost, nothing
+// twice, no false accept, no wrong answer) and prints the timing figures
+// without judging them: a time is a measurement of the machine as much as of
+// payhook, and the test suite holds no timed test. The full run judges the
+// timing targets too.
 import { writeFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import { createClient } from 'redis';
@@ -23,7 +30,7 @@ import { slowStore } from './scenarios/slow-store.mjs';
 
 const SCENARIOS = [eviction, flood, slowStore, query, oversized, bomAnd500, invalidPayload, mixed];
 
-const quick = process.env.CHAOS_QUICK === '1';
+const quick = process.env.CHAOS_QUICK === '1' || process.argv.includes('--quick');
 const seconds = Number(process.env.CHAOS_SECONDS ?? (quick ? 60 : 180));
 if (!(seconds > 0)) throw new Error(`CHAOS_SECONDS must be a positive number, not ${process.env.CHAOS_SECONDS}`);
 const only = (process.env.CHAOS_ONLY ?? '').split(',').filter(Boolean);
@@ -94,6 +101,8 @@ function toRow(scenario, pair, ledger) {
     notes: ledger.notes,
     metrics: ledger.metrics,
   };
+  // A scenario that sent nothing proved nothing.
+  if (row.sent === 0) row.failures.push('sent nothing');
   row.failures = judge(row);
   return row;
 }
@@ -113,7 +122,7 @@ async function main() {
   redis = await startRedis();
   log(`redis-server on port ${redis.port}`);
   await connectClients();
-  const ctx = { quick, seconds, clients, redis, log };
+  const ctx = { quick, judgeTiming: !quick, seconds, clients, redis, log };
   for (const scenario of SCENARIOS.filter(selected)) {
     const pairs = pairsFor(scenario);
     log(`scenario ${scenario.id} ${scenario.name}: ${scenario.title} (${pairs.length} receivers)`);

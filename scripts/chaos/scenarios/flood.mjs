@@ -43,6 +43,12 @@ function percentile(values, p) {
 
 const round = (ms) => Math.round(ms * 10) / 10;
 
+/** A missed timing target fails the full run; the quick run only notes it (see run.mjs). */
+function judgeTiming(ctx, ledger, message) {
+  if (ctx.judgeTiming) ledger.fail(message);
+  else ledger.note(`timing target missed (judged in the full run only): ${message}`);
+}
+
 export const flood = {
   id: '2',
   name: 'flood',
@@ -80,8 +86,10 @@ export const flood = {
         ledger.answer(id, answer.status);
         return answer;
       };
-      // Warm up: the first delivery imports the key.
+      // Warm up: the first delivery imports the key, and the first unsigned
+      // ones run before the engine has compiled the body path.
       await deliver(receiver, ledger, createTestWebhook(), { attempts: 3 });
+      for (let i = 0; i < 3; i++) await sendUnsigned();
 
       // 1. One unsigned request at a time: the event-loop time each costs.
       const costs = [];
@@ -101,7 +109,9 @@ export const flood = {
       ledger.metric('longestStallMs', round(delay.max / 1e6));
       ledger.note(`unsigned maximal bodies answered ${[...statuses].join('/')}`);
       if (!(cost <= TARGETS.unsignedStallMs)) {
-        ledger.fail(
+        judgeTiming(
+          ctx,
+          ledger,
           `an unsigned maximal body costs ${round(cost)} ms of event loop (median), over ${TARGETS.unsignedStallMs} ms`,
         );
       }
@@ -143,7 +153,11 @@ export const flood = {
       ledger.metric('validP50Ms', round(percentile(latencies, 0.5)));
       ledger.metric('floodRequests', unsigned);
       if (!(p99 <= TARGETS.validP99Ms)) {
-        ledger.fail(`valid deliveries p99 ${round(p99)} ms while two clients flood, over ${TARGETS.validP99Ms} ms`);
+        judgeTiming(
+          ctx,
+          ledger,
+          `valid deliveries p99 ${round(p99)} ms while two clients flood, over ${TARGETS.validP99Ms} ms`,
+        );
       }
       if (refused.length > 0)
         ledger.note(`${refused.length} valid deliveries not answered 200 during the flood; retried`);

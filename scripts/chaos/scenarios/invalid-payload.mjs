@@ -3,12 +3,12 @@
 // without end, it is never processed, and nothing tells the merchant.
 // Checked twice: with default options (it must not be answered 200 unless
 // recorded, and onPayment must not see it), and with a dead-letter hook
-// (CHAOS_INVALID_HOOK, default `onInvalidPayload`) that, once it resolves,
+// (CHAOS_INVALID_HOOK, default `deadLetter`) that, once it resolves,
 // lets the delivery be answered 200.
 import { createTestWebhook } from 'payhook/testing';
 import { send, sign, startReceiver, verdictOf } from '../harness.mjs';
 
-const HOOK = process.env.CHAOS_INVALID_HOOK ?? 'onInvalidPayload';
+const HOOK = process.env.CHAOS_INVALID_HOOK ?? 'deadLetter';
 
 export const invalidPayload = {
   id: '7',
