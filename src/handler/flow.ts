@@ -12,7 +12,8 @@ import type { VerifyWebhookError, VerifyWebhookResult, WebhookRequest } from '..
 import type { PaymentWebhook } from '../webhook/types.js';
 import { handledAnswer, type Answer } from './answer.js';
 import { runWithin } from './deadline.js';
-import type { InvalidPayloadDelivery, PaymentContext, WebhookHandlerOptions } from './options.js';
+import type { InvalidPayloadDelivery, PaymentContext } from './hooks.js';
+import type { WebhookHandlerOptions } from './options.js';
 import { receiveBody, type DeliveryInput } from './receive.js';
 import { createRefuse } from './refuse.js';
 import { createReporter } from './report.js';

@@ -3,7 +3,8 @@
 // read. Internal.
 import type { PayhookErrorCode } from '../errors.js';
 import { answer, statusForCode, type Answer } from './answer.js';
-import type { WebhookHandlerOptions, WebhookLogRecord } from './options.js';
+import type { WebhookLogRecord } from './hooks.js';
+import type { WebhookHandlerOptions } from './options.js';
 import type { Reporter } from './report.js';
 
 /** What a 5xx body says when the merchant did not opt in to error texts. */

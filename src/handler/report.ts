@@ -2,7 +2,7 @@
 // which may change an answer (a throwing logger or hook is contained).
 // Internal.
 import { describeError } from '../lib/misuse.js';
-import type { WebhookLogRecord } from './options.js';
+import type { WebhookLogRecord } from './hooks.js';
 
 /** Internal: how the flow reports. */
 export interface Reporter {

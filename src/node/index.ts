@@ -12,22 +12,8 @@ import { createDeliveryFlow } from '../handler/flow.js';
 import type { WebhookHandlerOptions } from '../handler/options.js';
 import type { BodyInput } from '../request.js';
 
-export type {
-  AbortSignalLike,
-  AnyHost,
-  DuplicateDelivery,
-  GivenKeys,
-  HandlerAbortSignal,
-  InvalidPayloadDelivery,
-  PaymentContext,
-  PinnedHost,
-  ServiceKeys,
-  SignatureMismatchDetails,
-  WebhookHandlerBaseOptions,
-  WebhookHandlerError,
-  WebhookHandlerOptions,
-  WebhookLogRecord,
-} from '../handler/options.js';
+export type * from '../handler/hooks.js';
+export type * from '../handler/options.js';
 
 /**
  * The slice of Node's `IncomingMessage` the handler uses (Express's `req`

@@ -10,22 +10,8 @@ import { readChunks, type ChunkSource } from '../handler/body.js';
 import { createDeliveryFlow } from '../handler/flow.js';
 import type { WebhookHandlerOptions } from '../handler/options.js';
 
-export type {
-  AbortSignalLike,
-  AnyHost,
-  DuplicateDelivery,
-  GivenKeys,
-  HandlerAbortSignal,
-  InvalidPayloadDelivery,
-  PaymentContext,
-  PinnedHost,
-  ServiceKeys,
-  SignatureMismatchDetails,
-  WebhookHandlerBaseOptions,
-  WebhookHandlerError,
-  WebhookHandlerOptions,
-  WebhookLogRecord,
-} from '../handler/options.js';
+export type * from '../handler/hooks.js';
+export type * from '../handler/options.js';
 
 /**
  * What a platform may pass beside the request: `waitUntil` keeps the

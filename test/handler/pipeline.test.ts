@@ -3,7 +3,8 @@
 import { describe, expect, it } from 'vitest';
 import { createMemoryStore } from '../../src/dedup/memory.js';
 import type { DedupStore } from '../../src/dedup/store.js';
-import type { WebhookHandlerOptions, WebhookLogRecord } from '../../src/handler/options.js';
+import type { WebhookLogRecord } from '../../src/handler/hooks.js';
+import type { WebhookHandlerOptions } from '../../src/handler/options.js';
 import { createNodeWebhookHandler } from '../../src/node/index.js';
 import { createWebhookHandler } from '../../src/web/index.js';
 import { PUBLIC_KEY, signDelivery, webhookBody, type SignedDelivery } from '../helpers/sign.js';

@@ -1,7 +1,7 @@
 // The Web adapter's body reading: a deadline on the whole body, and the
 // stream let go of when it passes.
 import { describe, expect, it } from 'vitest';
-import type { WebhookLogRecord } from '../../src/handler/options.js';
+import type { WebhookLogRecord } from '../../src/handler/hooks.js';
 import { createWebhookHandler } from '../../src/web/index.js';
 import { PUBLIC_KEY, signDelivery, webhookBody } from '../helpers/sign.js';
 
