@@ -14,7 +14,14 @@ const fresh = join(root, '.tmp', 'docs-api-check');
 rmSync(fresh, { recursive: true, force: true });
 const typedoc = spawnSync(
   process.execPath,
-  [join(root, 'node_modules', 'typedoc', 'bin', 'typedoc'), '--out', fresh, '--logLevel', 'Error'],
+  [
+    join(root, 'node_modules', 'typedoc', 'bin', 'typedoc'),
+    '--out',
+    fresh,
+    '--logLevel',
+    'Warn',
+    '--treatWarningsAsErrors',
+  ],
   { cwd: root, encoding: 'utf8' },
 );
 if (typedoc.status !== 0) {

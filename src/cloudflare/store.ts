@@ -81,7 +81,7 @@ export interface DurableObjectStoreOptions {
  * with `STORE_UNAVAILABLE`; the handler then answers 503 and the service
  * retries.
  *
- * @throws {@link PayhookError} `INVALID_ARGUMENT` when `namespace` is not a
+ * @throws {@link payhook!PayhookError | PayhookError} `INVALID_ARGUMENT` when `namespace` is not a
  * Durable Object namespace.
  *
  * @example

@@ -71,7 +71,7 @@ export interface PaymentContext {
 }
 
 /**
- * A refused or failed delivery, as {@link WebhookHandlerOptions.onError}
+ * A refused or failed delivery, as {@link payhook/web!WebhookHandlerBaseOptions.onError | WebhookHandlerOptions.onError}
  * receives it: the stable code, the HTTP status answered, and where known
  * the delivery key and the underlying error.
  *
@@ -137,8 +137,8 @@ export interface WebhookLogRecord {
 /**
  * An authentic delivery (signature and timestamp verified) whose payload is
  * not a webhook payhook understands (`INVALID_PAYLOAD`), as
- * {@link WebhookHandlerOptions.onInvalidPayload} and
- * {@link WebhookHandlerOptions.deadLetter} receive it: the reasons, and the
+ * {@link payhook/web!WebhookHandlerBaseOptions.onInvalidPayload | WebhookHandlerOptions.onInvalidPayload} and
+ * {@link payhook/web!WebhookHandlerBaseOptions.deadLetter | WebhookHandlerOptions.deadLetter} receive it: the reasons, and the
  * request as received so it can be stored and replayed once understood.
  *
  * @example
@@ -160,7 +160,7 @@ export interface InvalidPayloadDelivery {
 }
 
 /**
- * What {@link WebhookHandlerOptions.onSignatureMismatch} receives beside the
+ * What {@link payhook/web!WebhookHandlerBaseOptions.onSignatureMismatch | WebhookHandlerOptions.onSignatureMismatch} receives beside the
  * request: the delivery captured losslessly, in the JSON form
  * `payhook verify --request` reads.
  *

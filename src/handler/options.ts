@@ -156,7 +156,7 @@ export interface WebhookHandlerBaseOptions extends Omit<
    * whose payload is not a webhook payhook understands, e.g. a field whose
    * type the service changed. A report only: the answer stays 400, so the
    * service keeps the delivery and retries it (nothing is lost) — until you
-   * upgrade payhook or set {@link WebhookHandlerOptions.deadLetter}.
+   * upgrade payhook or set {@link WebhookHandlerBaseOptions.deadLetter | deadLetter}.
    */
   onInvalidPayload?: (delivery: InvalidPayloadDelivery) => void | Promise<void>;
   /**

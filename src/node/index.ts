@@ -12,8 +12,24 @@ import { createDeliveryFlow } from '../handler/flow.js';
 import type { WebhookHandlerOptions } from '../handler/options.js';
 import type { BodyInput } from '../request.js';
 
-export type * from '../handler/hooks.js';
-export type * from '../handler/options.js';
+export type {
+  AbortSignalLike,
+  DuplicateDelivery,
+  HandlerAbortSignal,
+  InvalidPayloadDelivery,
+  PaymentContext,
+  SignatureMismatchDetails,
+  WebhookHandlerError,
+  WebhookLogRecord,
+} from '../handler/hooks.js';
+export type {
+  AnyHost,
+  GivenKeys,
+  PinnedHost,
+  ServiceKeys,
+  WebhookHandlerBaseOptions,
+  WebhookHandlerOptions,
+} from '../handler/options.js';
 
 /**
  * The slice of Node's `IncomingMessage` the handler uses (Express's `req`
@@ -213,7 +229,7 @@ function send(res: NodeResponseLike, answer: Answer): void {
  *
  * Behind a proxy, set `webhookUrl` (see the README's "Behind a proxy").
  *
- * @throws {@link PayhookError} `INVALID_ARGUMENT` at creation for missing
+ * @throws {@link payhook!PayhookError | PayhookError} `INVALID_ARGUMENT` at creation for missing
  * keys, a missing `onPayment`, neither `webhookUrl` nor `allowAnyHost: true`,
  * or out-of-range durations.
  *

@@ -160,7 +160,7 @@ function milliseconds(name: 'leaseMs' | 'retentionMs', ms: number): string {
  * offline queue (the pipeline also bounds each store call with
  * `storeTimeoutMs`).
  *
- * @throws {@link PayhookError} `INVALID_ARGUMENT` when `client` is not a
+ * @throws {@link payhook!PayhookError | PayhookError} `INVALID_ARGUMENT` when `client` is not a
  * Redis client.
  *
  * @example

@@ -156,7 +156,7 @@ function prepare(database: SqliteDatabaseLike, table: string): Statements {
  * and Deno (`node:sqlite`) and Bun (`bun:sqlite`). One machine only: for
  * several, use Redis or PostgreSQL.
  *
- * @throws {@link PayhookError} `INVALID_ARGUMENT` for a missing database, a
+ * @throws {@link payhook!PayhookError | PayhookError} `INVALID_ARGUMENT` for a missing database, a
  * bad table name or clock; `STORE_UNAVAILABLE` when the table cannot be
  * created.
  *

@@ -127,7 +127,7 @@ let encoder: TextEncoder | undefined;
  * The body may be an object (written with `JSON.stringify`) or JSON text
  * (sent byte for byte, so unusual spacing or number spelling can be tested).
  *
- * @throws {@link PayhookError} `INVALID_ARGUMENT` for a missing or bad `url`
+ * @throws {@link payhook!PayhookError | PayhookError} `INVALID_ARGUMENT` for a missing or bad `url`
  * or `timestamp`, `INVALID_KEY` for a key that cannot sign, `INVALID_BODY`
  * for a body that is not a JSON object, `MALFORMED_PATH` /
  * `MALFORMED_QUERY` for a URL the receiver could not read either.
@@ -194,7 +194,7 @@ function withoutHost(headers: Readonly<Record<string, string>>): Record<string, 
  * handler (`payhook/web`, Hono, Next.js route handlers, Workers) directly.
  * Its URL is `signed.url`, so the handler sees the signed host and path.
  *
- * @throws {@link PayhookError} `INVALID_ARGUMENT` for a header value with
+ * @throws {@link payhook!PayhookError | PayhookError} `INVALID_ARGUMENT` for a header value with
  * whitespace around it, which `Request` would strip (the signature would
  * then never verify).
  *
@@ -231,7 +231,7 @@ export function toRequest(signed: SignedWebhook): Request {
  * your app would, so sign for the URL you send to — or configure the
  * receiver's `webhookUrl` with the signed one.
  *
- * @throws {@link PayhookError} `INVALID_ARGUMENT` for a `baseUrl` that is
+ * @throws {@link payhook!PayhookError | PayhookError} `INVALID_ARGUMENT` for a `baseUrl` that is
  * not an absolute URL, or a header value with whitespace around it (HTTP
  * strips it, so the signature would not verify on arrival); network errors
  * reject as `fetch` rejects.

@@ -108,7 +108,7 @@ export interface GenerateTestKeyPairOptions {
  * {@link TEST_KEY_PAIR} (for example, to check that a delivery signed with
  * another key is refused).
  *
- * @throws {@link PayhookError} `INVALID_ARGUMENT` for a modulus length that is
+ * @throws {@link payhook!PayhookError | PayhookError} `INVALID_ARGUMENT` for a modulus length that is
  * not a multiple of 8 between 1024 and 8192.
  *
  * @example

@@ -10,8 +10,24 @@ import { readChunks, type ChunkSource } from '../handler/body.js';
 import { createDeliveryFlow } from '../handler/flow.js';
 import type { WebhookHandlerOptions } from '../handler/options.js';
 
-export type * from '../handler/hooks.js';
-export type * from '../handler/options.js';
+export type {
+  AbortSignalLike,
+  DuplicateDelivery,
+  HandlerAbortSignal,
+  InvalidPayloadDelivery,
+  PaymentContext,
+  SignatureMismatchDetails,
+  WebhookHandlerError,
+  WebhookLogRecord,
+} from '../handler/hooks.js';
+export type {
+  AnyHost,
+  GivenKeys,
+  PinnedHost,
+  ServiceKeys,
+  WebhookHandlerBaseOptions,
+  WebhookHandlerOptions,
+} from '../handler/options.js';
 
 /**
  * What a platform may pass beside the request: `waitUntil` keeps the
@@ -98,7 +114,7 @@ function toResponse(answer: Answer): Response {
  * anything reads its body (in Hono, `c.req.raw`). Pass the platform's
  * context as the second argument where it has `waitUntil`.
  *
- * @throws {@link PayhookError} `INVALID_ARGUMENT` at creation for missing
+ * @throws {@link payhook!PayhookError | PayhookError} `INVALID_ARGUMENT` at creation for missing
  * keys, a missing `onPayment`, neither `webhookUrl` nor `allowAnyHost: true`,
  * or out-of-range durations.
  *
