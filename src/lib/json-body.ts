@@ -114,28 +114,19 @@ export function bodySize(body: BodyInput, limit: number): number {
 
 let collator: Intl.Collator | undefined;
 
-/** A canonical numeric string below 2³² − 1: the keys JavaScript objects list first, in numeric order. */
-function isArrayIndex(key: string): boolean {
-  return /^(?:0|[1-9]\d{0,9})$/.test(key) && Number(key) < 4_294_967_295;
-}
-
 /**
- * The body line of the canonical string: the contract's rule is top-level
- * keys in `en-US` collation order, put into a fresh object and written with
- * `JSON.stringify`. A fresh object lists integer-like keys (array indices)
- * first in numeric order and the rest in insertion order, so the line is
- * written here in that order directly: array indices numerically, then the
- * other keys by collation, each member as `JSON.stringify` writes it (one
- * whose value it would leave out is left out). Building the fresh object is
- * what made an unsigned body of many tiny keys cost most of its time. Nested
- * values keep their order.
+ * The body line of the canonical string: top-level keys in `en-US` collation
+ * order, put into a fresh object (so integer-like keys still come first, as
+ * JavaScript orders them) and written with `JSON.stringify`. Nested values
+ * keep their order.
  *
- * `__proto__`: a top-level `"__proto__"` member (which `JSON.parse` makes an
- * ordinary own property) is written out in its sorted place like any other.
- * Assigning it into `{}` would instead set the prototype and drop the member
- * from the line, so the signature would not cover it and anyone could add one
- * to a signed body. Real deliveries never carry such a member (spec §2), so
- * the only effect is that such a body must be signed with the member included.
+ * `__proto__`: the object has no prototype, so a top-level `"__proto__"`
+ * member (which `JSON.parse` makes an ordinary own property) stays an
+ * ordinary entry and is written out, in its sorted place. Assigning it into
+ * `{}` would instead set the prototype and drop the member from the line,
+ * so the signature would not cover it and anyone could add one to a signed
+ * body. Real deliveries never carry such a member (spec §2), so the only
+ * effect is that such a body must be signed with the member included.
  *
  * @example
  * ```ts
@@ -147,19 +138,14 @@ function isArrayIndex(key: string): boolean {
 export function canonicalBody(body: JsonObject | null): string {
   if (body === null) return '';
   try {
-    const keys = Object.keys(body);
-    const indices = keys.filter(isArrayIndex).sort((a, b) => Number(a) - Number(b));
-    const names = keys.filter((key) => !isArrayIndex(key)).sort((collator ??= new Intl.Collator('en-US')).compare);
-    let line = '';
-    for (const key of indices.concat(names)) {
-      const value = JSON.stringify(body[key]);
-      if (value !== undefined) line += `${line === '' ? '{' : ','}${JSON.stringify(key)}:${value}`;
-    }
-    return line === '' ? '{}' : `${line}}`;
+    const sorted: JsonObject = Object.create(null) as JsonObject;
+    for (const key of Object.keys(body).sort((collator ??= new Intl.Collator('en-US')).compare))
+      sorted[key] = body[key];
+    return JSON.stringify(sorted);
   } catch (cause) {
     // Only an already parsed body can get here: a cycle, a BigInt, a throwing
-    // toJSON or getter, or nesting deeper than the stack (JSON.parse accepts
-    // more depth than JSON.stringify can write back).
+    // toJSON, or nesting deeper than the stack (JSON.parse accepts more depth
+    // than JSON.stringify can write back).
     throw new PayhookError('INVALID_BODY', 'The body cannot be written as JSON (a cycle, a BigInt, or too deep).', {
       cause,
     });
