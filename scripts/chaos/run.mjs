@@ -33,7 +33,8 @@ const SCENARIOS = [eviction, flood, slowStore, query, oversized, bomAnd500, inva
 const quick = process.env.CHAOS_QUICK === '1' || process.argv.includes('--quick');
 const seconds = Number(process.env.CHAOS_SECONDS ?? (quick ? 60 : 180));
 if (!(seconds > 0)) throw new Error(`CHAOS_SECONDS must be a positive number, not ${process.env.CHAOS_SECONDS}`);
-const only = (process.env.CHAOS_ONLY ?? '').split(',').filter(Boolean);
+// The test suite's step (--quick) always runs every scenario, whatever the shell has set.
+const only = process.argv.includes('--quick') ? [] : (process.env.CHAOS_ONLY ?? '').split(',').filter(Boolean);
 const started = Date.now();
 const log = (line) => process.stderr.write(`[chaos ${((Date.now() - started) / 1000).toFixed(1)}s] ${line}\n`);
 
@@ -135,15 +136,26 @@ async function main() {
       for (const ledger of ledgers) ledger.fail(`scenario threw: ${error?.stack ?? error}`);
     }
     for (const [i, pair] of pairs.entries()) rows.push(toRow(scenario, pair, ledgers[i]));
+    if (pairs.length === 0) rows.push(failedRow(scenario.id, scenario.name, 'no receiver matched its pairs'));
+  }
+  // A whole run must have tried every receiver somewhere.
+  if (only.length === 0) {
+    for (const server of SERVERS) {
+      for (const store of STORES) {
+        if (!rows.some((row) => row.target === `${server}/${store}`)) {
+          rows.push(failedRow('-', 'coverage', `no scenario ran against ${server}/${store}`));
+        }
+      }
+    }
   }
   finish(false);
 }
 
-main().catch((error) => {
-  log(`the run could not start: ${error?.stack ?? error}`);
-  rows.push({
-    scenario: '-',
-    name: 'setup',
+/** A row that only carries a failure: the run itself went wrong. */
+function failedRow(scenario, name, failure) {
+  return {
+    scenario,
+    name,
     target: '-',
     sent: 0,
     handled: 0,
@@ -153,9 +165,14 @@ main().catch((error) => {
     wrong: 0,
     falseAccepts: 0,
     wrongReasons: {},
-    failures: [String(error?.message ?? error)],
+    failures: [failure],
     notes: [],
     metrics: {},
-  });
+  };
+}
+
+main().catch((error) => {
+  log(`the run could not start: ${error?.stack ?? error}`);
+  rows.push(failedRow('-', 'setup', String(error?.message ?? error)));
   finish(false);
 });
