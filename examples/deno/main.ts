@@ -6,15 +6,18 @@ import { createWebhookHandler } from 'payhook/web';
 
 const env = (name: string): string | undefined => Deno.env.get(name);
 const publicKeyPem = env('PAYHOOK_PUBLIC_KEY_PEM');
+// The URL registered with the service pins Host, path and query. Without it
+// the Host would be trusted as received: only when a proxy in front already
+// guarantees it (PAYHOOK_ALLOW_ANY_HOST=true).
 const webhookUrl = env('PAYHOOK_WEBHOOK_URL');
+if (!webhookUrl && env('PAYHOOK_ALLOW_ANY_HOST') !== 'true') {
+  throw new Error('Set PAYHOOK_WEBHOOK_URL to the URL you registered with the service.');
+}
 const handleWebhook = createWebhookHandler({
   ...(publicKeyPem
     ? { publicKeys: publicKeyPem }
     : { environment: env('PAYHOOK_ENVIRONMENT') === 'beta' ? ('beta' as const) : ('production' as const) }),
-  // The URL registered with the service pins Host, path and query: without
-  // it payhook refuses to start, unless PAYHOOK_ALLOW_ANY_HOST=true says a
-  // proxy in front already guarantees the Host.
-  ...(webhookUrl ? { webhookUrl } : { allowAnyHost: env('PAYHOOK_ALLOW_ANY_HOST') === 'true' }),
+  ...(webhookUrl ? { webhookUrl } : { allowAnyHost: true as const }),
   onPayment: async (webhook) => {
     console.log(`payment ${webhook.id} ${webhook.status} ${webhook.amount}`);
   },

@@ -28,16 +28,18 @@ interface ExecutionContextLike {
 let handleWebhook: WebhookHandler | undefined;
 
 function handler(env: Env): WebhookHandler {
+  // The URL registered with the service pins Host, path and query. Without it
+  // the Host would be trusted as received: only when a proxy in front already
+  // guarantees it (PAYHOOK_ALLOW_ANY_HOST=true).
+  const webhookUrl = env.PAYHOOK_WEBHOOK_URL;
+  if (!webhookUrl && env.PAYHOOK_ALLOW_ANY_HOST !== 'true') {
+    throw new Error('Set PAYHOOK_WEBHOOK_URL to the URL you registered with the service.');
+  }
   handleWebhook ??= createWebhookHandler({
     ...(env.PAYHOOK_PUBLIC_KEY_PEM
       ? { publicKeys: env.PAYHOOK_PUBLIC_KEY_PEM }
       : { environment: env.PAYHOOK_ENVIRONMENT === 'beta' ? ('beta' as const) : ('production' as const) }),
-    // The URL registered with the service pins Host, path and query: without
-    // it payhook refuses to start, unless PAYHOOK_ALLOW_ANY_HOST=true says a
-    // proxy in front already guarantees the Host.
-    ...(env.PAYHOOK_WEBHOOK_URL
-      ? { webhookUrl: env.PAYHOOK_WEBHOOK_URL }
-      : { allowAnyHost: env.PAYHOOK_ALLOW_ANY_HOST === 'true' }),
+    ...(webhookUrl ? { webhookUrl } : { allowAnyHost: true as const }),
     store: createDurableObjectStore({ namespace: env.PAYHOOK_DEDUP }),
     onPayment: async (webhook) => {
       console.log(`payment ${webhook.id} ${webhook.status} ${webhook.amount}`);
