@@ -12,24 +12,7 @@ import { createDeliveryFlow } from '../handler/flow.js';
 import type { WebhookHandlerOptions } from '../handler/options.js';
 import type { BodyInput } from '../request.js';
 
-export type {
-  AbortSignalLike,
-  DuplicateDelivery,
-  HandlerAbortSignal,
-  InvalidPayloadDelivery,
-  PaymentContext,
-  SignatureMismatchDetails,
-  WebhookHandlerError,
-  WebhookLogRecord,
-} from '../handler/hooks.js';
-export type {
-  AnyHost,
-  GivenKeys,
-  PinnedHost,
-  ServiceKeys,
-  WebhookHandlerBaseOptions,
-  WebhookHandlerOptions,
-} from '../handler/options.js';
+export type * from '../handler/public-types.js';
 
 /**
  * The slice of Node's `IncomingMessage` the handler uses (Express's `req`

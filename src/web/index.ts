@@ -10,24 +10,7 @@ import { readChunks, type ChunkSource } from '../handler/body.js';
 import { createDeliveryFlow } from '../handler/flow.js';
 import type { WebhookHandlerOptions } from '../handler/options.js';
 
-export type {
-  AbortSignalLike,
-  DuplicateDelivery,
-  HandlerAbortSignal,
-  InvalidPayloadDelivery,
-  PaymentContext,
-  SignatureMismatchDetails,
-  WebhookHandlerError,
-  WebhookLogRecord,
-} from '../handler/hooks.js';
-export type {
-  AnyHost,
-  GivenKeys,
-  PinnedHost,
-  ServiceKeys,
-  WebhookHandlerBaseOptions,
-  WebhookHandlerOptions,
-} from '../handler/options.js';
+export type * from '../handler/public-types.js';
 
 /**
  * What a platform may pass beside the request: `waitUntil` keeps the
