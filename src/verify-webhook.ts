@@ -3,19 +3,18 @@ import { checkTimestamp } from './freshness.js';
 import { resolveClock } from './lib/clock.js';
 import { isPayhookError, type PayhookIssue } from './lib/errors.js';
 import { getHeader } from './lib/headers.js';
-import {
-  bodySize,
-  canonicalBody,
-  checkParsedBodyWritable,
-  isBytes,
-  parseJsonBody,
-  type JsonObject,
-} from './lib/json-body.js';
+import { MAX_BODY_DEPTH, bodySize, canonicalBody, checkJsonBody, type JsonObject } from './lib/json-body.js';
 import { importKeys } from './lib/key-import.js';
 import type { KeyInput, KeyOptions } from './lib/key-types.js';
 import { misuse } from './lib/misuse.js';
 import type { BodyInput, HeadersInput } from './lib/request-types.js';
-import { signatureBytes, verifyWithKeys } from './lib/rsa-verify.js';
+import {
+  EARLY_CHECK_CHARS,
+  couldBeSignature,
+  loadPublicNumbers,
+  signatureBytes,
+  verifyWithKeys,
+} from './lib/rsa-verify.js';
 import { pinWebhookUrl, signedTarget, targetHead } from './lib/signed-target.js';
 import { BETA_PUBLIC_KEY, PRODUCTION_PUBLIC_KEY, type ServiceEnvironment } from './service-keys.js';
 import type { PaymentWebhook } from './webhook/types.js';
@@ -262,10 +261,12 @@ export function prepareVerifier(options: VerifyWebhookOptions): PreparedVerifier
   // Imported once; a failed import is not kept, so a bad key throws on every call.
   let imported: Promise<CryptoKey[]> | undefined;
   const ready = (): Promise<CryptoKey[]> => {
-    imported ??= importKeys(keys, keyOptions).catch((error: unknown) => {
-      imported = undefined;
-      throw error;
-    });
+    imported ??= importKeys(keys, keyOptions)
+      .then(loadPublicNumbers)
+      .catch((error: unknown) => {
+        imported = undefined;
+        throw error;
+      });
     return imported;
   };
 
@@ -287,17 +288,18 @@ export function prepareVerifier(options: VerifyWebhookOptions): PreparedVerifier
     let parsed: JsonObject | null;
     let canonical: string;
     try {
-      parsed = parseJsonBody(body);
+      // Checked, not yet built: a raw body is parsed only once its signature may verify.
+      const received = checkJsonBody(body, MAX_BODY_DEPTH);
       const head = targetHead(signedTarget({ method, url, headers }, targetOptions));
       const bytes = signatureBytes(signature, cryptoKeys);
-      if (bytes === null) {
-        // No configured key can verify this signature, so the body line is
-        // not written; only whether it could be is checked, since
-        // INVALID_BODY comes before SIGNATURE_MISMATCH.
-        if (typeof body === 'string' || isBytes(body)) checkParsedBodyWritable(parsed);
-        else canonicalBody(parsed);
+      if (bytes === null || ((received.textLength ?? 0) > EARLY_CHECK_CHARS && !couldBeSignature(bytes, cryptoKeys))) {
+        // No key can have made this signature, so nothing is built. A value
+        // a body parser produced may still fail to be written (a cycle, a
+        // BigInt), and INVALID_BODY comes before SIGNATURE_MISMATCH.
+        if (received.textLength === undefined) canonicalBody(received.parse());
         return failure('SIGNATURE_MISMATCH', MISMATCH);
       }
+      parsed = received.parse();
       canonical = head + canonicalBody(parsed);
       if (!(await verifyWithKeys(cryptoKeys, canonical, bytes))) return failure('SIGNATURE_MISMATCH', MISMATCH);
     } catch (error) {
@@ -329,8 +331,9 @@ const prepared = /* @__PURE__ */ new WeakMap<object, PreparedVerifier>();
  *
  * 1. `MISSING_SIGNATURE` — no `signature` header (or an empty one).
  * 2. `BODY_TOO_LARGE` — a raw body over `maxBodyBytes`, before parsing.
- * 3. The canonical string cannot be built: `INVALID_BODY` (not JSON, or not
- *    an object), `MALFORMED_PATH`, `MISSING_HOST`, `MALFORMED_QUERY`.
+ * 3. The canonical string cannot be built: `INVALID_BODY` (not JSON, not an
+ *    object, or a raw body nested over 100 levels deep), `MALFORMED_PATH`,
+ *    `MISSING_HOST`, `MALFORMED_QUERY`.
  * 4. `SIGNATURE_MISMATCH` — no key verifies it (this includes an
  *    `x-api-timestamp` added, removed or changed after signing).
  * 5. `MISSING_TIMESTAMP`, `MALFORMED_TIMESTAMP`, `TIMESTAMP_OUT_OF_WINDOW`.
@@ -346,26 +349,27 @@ const prepared = /* @__PURE__ */ new WeakMap<object, PreparedVerifier>();
  * pieces (`a=1&&b=2`), are fine. With `webhookUrl` the request's query is
  * not signed, and not checked.
  *
- * A signature no configured key can verify (not base64, or a length that
- * matches no key's modulus) is refused without writing the body line (its
- * costly part: every top-level key sorted); the body is still parsed and
- * checked to be writable, so the code is the one a full check gives.
+ * A request that cannot verify costs little: a raw body is read for its
+ * verdict without being built, and is parsed, sorted and written only when
+ * the signature may verify. A signature is ruled out early when it is not
+ * base64, when its length fits no key, and (for a body over 8,192
+ * characters) when the RSA public operation shows that no key can have made
+ * it for any message; a key given as a non-extractable `CryptoKey` is not
+ * checked early. Web Crypto decides every accept.
  *
  * A body with a byte-order mark gets the same verdict as text and as bytes:
  * one leading mark is ignored in both, as the WHATWG UTF-8 decoding behind
  * `request.text()` and `request.json()` ignores it. It is not part of the
  * JSON value, so the signature never covers it.
  *
- * The body is decoded and `JSON.parse`d once; the parsed object serves the
- * canonical string and the payment model. PEM keys are imported once per
- * process and cached, and each options object imports them once. The options are read and checked once per options
- * object, on its first call, and that result is reused for every later call
- * with the same object: to change an option (to rotate keys, say), pass a
- * new options object — changing a property of one already used has no
- * effect. It never throws for a bad delivery — it resolves
- * `{ ok: false, error }` — and throws only for misuse: no key configured,
- * an unusable key (`INVALID_KEY`, `WEAK_KEY`), or options or a request of
- * the wrong type (`INVALID_ARGUMENT`).
+ * The body is parsed once; the object serves the canonical string and the
+ * payment model. PEM keys are imported once per process and cached. The
+ * options are read and checked once per options object, on its first call:
+ * to change an option (to rotate keys, say), pass a new options object —
+ * changing a property of one already used has no effect. It never throws
+ * for a bad delivery — it resolves `{ ok: false, error }` — and throws only
+ * for misuse: no key configured, an unusable key (`INVALID_KEY`,
+ * `WEAK_KEY`), or options or a request of the wrong type (`INVALID_ARGUMENT`).
  *
  * It does not deduplicate: the service delivers at least once. The handlers
  * in `payhook/web` and `payhook/node` add that.

@@ -1,8 +1,9 @@
 // Issue 12 (verify side) and issue 11's clock: what an unsigned or crafted
 // request can make verifyWebhook do, and the verdicts that must not depend on
 // how the body or the query reached it.
+import { createPublicKey } from 'node:crypto';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { buildCanonicalString } from '../src/canonical.js';
 import { DEFAULT_MAX_BODY_BYTES, verifyWebhook, type VerifyWebhookOptions } from '../src/verify-webhook.js';
 import { fixtures } from './conformance/fixtures.js';
@@ -52,8 +53,7 @@ describe('a signature no configured key can verify', () => {
     expect(await codeOf(junk(JSON.stringify(webhookBody())))).toBe('SIGNATURE_MISMATCH');
     expect(await codeOf(junk('not json'))).toBe('INVALID_BODY');
     expect(await codeOf(junk('[1,2]'))).toBe('INVALID_BODY');
-    // JSON.parse reads this nesting, JSON.stringify cannot write it back: the
-    // body line cannot be built, whatever the signature.
+    // Nested past the 100 levels a raw body may have, whatever the signature.
     const deep = `{"a":${'['.repeat(20_000)}${']'.repeat(20_000)}}`;
     expect(await codeOf(junk(deep), { ...base, maxBodyBytes: 1_048_576 })).toBe('INVALID_BODY');
     expect(
@@ -77,6 +77,96 @@ describe('a signature no configured key can verify', () => {
       }),
       { numRuns: 200 },
     );
+  });
+});
+
+/** `{"0":0,"1":0,…}`: as many keys as `bytes` of JSON text hold, the costliest body of that size to parse. */
+function manyKeys(bytes: number): string {
+  const parts: string[] = [];
+  // The braces and the filler member `,"~":""` that pads to the size.
+  for (let i = 0, size = 9; ; i++) {
+    const member = `"${i.toString(36)}":0`;
+    if (size + member.length + 1 > bytes) break;
+    parts.push(member);
+    size += member.length + 1;
+  }
+  const head = `{${parts.join(',')}`;
+  return `${head},"~":"${'x'.repeat(bytes - head.length - 8)}"}`;
+}
+
+describe('a large body whose signature no key can have made', () => {
+  afterEach(() => vi.restoreAllMocks());
+  const randomSignature = (): string => Buffer.from(crypto.getRandomValues(new Uint8Array(256))).toString('base64');
+  const unsigned = (body: string | Uint8Array) => ({
+    method: 'POST',
+    target: '/webhooks/payments',
+    headers: { host: 'shop.example.kg', 'x-api-timestamp': String(NOW), signature: randomSignature() },
+    body,
+  });
+
+  it('is refused without being parsed, as text and as bytes; a signed one is parsed once', async () => {
+    const body = manyKeys(DEFAULT_MAX_BODY_BYTES);
+    expect(body.length).toBe(DEFAULT_MAX_BODY_BYTES);
+    const parse = vi.spyOn(JSON, 'parse');
+    expect(await codeOf(unsigned(body))).toBe('SIGNATURE_MISMATCH');
+    expect(await codeOf(unsigned(new TextEncoder().encode(body)))).toBe('SIGNATURE_MISMATCH');
+    expect(parse).not.toHaveBeenCalled();
+    // The same size of body, signed: parsed once, for the line and the payment.
+    const signed = signDelivery({ ...(JSON.parse(body) as object), ...webhookBody() }, { timestamp: NOW });
+    parse.mockClear();
+    expect(await codeOf(signed, { ...base, maxBodyBytes: 2 * DEFAULT_MAX_BODY_BYTES })).toBe('OK');
+    expect(parse).toHaveBeenCalledTimes(1);
+  });
+
+  it('still gets INVALID_BODY first when the body is not a JSON object, without being parsed', async () => {
+    const parse = vi.spyOn(JSON, 'parse');
+    expect(await codeOf(unsigned(`${manyKeys(20_000)} x`))).toBe('INVALID_BODY');
+    expect(await codeOf(unsigned(`[${manyKeys(20_000)}]`))).toBe('INVALID_BODY');
+    expect(parse).not.toHaveBeenCalled();
+  });
+
+  it('gets the code a full check gives, for any large body (oracle: a key that cannot be checked early)', async () => {
+    // A CryptoKey imported as not extractable is never checked early: every
+    // request with it takes the full path of parse, line and Web Crypto.
+    const der = createPublicKey(PUBLIC_KEY).export({ type: 'spki', format: 'der' });
+    const algorithm = { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' };
+    const sealed = { ...base, publicKeys: await crypto.subtle.importKey('spki', der, algorithm, false, ['verify']) };
+    const pad = 'x'.repeat(9_000);
+    const large = fc.oneof(
+      fc.jsonValue().map((value) => JSON.stringify({ pad, value })),
+      fc.jsonValue().map((value) => JSON.stringify([pad, value])),
+      fc.tuple(fc.jsonValue(), fc.nat(), fc.string({ maxLength: 2 })).map(([value, at, insert]) => {
+        const text = JSON.stringify({ value, pad });
+        const i = at % text.length;
+        return text.slice(0, i) + insert + text.slice(i + 1);
+      }),
+      fc.integer({ min: 95, max: 105 }).map((depth) => `{"pad":"${pad}","a":${'['.repeat(depth)}${']'.repeat(depth)}}`),
+    );
+    await fc.assert(
+      fc.asyncProperty(large, async (body) => {
+        const delivery = unsigned(body);
+        expect(await codeOf(delivery)).toBe(await codeOf(delivery, sealed));
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
+describe('nesting', () => {
+  const nested = (levels: number) => webhookBody({ extra: JSON.parse(`${'['.repeat(levels)}${']'.repeat(levels)}`) });
+
+  it('a signed raw body may nest 100 levels; at 101 it is INVALID_BODY, as text and as bytes', async () => {
+    const fine = signDelivery(nested(99), { timestamp: NOW });
+    expect(await codeOf(fine)).toBe('OK');
+    expect(await codeOf({ ...fine, body: new TextEncoder().encode(fine.body) })).toBe('OK');
+    const deep = signDelivery(nested(100), { timestamp: NOW });
+    expect(await codeOf(deep)).toBe('INVALID_BODY');
+    expect(await codeOf({ ...deep, body: new TextEncoder().encode(deep.body) })).toBe('INVALID_BODY');
+  });
+
+  it('is not bounded when only the canonical string is built (the service signs any depth it can write)', () => {
+    const body = JSON.stringify(nested(500));
+    expect(buildCanonicalString({ method: 'POST', path: '/', headers: { host: 'h' }, body })).toContain('[[[');
   });
 });
 

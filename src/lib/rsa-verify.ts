@@ -25,6 +25,103 @@ export function signatureBytes(signature: unknown, keys: readonly CryptoKey[]): 
   return bytes !== null && keys.some((key) => signatureLength(key) === bytes.length) ? bytes : null;
 }
 
+// The modulus and exponent of each key that can be exported, for the check
+// below. A key the caller imported as not extractable has none: it is
+// never ruled out early.
+const publicNumbers = new WeakMap<CryptoKey, { readonly n: bigint; readonly e: bigint }>();
+
+const toBigInt = (bytes: Uint8Array): bigint =>
+  BigInt(`0x0${Array.from(bytes, (byte) => byte.toString(16).padStart(2, '0')).join('')}`);
+
+/**
+ * Internal: reads the modulus and exponent of each of `keys` once (Web
+ * Crypto exports them as a JSON Web Key), so that {@link couldBeSignature}
+ * can rule signatures out without the canonical string, and resolves to
+ * `keys`. Never rejects: a key that cannot be exported is not checked early.
+ *
+ * @example
+ * ```ts
+ * import { loadPublicNumbers } from './rsa-verify.js';
+ *
+ * declare const keys: CryptoKey[];
+ * const same: CryptoKey[] = await loadPublicNumbers(keys);
+ * ```
+ */
+export async function loadPublicNumbers(keys: CryptoKey[]): Promise<CryptoKey[]> {
+  await Promise.all(
+    keys.map(async (key) => {
+      if (!key.extractable || publicNumbers.has(key)) return;
+      try {
+        const { n, e } = await globalThis.crypto.subtle.exportKey('jwk', key);
+        const modulus = decodeBase64Lenient(n ?? '');
+        const exponent = decodeBase64Lenient(e ?? '');
+        if (modulus && exponent) publicNumbers.set(key, { n: toBigInt(modulus), e: toBigInt(exponent) });
+      } catch {
+        // Not exportable after all: checked in full, like any other.
+      }
+    }),
+  );
+  return keys;
+}
+
+/** `base ** exponent % modulus`, by squaring. */
+function modPow(base: bigint, exponent: bigint, modulus: bigint): bigint {
+  let result = 1n;
+  let square = base % modulus;
+  while (exponent > 0n) {
+    if (exponent & 1n) result = (result * square) % modulus;
+    square = (square * square) % modulus;
+    exponent >>= 1n;
+  }
+  return result;
+}
+
+// The first ten bytes every RSASSA-PKCS1-v1_5 encoded message starts with
+// (RFC 8017 §9.2): 0x00 0x01, then a padding of 0xFF bytes, at least eight.
+const PKCS1_HEAD = 0x01_ff_ff_ff_ff_ff_ff_ff_ffn;
+
+/**
+ * Internal: the body size, in characters, above which `verifyWebhook` asks
+ * {@link couldBeSignature} before it parses the body and writes its line.
+ * Below it, those cost less than the check (about 80 µs a key).
+ *
+ * @example
+ * ```ts
+ * import { EARLY_CHECK_CHARS } from './rsa-verify.js';
+ *
+ * console.log(EARLY_CHECK_CHARS); // 8192
+ * ```
+ */
+export const EARLY_CHECK_CHARS = 8_192;
+
+/**
+ * Internal: `false` when no key of `keys` can have made `signature`, for any
+ * message: under each key whose modulus it fits, the RSA public operation
+ * (one modular power, about 80 µs for 2048 bits) does not give the
+ * PKCS #1 v1.5 padding every real signature has, so there is nothing to
+ * build a canonical string for. `true` says only "maybe": Web Crypto still
+ * decides ({@link verifyWithKeys}); a key without loaded numbers is always a
+ * maybe. A random signature passes this by chance once in 2^80.
+ *
+ * @example
+ * ```ts
+ * import { couldBeSignature, loadPublicNumbers } from './rsa-verify.js';
+ *
+ * declare const keys: CryptoKey[], bytes: Uint8Array;
+ * await loadPublicNumbers(keys);
+ * if (!couldBeSignature(bytes, keys)) console.log('forged or corrupted');
+ * ```
+ */
+export function couldBeSignature(signature: Uint8Array, keys: readonly CryptoKey[]): boolean {
+  const s = toBigInt(signature);
+  return keys.some((key) => {
+    if (signature.length !== signatureLength(key)) return false;
+    const numbers = publicNumbers.get(key);
+    if (numbers === undefined) return true;
+    return s < numbers.n && modPow(s, numbers.e, numbers.n) >> BigInt(8 * (signature.length - 10)) === PKCS1_HEAD;
+  });
+}
+
 /**
  * Internal: whether `signature` (decoded by {@link signatureBytes}) is a
  * valid RSASSA-PKCS1-v1_5 / SHA-256 signature of `canonical`'s UTF-8 bytes

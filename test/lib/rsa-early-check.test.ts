@@ -1,0 +1,100 @@
+import { createSign, generateKeyPairSync, randomBytes } from 'node:crypto';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { importKeys } from '../../src/lib/key-import.js';
+import { couldBeSignature, loadPublicNumbers } from '../../src/lib/rsa-verify.js';
+
+// couldBeSignature lets verifyWebhook refuse a large body without parsing
+// it. It may only ever rule out what Web Crypto would refuse for every
+// message: each genuine signature must pass it, under every key size and
+// exponent; random ones must not.
+const subtle = globalThis.crypto.subtle;
+
+const pairs = [
+  { bits: 1024, exponent: 65537 },
+  { bits: 2048, exponent: 65537 },
+  { bits: 2048, exponent: 3 },
+  { bits: 3072, exponent: 65537 },
+  { bits: 4096, exponent: 65537 },
+].map(({ bits, exponent }) => ({
+  bits,
+  exponent,
+  ...generateKeyPairSync('rsa', {
+    modulusLength: bits,
+    publicExponent: exponent,
+    publicKeyEncoding: { type: 'spki', format: 'pem' },
+    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+  }),
+}));
+
+async function loaded(publicKey: string): Promise<CryptoKey[]> {
+  return loadPublicNumbers(await importKeys(publicKey, { allowWeakKeys: true }));
+}
+
+const sign = (privateKey: string, message: string): Uint8Array =>
+  new Uint8Array(createSign('sha256').update(message).sign(privateKey));
+
+describe('couldBeSignature', () => {
+  it.each(pairs)('passes every genuine signature of an RSA-$bits key (e = $exponent)', async (pair) => {
+    const keys = await loaded(pair.publicKey);
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary' }), (message) => {
+        expect(couldBeSignature(sign(pair.privateKey, message), keys)).toBe(true);
+      }),
+      { numRuns: 25 },
+    );
+  });
+
+  it.each(pairs)(
+    'rules out random signatures of the right length for an RSA-$bits key (e = $exponent)',
+    async (pair) => {
+      const keys = await loaded(pair.publicKey);
+      for (let i = 0; i < 50; i++)
+        expect(couldBeSignature(new Uint8Array(randomBytes(pair.bits / 8)), keys)).toBe(false);
+    },
+  );
+
+  it('rules out a value at or over the modulus, and a length that fits no key', async () => {
+    const keys = await loaded(pairs[1]!.publicKey);
+    expect(couldBeSignature(new Uint8Array(256).fill(0xff), keys)).toBe(false);
+    const genuine = sign(pairs[1]!.privateKey, 'paid');
+    expect(couldBeSignature(genuine.subarray(1), keys)).toBe(false);
+    expect(couldBeSignature(new Uint8Array([0, ...genuine]), keys)).toBe(false);
+  });
+
+  it('rules out a genuine signature plus the modulus, which Web Crypto refuses as out of range', async () => {
+    const [key] = await loaded(pairs[1]!.publicKey);
+    const { n } = await subtle.exportKey('jwk', key!);
+    const modulus = BigInt(`0x${Buffer.from(n!, 'base64url').toString('hex')}`);
+    // Find a message whose signature plus the modulus still fits in 256 bytes.
+    for (let i = 0; ; i++) {
+      const genuine = sign(pairs[1]!.privateKey, `paid ${i}`);
+      const shifted = BigInt(`0x${Buffer.from(genuine).toString('hex')}`) + modulus;
+      if (shifted >= 1n << 2048n) continue;
+      const bytes = new Uint8Array(Buffer.from(shifted.toString(16).padStart(512, '0'), 'hex'));
+      const data = new TextEncoder().encode(`paid ${i}`);
+      expect(await subtle.verify('RSASSA-PKCS1-v1_5', key!, bytes, data).catch(() => false)).toBe(false);
+      expect(couldBeSignature(bytes, [key!])).toBe(false);
+      break;
+    }
+  });
+
+  it('passes a signature that any one key of several may have made', async () => {
+    const keys = [...(await loaded(pairs[3]!.publicKey)), ...(await loaded(pairs[1]!.publicKey))];
+    expect(couldBeSignature(sign(pairs[1]!.privateKey, 'paid'), keys)).toBe(true);
+    expect(couldBeSignature(sign(pairs[3]!.privateKey, 'paid'), keys)).toBe(true);
+    expect(couldBeSignature(sign(pairs[2]!.privateKey, 'paid'), keys)).toBe(false);
+  });
+
+  it('says "maybe" for a key whose numbers it cannot read: a non-extractable CryptoKey, or one never loaded', async () => {
+    const der = Buffer.from(pairs[1]!.publicKey.replace(/-----[^-]+-----|\s/g, ''), 'base64');
+    const algorithm = { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' };
+    const sealed = await subtle.importKey('spki', der, algorithm, false, ['verify']);
+    const unloaded = await subtle.importKey('spki', der, algorithm, true, ['verify']);
+    expect(await loadPublicNumbers([sealed])).toEqual([sealed]);
+    const random = new Uint8Array(randomBytes(256));
+    expect(couldBeSignature(random, [sealed])).toBe(true);
+    expect(couldBeSignature(random, [unloaded])).toBe(true);
+    expect(couldBeSignature(random, [...(await loaded(pairs[1]!.publicKey)), sealed])).toBe(true);
+  });
+});
