@@ -146,9 +146,70 @@ export function webHandlerCases(api, web) {
   ];
 }
 
-/** Every case a runtime runs: conformance vectors, then the Web handler. */
+/** Counts the `JSON.parse` calls `run` makes (the global is put back after). */
+async function parseCalls(run) {
+  const parse = JSON.parse;
+  let calls = 0;
+  JSON.parse = (...args) => {
+    calls++;
+    return parse(...args);
+  };
+  try {
+    return { result: await run(), calls };
+  } finally {
+    JSON.parse = parse;
+  }
+}
+
+/**
+ * A body over 8,192 characters is parsed only once its signature may
+ * verify: the RSA public operation (BigInt, the key's modulus read through
+ * `crypto.subtle.exportKey`) must pass a genuine signature in this runtime,
+ * and rule out a random one without a parse.
+ */
+export function largeBodyCases(api) {
+  const options = { publicKeys: fixtures.keys['conformance-2048'].publicKeyPem, webhookUrl: WEBHOOK_URL };
+  const body = JSON.stringify({ ...JSON.parse(sampleBody()), pad: 'x'.repeat(9_000) });
+  const random = () => toBase64(crypto.getRandomValues(new Uint8Array(256)));
+  const verify = (delivery) => api.verifyWebhook({ ...delivery, url: delivery.url }, options);
+  return [
+    {
+      name: 'large body: a signed one verifies',
+      run: async () => {
+        const result = await verify(await signDelivery(api, body));
+        if (!result.ok) fail(`expected ok, got ${result.error.code}: ${result.error.message}`);
+      },
+    },
+    {
+      name: 'large body: a random signature is SIGNATURE_MISMATCH without a JSON.parse',
+      run: async () => {
+        const signed = await signDelivery(api, body);
+        await verify(signed); // the keys are imported, and their numbers read, before counting
+        const { result, calls } = await parseCalls(() =>
+          verify({ ...signed, headers: { ...signed.headers, signature: random() } }),
+        );
+        if (result.ok || result.error.code !== 'SIGNATURE_MISMATCH') fail(`expected SIGNATURE_MISMATCH`);
+        if (calls !== 0) fail(`JSON.parse ran ${calls} times for a signature no key can have made`);
+      },
+    },
+    {
+      name: 'large body: not JSON, with a random signature, is INVALID_BODY',
+      run: async () => {
+        const signed = await signDelivery(api, body);
+        const result = await verify({
+          ...signed,
+          body: `${body},`,
+          headers: { ...signed.headers, signature: random() },
+        });
+        if (result.ok || result.error.code !== 'INVALID_BODY') fail(`expected INVALID_BODY`);
+      },
+    },
+  ];
+}
+
+/** Every case a runtime runs: conformance vectors, large bodies, then the Web handler. */
 export function runtimeCases(api, web) {
-  return [...allCases(api, fixtures), ...webHandlerCases(api, web)];
+  return [...allCases(api, fixtures), ...largeBodyCases(api), ...webHandlerCases(api, web)];
 }
 
 /** Runs every case and prints `<label>: N passed, N failed`. */
