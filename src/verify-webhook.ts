@@ -96,9 +96,9 @@ export interface VerifyWebhookOptions extends KeyOptions {
    * parser that produced it applied its own limit.
    *
    * Real deliveries are a few kilobytes, so the default of 64 KiB leaves them
-   * ample room while bounding what an unsigned request can cost: the body
-   * must be parsed before the signature can be judged, and a body of many
-   * tiny keys costs more to parse the larger it is. Raise it only if your
+   * ample room while bounding what any request can cost: every body is read
+   * and scanned, and one whose signature may verify (a replayed genuine one)
+   * is parsed, which costs more the more keys it holds. Raise it only if your
    * deliveries grow past it (`maxBodyBytes: 262_144`), never to "unlimited".
    * @defaultValue 65 536 (64 KiB, {@link DEFAULT_MAX_BODY_BYTES})
    */
