@@ -82,8 +82,10 @@ const PKCS1_HEAD = 0x01_ff_ff_ff_ff_ff_ff_ff_ffn;
 
 /**
  * Internal: the body size, in characters, above which `verifyWebhook` asks
- * {@link couldBeSignature} before it parses the body and writes its line.
- * Below it, those cost less than the check (about 80 µs a key).
+ * {@link couldBeSignature} (about 80 µs a key) before it parses the body and
+ * writes its line. Real deliveries (a few hundred bytes) stay below it and
+ * never pay for the check; a forged body just below it costs at most about
+ * 0.7 ms to refuse in full (8 KiB of tiny keys, measured on a 2-core VM).
  *
  * @example
  * ```ts
