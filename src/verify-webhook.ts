@@ -3,17 +3,17 @@ import { checkTimestamp } from './freshness.js';
 import { resolveClock } from './lib/clock.js';
 import { isPayhookError, type PayhookIssue } from './lib/errors.js';
 import { getHeader } from './lib/headers.js';
-import { MAX_BODY_DEPTH, bodySize, canonicalBody, checkJsonBody, type JsonObject } from './lib/json-body.js';
+import { bodySize, canonicalBody, checkJsonBody, type JsonObject } from './lib/json-body.js';
 import { importKeys } from './lib/key-import.js';
 import type { KeyInput, KeyOptions } from './lib/key-types.js';
 import { misuse } from './lib/misuse.js';
 import type { BodyInput, HeadersInput } from './lib/request-types.js';
 import {
-  EARLY_CHECK_CHARS,
   couldBeSignature,
-  loadPublicNumbers,
   signatureBytes,
   verifyWithKeys,
+  withPublicNumbers,
+  type KeysWithNumbers,
 } from './lib/rsa-verify.js';
 import { pinWebhookUrl, signedTarget, targetHead } from './lib/signed-target.js';
 import { BETA_PUBLIC_KEY, PRODUCTION_PUBLIC_KEY, type ServiceEnvironment } from './service-keys.js';
@@ -204,6 +204,10 @@ function failure(code: VerifyWebhookErrorCode, message: string, issues?: readonl
   return { ok: false, error: { code, message, ...(issues && { issues }) } };
 }
 
+// A raw body longer than this is parsed only once couldBeSignature allows;
+// real deliveries stay below it and never pay for that check.
+const EARLY_CHECK_CHARS = 8_192;
+
 const MISMATCH =
   'The signature does not verify: body, Host, path, query or an x-api-* header changed, or the key is for another environment.';
 
@@ -259,10 +263,10 @@ export function prepareVerifier(options: VerifyWebhookOptions): PreparedVerifier
   const keyOptions: KeyOptions = { allowWeakKeys: allowWeakKeys === true };
   const parseOptions = { strict: strict === true };
   // Imported once; a failed import is not kept, so a bad key throws on every call.
-  let imported: Promise<CryptoKey[]> | undefined;
-  const ready = (): Promise<CryptoKey[]> => {
+  let imported: Promise<KeysWithNumbers> | undefined;
+  const ready = (): Promise<KeysWithNumbers> => {
     imported ??= importKeys(keys, keyOptions)
-      .then(loadPublicNumbers)
+      .then(withPublicNumbers)
       .catch((error: unknown) => {
         imported = undefined;
         throw error;
@@ -275,7 +279,8 @@ export function prepareVerifier(options: VerifyWebhookOptions): PreparedVerifier
     if (typeof method !== 'string' || typeof url !== 'string' || typeof headers !== 'object' || headers === null) {
       throw misuse('verifyWebhook needs a request { method, url, headers, body }.');
     }
-    const cryptoKeys = await ready();
+    const withNumbers = await ready();
+    const cryptoKeys = withNumbers.keys;
 
     const signature = getHeader(headers, 'signature');
     if (!signature) return failure('MISSING_SIGNATURE', 'The request has no signature header.');
@@ -289,14 +294,12 @@ export function prepareVerifier(options: VerifyWebhookOptions): PreparedVerifier
     let canonical: string;
     try {
       // Checked, not yet built: a raw body is parsed only once its signature may verify.
-      const received = checkJsonBody(body, MAX_BODY_DEPTH);
+      const received = checkJsonBody(body);
       const head = targetHead(signedTarget({ method, url, headers }, targetOptions));
       const bytes = signatureBytes(signature, cryptoKeys);
-      if (bytes === null || ((received.textLength ?? 0) > EARLY_CHECK_CHARS && !couldBeSignature(bytes, cryptoKeys))) {
-        // No key can have made this signature, so nothing is built. A value
-        // a body parser produced may still fail to be written (a cycle, a
-        // BigInt), and INVALID_BODY comes before SIGNATURE_MISMATCH.
-        if (received.textLength === undefined) canonicalBody(received.parse());
+      if (bytes === null || ((received.textLength ?? 0) > EARLY_CHECK_CHARS && !couldBeSignature(bytes, withNumbers))) {
+        // No key can have made it: nothing is built, but INVALID_BODY comes first.
+        received.checkWritable();
         return failure('SIGNATURE_MISMATCH', MISMATCH);
       }
       parsed = received.parse();
@@ -331,9 +334,8 @@ const prepared = /* @__PURE__ */ new WeakMap<object, PreparedVerifier>();
  *
  * 1. `MISSING_SIGNATURE` — no `signature` header (or an empty one).
  * 2. `BODY_TOO_LARGE` — a raw body over `maxBodyBytes`, before parsing.
- * 3. The canonical string cannot be built: `INVALID_BODY` (not JSON, not an
- *    object, or a raw body nested over 100 levels deep), `MALFORMED_PATH`,
- *    `MISSING_HOST`, `MALFORMED_QUERY`.
+ * 3. The canonical string cannot be built: `INVALID_BODY` (not JSON, or not
+ *    an object), `MALFORMED_PATH`, `MISSING_HOST`, `MALFORMED_QUERY`.
  * 4. `SIGNATURE_MISMATCH` — no key verifies it (this includes an
  *    `x-api-timestamp` added, removed or changed after signing).
  * 5. `MISSING_TIMESTAMP`, `MALFORMED_TIMESTAMP`, `TIMESTAMP_OUT_OF_WINDOW`.
@@ -349,18 +351,16 @@ const prepared = /* @__PURE__ */ new WeakMap<object, PreparedVerifier>();
  * pieces (`a=1&&b=2`), are fine. With `webhookUrl` the request's query is
  * not signed, and not checked.
  *
- * A request that cannot verify costs little: a raw body is read for its
- * verdict without being built, and is parsed, sorted and written only when
- * the signature may verify. A signature is ruled out early when it is not
- * base64, when its length fits no key, and (for a body over 8,192
- * characters) when the RSA public operation shows that no key can have made
- * it for any message; a key given as a non-extractable `CryptoKey` is not
- * checked early. Web Crypto decides every accept.
+ * A forged request costs little: a raw body is scanned for its verdict
+ * (INVALID_BODY comes first), and parsed only when the signature may verify
+ * or, nested over 100 levels, to see whether it can be written. A signature
+ * that is not base64 or fits no key's length is refused so, and, for a body
+ * over 8,192 characters, one the RSA public operation shows no key can have
+ * made (a non-extractable `CryptoKey` is not checked so). Web Crypto decides
+ * every accept.
  *
- * A body with a byte-order mark gets the same verdict as text and as bytes:
- * one leading mark is ignored in both, as the WHATWG UTF-8 decoding behind
- * `request.text()` and `request.json()` ignores it. It is not part of the
- * JSON value, so the signature never covers it.
+ * A leading byte-order mark is ignored in text as in bytes (as
+ * `request.text()` does); the signature never covers it.
  *
  * The body is parsed once; the object serves the canonical string and the
  * payment model. PEM keys are imported once per process and cached. The

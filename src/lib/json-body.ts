@@ -50,79 +50,42 @@ export function isBytes(value: unknown): value is Uint8Array | ArrayBuffer {
   return ArrayBuffer.isView(value) || Object.prototype.toString.call(value) === '[object ArrayBuffer]';
 }
 
-/**
- * How deeply a raw body may nest for `verifyWebhook`: real deliveries nest 3
- * levels. `JSON.stringify`, which writes the body line, overflows the stack
- * somewhere in the thousands, at a depth that depends on the engine; a fixed
- * bound gives every runtime the same verdict, and lets a body be refused
- * without being parsed.
- *
- * @example
- * ```ts
- * import { MAX_BODY_DEPTH, checkJsonBody } from './json-body.js';
- *
- * checkJsonBody('{"a":{"b":1}}', MAX_BODY_DEPTH);
- * ```
- */
-export const MAX_BODY_DEPTH = 100;
+// How deeply a raw body may nest for the scan's verdict to stand alone:
+// JSON.stringify, which writes the body line, fails somewhere deeper (in the
+// thousands, at a depth that depends on the engine's stack), so up to here a
+// JSON object is known to give a line. Deliveries nest 3 levels.
+const WRITABLE_DEPTH = 100;
 
-/**
- * A body checked to be a JSON object (or no body) but not yet built: see
- * {@link checkJsonBody}.
- */
-export interface CheckedBody {
-  /** The length of a raw body's JSON text in UTF-16 units; `undefined` for a value a body parser produced. */
-  readonly textLength: number | undefined;
-  /** The object, or `null` when there is no body; a raw body is parsed here, on each call. */
-  parse(): JsonObject | null;
+/** A raw body's JSON text: bytes decoded strictly, one leading byte-order mark dropped. */
+function rawText(body: string | Uint8Array | ArrayBuffer): string {
+  // One leading byte-order mark is dropped from text as the UTF-8 decode
+  // drops it from bytes (and as `request.text()` and `request.json()` do),
+  // so a body gets the same verdict however it was handed over. It is not
+  // part of the JSON value, so the signature never covers it either way.
+  return typeof body === 'string' ? body.replace(/^\uFEFF/, '') : decodeUtf8(body);
 }
 
-const NO_BODY: CheckedBody = { textLength: 0, parse: () => null };
+function parseText(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (cause) {
+    throw new PayhookError('INVALID_BODY', 'The body is not valid JSON.', { cause });
+  }
+}
 
-const notAnObject = (kind: string): PayhookError =>
-  new PayhookError(
+function notAnObject(kind: string): PayhookError {
+  return new PayhookError(
     'INVALID_BODY',
     `The body must be a JSON object, but it is ${kind === 'array' ? 'an array' : `a ${kind}`}.`,
   );
+}
 
-/**
- * Checks a body without building it: raw text or bytes must be a JSON
- * object, JSON `null` or empty (no body), nested at most `maxDepth` deep;
- * anything else throws `INVALID_BODY`. A leading byte-order mark is ignored,
- * in text as in bytes. A value a body parser produced must be an object,
- * `null` or `undefined`. Building the object (`parse`) is left to the caller,
- * who may not need it: a raw text is read by {@link scanJson}, which costs a
- * fraction of `JSON.parse` on a body of many keys.
- *
- * @example
- * ```ts
- * import { checkJsonBody } from './json-body.js';
- *
- * checkJsonBody('{"amount":100}').parse(); // { amount: 100 }
- * checkJsonBody('').parse(); // null
- * ```
- */
-export function checkJsonBody(body: BodyInput, maxDepth: number = Number.POSITIVE_INFINITY): CheckedBody {
-  if (typeof body === 'string' || isBytes(body)) {
-    // One leading byte-order mark is dropped from text as the UTF-8 decode
-    // drops it from bytes (and as `request.text()` and `request.json()` do),
-    // so a body gets the same verdict however it was handed over. It is not
-    // part of the JSON value, so the signature never covers it either way.
-    const text = typeof body === 'string' ? body.replace(/^\uFEFF/, '') : decodeUtf8(body);
-    if (text === '') return NO_BODY;
-    const shape = scanJson(text, maxDepth);
-    if (shape === undefined) throw new PayhookError('INVALID_BODY', 'The body is not valid JSON.');
-    if (shape.depth > maxDepth) {
-      throw new PayhookError('INVALID_BODY', `The body nests arrays and objects more than ${maxDepth} levels deep.`);
-    }
-    if (shape.kind === 'null') return NO_BODY;
-    if (shape.kind !== 'object') throw notAnObject(shape.kind);
-    return { textLength: text.length, parse: () => JSON.parse(text) as JsonObject };
-  }
-  // No body at all, or JSON `null`.
-  if (body === undefined || body === null) return { textLength: undefined, parse: () => null };
-  if (typeof body !== 'object' || Array.isArray(body)) throw notAnObject(Array.isArray(body) ? 'array' : typeof body);
-  return { textLength: undefined, parse: () => body as JsonObject };
+/** `value` as a body: an object, or `null` for none (`undefined` or JSON `null`); else `INVALID_BODY`. */
+function objectOrNone(value: unknown): JsonObject | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== 'object' || Array.isArray(value))
+    throw notAnObject(Array.isArray(value) ? 'array' : typeof value);
+  return value as JsonObject;
 }
 
 /**
@@ -140,7 +103,74 @@ export function checkJsonBody(body: BodyInput, maxDepth: number = Number.POSITIV
  * ```
  */
 export function parseJsonBody(body: BodyInput): JsonObject | null {
-  return checkJsonBody(body).parse();
+  if (typeof body !== 'string' && !isBytes(body)) return objectOrNone(body);
+  const text = rawText(body);
+  return text === '' ? null : objectOrNone(parseText(text));
+}
+
+/** A body checked by {@link checkJsonBody}, not yet built. */
+export interface CheckedBody {
+  /** The length of a raw body's JSON text in UTF-16 units (0 for no body); `undefined` for a parsed value. */
+  readonly textLength: number | undefined;
+  /** The object, or `null` when there is no body, as {@link parseJsonBody} gives it; parsed on each call. */
+  parse(): JsonObject | null;
+  /**
+   * Throws `INVALID_BODY` when no body line can be written for the body, as
+   * {@link canonicalBody} would, doing only what that takes: nothing for a
+   * raw body the scan vouched for, a parse and a write for one nested too
+   * deeply for the scan to vouch for, the line itself for a parsed value (a
+   * cycle, a BigInt, a throwing `toJSON`).
+   */
+  checkWritable(): void;
+}
+
+const NO_BODY: CheckedBody = { textLength: 0, parse: () => null, checkWritable: () => {} };
+
+/**
+ * Checks a body as {@link parseJsonBody} would, without building it when it
+ * is raw: the text is read by {@link scanJson}, which costs a fraction of
+ * `JSON.parse` on a body of many keys, so a caller that finds it has no use
+ * for the object (a signature no key can have made) never parses it. Throws
+ * `INVALID_BODY` as `parseJsonBody` does, except for a raw body nested too
+ * deeply for the scan to vouch for, which is left to `parse` and
+ * `checkWritable`.
+ *
+ * @example
+ * ```ts
+ * import { checkJsonBody } from './json-body.js';
+ *
+ * const checked = checkJsonBody('{"amount":100}');
+ * checked.checkWritable(); // nothing to do: the scan vouched for it
+ * checked.parse(); // { amount: 100 }
+ * ```
+ */
+export function checkJsonBody(body: BodyInput): CheckedBody {
+  if (typeof body !== 'string' && !isBytes(body)) {
+    const value = objectOrNone(body);
+    return { textLength: undefined, parse: () => value, checkWritable: () => void canonicalBody(value) };
+  }
+  const text = rawText(body);
+  if (text === '') return NO_BODY;
+  const shape = scanJson(text, WRITABLE_DEPTH);
+  if (shape === undefined) throw new PayhookError('INVALID_BODY', 'The body is not valid JSON.');
+  if (shape.depth > WRITABLE_DEPTH) {
+    // Whether JSON.stringify can write it back depends on the engine's
+    // stack: only trying tells. The order of the keys makes no difference
+    // to that, so they are not sorted for it.
+    const parse = (): JsonObject | null => objectOrNone(parseText(text));
+    return { textLength: text.length, parse, checkWritable: () => checkParsedWritable(parse()) };
+  }
+  if (shape.kind === 'null') return NO_BODY;
+  if (shape.kind !== 'object') throw notAnObject(shape.kind);
+  return { textLength: text.length, parse: () => parseText(text) as JsonObject, checkWritable: () => {} };
+}
+
+function checkParsedWritable(value: JsonObject | null): void {
+  try {
+    JSON.stringify(value);
+  } catch (cause) {
+    throw new PayhookError('INVALID_BODY', 'The body cannot be written as JSON (nested too deep).', { cause });
+  }
 }
 
 /**

@@ -25,43 +25,52 @@ export function signatureBytes(signature: unknown, keys: readonly CryptoKey[]): 
   return bytes !== null && keys.some((key) => signatureLength(key) === bytes.length) ? bytes : null;
 }
 
-// The modulus and exponent of each key that can be exported, for the check
-// below. A key the caller imported as not extractable has none: it is
-// never ruled out early.
-const publicNumbers = new WeakMap<CryptoKey, { readonly n: bigint; readonly e: bigint }>();
+/** Internal: an RSA key's modulus and public exponent. */
+export interface RsaPublicNumbers {
+  readonly n: bigint;
+  readonly e: bigint;
+}
 
 const toBigInt = (bytes: Uint8Array): bigint =>
   BigInt(`0x0${Array.from(bytes, (byte) => byte.toString(16).padStart(2, '0')).join('')}`);
 
+/** Internal: a verifier's imported keys, each with its numbers for {@link couldBeSignature}. */
+export interface KeysWithNumbers {
+  readonly keys: CryptoKey[];
+  /** In the order of `keys`; `undefined` where a key is never checked early. */
+  readonly numbers: readonly (RsaPublicNumbers | undefined)[];
+}
+
 /**
- * Internal: reads the modulus and exponent of each of `keys` once (Web
- * Crypto exports them as a JSON Web Key), so that {@link couldBeSignature}
- * can rule signatures out without the canonical string, and resolves to
- * `keys`. Never rejects: a key that cannot be exported is not checked early.
+ * Internal: reads the modulus and exponent of each of `keys` as Web Crypto
+ * exports them (a JSON Web Key), once per verifier. A key that cannot be
+ * exported (a non-extractable `CryptoKey` the caller imported) has none, nor
+ * has one whose exponent is over 32 bits, which would make the check slow:
+ * such a key is never checked early. Never rejects.
  *
  * @example
  * ```ts
- * import { loadPublicNumbers } from './rsa-verify.js';
+ * import { withPublicNumbers } from './rsa-verify.js';
  *
  * declare const keys: CryptoKey[];
- * const same: CryptoKey[] = await loadPublicNumbers(keys);
+ * const { numbers } = await withPublicNumbers(keys); // [{ n: 0xc2…n, e: 65537n }]
  * ```
  */
-export async function loadPublicNumbers(keys: CryptoKey[]): Promise<CryptoKey[]> {
-  await Promise.all(
+export async function withPublicNumbers(keys: CryptoKey[]): Promise<KeysWithNumbers> {
+  const numbers = await Promise.all(
     keys.map(async (key) => {
-      if (!key.extractable || publicNumbers.has(key)) return;
+      if (!key.extractable) return undefined;
       try {
-        const { n, e } = await globalThis.crypto.subtle.exportKey('jwk', key);
-        const modulus = decodeBase64Lenient(n ?? '');
-        const exponent = decodeBase64Lenient(e ?? '');
-        if (modulus && exponent) publicNumbers.set(key, { n: toBigInt(modulus), e: toBigInt(exponent) });
+        const jwk = await globalThis.crypto.subtle.exportKey('jwk', key);
+        const n = decodeBase64Lenient(jwk.n ?? '');
+        const e = decodeBase64Lenient(jwk.e ?? '');
+        return n && e && e.length <= 4 ? { n: toBigInt(n), e: toBigInt(e) } : undefined;
       } catch {
-        // Not exportable after all: checked in full, like any other.
+        return undefined; // not exportable after all: checked in full, like any other
       }
     }),
   );
-  return keys;
+  return { keys, numbers };
 }
 
 /** `base ** exponent % modulus`, by squaring. */
@@ -81,46 +90,29 @@ function modPow(base: bigint, exponent: bigint, modulus: bigint): bigint {
 const PKCS1_HEAD = 0x01_ff_ff_ff_ff_ff_ff_ff_ffn;
 
 /**
- * Internal: the body size, in characters, above which `verifyWebhook` asks
- * {@link couldBeSignature} (about 80 µs a key) before it parses the body and
- * writes its line. Real deliveries (a few hundred bytes) stay below it and
- * never pay for the check; a forged body just below it costs at most about
- * 0.7 ms to refuse in full (8 KiB of tiny keys, measured on a 2-core VM).
+ * Internal: `false` when no key can have made `signature`, for any message:
+ * under each key whose modulus it fits, the RSA public operation (one
+ * modular power) does not give the PKCS #1 v1.5 padding every real signature
+ * has, so there is nothing to build a canonical string for. `true` says only
+ * "maybe": Web Crypto still decides ({@link verifyWithKeys}), and a key
+ * without numbers is always a maybe. A random signature passes by chance
+ * about once in 2^72 or rarer (2^80 when the modulus fills its last byte).
  *
  * @example
  * ```ts
- * import { EARLY_CHECK_CHARS } from './rsa-verify.js';
- *
- * console.log(EARLY_CHECK_CHARS); // 8192
- * ```
- */
-export const EARLY_CHECK_CHARS = 8_192;
-
-/**
- * Internal: `false` when no key of `keys` can have made `signature`, for any
- * message: under each key whose modulus it fits, the RSA public operation
- * (one modular power, about 80 µs for 2048 bits) does not give the
- * PKCS #1 v1.5 padding every real signature has, so there is nothing to
- * build a canonical string for. `true` says only "maybe": Web Crypto still
- * decides ({@link verifyWithKeys}); a key without loaded numbers is always a
- * maybe. A random signature passes this by chance once in 2^80.
- *
- * @example
- * ```ts
- * import { couldBeSignature, loadPublicNumbers } from './rsa-verify.js';
+ * import { couldBeSignature, withPublicNumbers } from './rsa-verify.js';
  *
  * declare const keys: CryptoKey[], bytes: Uint8Array;
- * await loadPublicNumbers(keys);
- * if (!couldBeSignature(bytes, keys)) console.log('forged or corrupted');
+ * if (!couldBeSignature(bytes, await withPublicNumbers(keys))) console.log('forged or corrupted');
  * ```
  */
-export function couldBeSignature(signature: Uint8Array, keys: readonly CryptoKey[]): boolean {
+export function couldBeSignature(signature: Uint8Array, { keys, numbers }: KeysWithNumbers): boolean {
   const s = toBigInt(signature);
-  return keys.some((key) => {
+  return keys.some((key, index) => {
     if (signature.length !== signatureLength(key)) return false;
-    const numbers = publicNumbers.get(key);
-    if (numbers === undefined) return true;
-    return s < numbers.n && modPow(s, numbers.e, numbers.n) >> BigInt(8 * (signature.length - 10)) === PKCS1_HEAD;
+    const { n, e } = numbers[index] ?? {};
+    if (n === undefined || e === undefined) return true;
+    return s < n && modPow(s, e, n) >> BigInt(8 * (signature.length - 10)) === PKCS1_HEAD;
   });
 }
 
