@@ -204,8 +204,8 @@ function failure(code: VerifyWebhookErrorCode, message: string, issues?: readonl
   return { ok: false, error: { code, message, ...(issues && { issues }) } };
 }
 
-// A raw body longer than this is parsed only once couldBeSignature allows;
-// real deliveries stay below it and never pay for that check.
+// A raw body longer than this (unless nested over 100 levels) is parsed only
+// once couldBeSignature allows; real deliveries stay below it.
 const EARLY_CHECK_CHARS = 8_192;
 
 const MISMATCH =
@@ -293,7 +293,6 @@ export function prepareVerifier(options: VerifyWebhookOptions): PreparedVerifier
     let parsed: JsonObject | null;
     let canonical: string;
     try {
-      // Checked, not yet built: a raw body is parsed only once its signature may verify.
       const received = checkJsonBody(body);
       const head = targetHead(signedTarget({ method, url, headers }, targetOptions));
       const bytes = signatureBytes(signature, cryptoKeys);
@@ -334,8 +333,9 @@ const prepared = /* @__PURE__ */ new WeakMap<object, PreparedVerifier>();
  *
  * 1. `MISSING_SIGNATURE` — no `signature` header (or an empty one).
  * 2. `BODY_TOO_LARGE` — a raw body over `maxBodyBytes`, before parsing.
- * 3. The canonical string cannot be built: `INVALID_BODY` (not JSON, or not
- *    an object), `MALFORMED_PATH`, `MISSING_HOST`, `MALFORMED_QUERY`.
+ * 3. The canonical string cannot be built: `INVALID_BODY` (not JSON, not an
+ *    object, or not writable back as JSON: too deep for the engine's stack,
+ *    a cycle, a BigInt), `MALFORMED_PATH`, `MISSING_HOST`, `MALFORMED_QUERY`.
  * 4. `SIGNATURE_MISMATCH` — no key verifies it (this includes an
  *    `x-api-timestamp` added, removed or changed after signing).
  * 5. `MISSING_TIMESTAMP`, `MALFORMED_TIMESTAMP`, `TIMESTAMP_OUT_OF_WINDOW`.
@@ -356,8 +356,8 @@ const prepared = /* @__PURE__ */ new WeakMap<object, PreparedVerifier>();
  * or, nested over 100 levels, to see whether it can be written. A signature
  * that is not base64 or fits no key's length is refused so, and, for a body
  * over 8,192 characters, one the RSA public operation shows no key can have
- * made (a non-extractable `CryptoKey` is not checked so). Web Crypto decides
- * every accept.
+ * made (not checked so: a non-extractable `CryptoKey`, an exponent over 32
+ * bits). Web Crypto decides every accept.
  *
  * A leading byte-order mark is ignored in text as in bytes (as
  * `request.text()` does); the signature never covers it.

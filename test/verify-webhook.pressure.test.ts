@@ -156,6 +156,21 @@ describe('a large body whose signature no key can have made', () => {
 describe('nesting', () => {
   const nested = (levels: number) => webhookBody({ extra: JSON.parse(`${'['.repeat(levels)}${']'.repeat(levels)}`) });
 
+  it('a deep body that is not a JSON object is INVALID_BODY before a missing Host or a bad path (CONTRACT §4)', async () => {
+    const deep = '['.repeat(150) + ']'.repeat(150);
+    const signatures = ['AAAA', Buffer.alloc(256, 7).toString('base64')];
+    for (const body of [`{"a":${deep},}`, `[${deep}]`, `{"a":${deep}`]) {
+      for (const signature of signatures) {
+        for (const form of [body, new TextEncoder().encode(body)]) {
+          const noHost = { method: 'POST', target: '/hook', headers: { signature }, body: form as string };
+          expect(await codeOf(noHost)).toBe('INVALID_BODY');
+          const badPath = { ...noHost, target: '/h%E0', headers: { signature, host: 'shop.example.kg' } };
+          expect(await codeOf(badPath)).toBe('INVALID_BODY');
+        }
+      }
+    }
+  });
+
   it('a signed body nested past what the scan vouches for (100 levels) still verifies, as text, bytes or parsed', async () => {
     for (const levels of [99, 100, 150, 1_000]) {
       const delivery = signDelivery(nested(levels), { timestamp: NOW });
@@ -244,10 +259,12 @@ describe('the signed query is the query the app reads (no webhookUrl)', () => {
 
   it('property: any query built from distinct non-empty names verifies; adding a differing repeat refuses it', async () => {
     const name = fc.stringMatching(/^[a-z0-9_.~-]{1,8}$/);
-    // Values the service can sign: every escape complete and decoding to UTF-8 (%80 alone does not).
+    // Values the service can sign: every escape complete and decoding to UTF-8 (%80 alone does not), and
+    // what URLSearchParams decodes still a valid decodeURI input for the query line (CONTRACT §1): %25
+    // alone decodes to a bare "%", which cannot be signed (MALFORMED_QUERY).
     const decodes = (v: string) => {
       try {
-        decodeURIComponent(v);
+        decodeURI(new URLSearchParams(`a=${v}`).get('a') ?? '');
         return true;
       } catch {
         return false;
@@ -262,7 +279,9 @@ describe('the signed query is the query the app reads (no webhookUrl)', () => {
           const text = pairs.map(([n, v]) => `${n}=${v}`).join('&');
           expect(await codeOf(signDelivery(webhookBody(), { timestamp: NOW, target: `/hook?${text}` }))).toBe('OK');
           const [firstName, firstValue] = pairs[0]!;
-          if (decodeURIComponent(other) === decodeURIComponent(firstValue)) return;
+          // The same value as the app reads it (URLSearchParams) is a harmless repeat.
+          const read = (v: string) => new URLSearchParams(`a=${v}`).get('a');
+          if (read(other) === read(firstValue)) return;
           const repeated = `${text}&${firstName}=${other}`;
           expect(await codeOf(signDelivery(webhookBody(), { timestamp: NOW, target: `/hook?${repeated}` }))).toBe(
             'MALFORMED_QUERY',

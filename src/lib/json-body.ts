@@ -117,9 +117,9 @@ export interface CheckedBody {
   /**
    * Throws `INVALID_BODY` when no body line can be written for the body, as
    * {@link canonicalBody} would, doing only what that takes: nothing for a
-   * raw body the scan vouched for, a parse and a write for one nested too
-   * deeply for the scan to vouch for, the line itself for a parsed value (a
-   * cycle, a BigInt, a throwing `toJSON`).
+   * raw body the scan vouched for, an unsorted write for one nested too
+   * deeply for it, the line itself for a parsed value (a cycle, a BigInt, a
+   * throwing `toJSON`).
    */
   checkWritable(): void;
 }
@@ -131,9 +131,8 @@ const NO_BODY: CheckedBody = { textLength: 0, parse: () => null, checkWritable: 
  * is raw: the text is read by {@link scanJson}, which costs a fraction of
  * `JSON.parse` on a body of many keys, so a caller that finds it has no use
  * for the object (a signature no key can have made) never parses it. Throws
- * `INVALID_BODY` as `parseJsonBody` does, except for a raw body nested too
- * deeply for the scan to vouch for, which is left to `parse` and
- * `checkWritable`.
+ * `INVALID_BODY` as `parseJsonBody` does. A raw body nested too deeply for
+ * the scan to vouch for (over 100 levels) is parsed at once.
  *
  * @example
  * ```ts
@@ -154,22 +153,24 @@ export function checkJsonBody(body: BodyInput): CheckedBody {
   const shape = scanJson(text, WRITABLE_DEPTH);
   if (shape === undefined) throw new PayhookError('INVALID_BODY', 'The body is not valid JSON.');
   if (shape.depth > WRITABLE_DEPTH) {
-    // Whether JSON.stringify can write it back depends on the engine's
-    // stack: only trying tells. The order of the keys makes no difference
-    // to that, so they are not sorted for it.
-    const parse = (): JsonObject | null => objectOrNone(parseText(text));
-    return { textLength: text.length, parse, checkWritable: () => checkParsedWritable(parse()) };
+    // Parsed now, so that its verdict still comes first. Whether
+    // JSON.stringify can write it back depends on the engine's stack: only
+    // trying tells, and the order of the keys makes no difference to that.
+    const value = objectOrNone(parseText(text));
+    return { textLength: text.length, parse: () => value, checkWritable: () => checkParsedWritable(value) };
   }
   if (shape.kind === 'null') return NO_BODY;
   if (shape.kind !== 'object') throw notAnObject(shape.kind);
   return { textLength: text.length, parse: () => parseText(text) as JsonObject, checkWritable: () => {} };
 }
 
+const UNWRITABLE = 'The body cannot be written as JSON (a cycle, a BigInt, or too deep).';
+
 function checkParsedWritable(value: JsonObject | null): void {
   try {
     JSON.stringify(value);
   } catch (cause) {
-    throw new PayhookError('INVALID_BODY', 'The body cannot be written as JSON (nested too deep).', { cause });
+    throw new PayhookError('INVALID_BODY', UNWRITABLE, { cause });
   }
 }
 
@@ -230,8 +231,6 @@ export function canonicalBody(body: JsonObject | null): string {
     // Only an already parsed body can get here: a cycle, a BigInt, a throwing
     // toJSON, or nesting deeper than the stack (JSON.parse accepts more depth
     // than JSON.stringify can write back).
-    throw new PayhookError('INVALID_BODY', 'The body cannot be written as JSON (a cycle, a BigInt, or too deep).', {
-      cause,
-    });
+    throw new PayhookError('INVALID_BODY', UNWRITABLE, { cause });
   }
 }

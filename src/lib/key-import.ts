@@ -53,7 +53,7 @@ async function importKey(format: 'spki' | 'jwk', data: Uint8Array | JsonWebKey):
   }
   try {
     // Extractable (a public key holds nothing secret) so that the verifier
-    // can read its modulus: see loadPublicNumbers in rsa-verify.ts.
+    // can read its modulus: see withPublicNumbers in rsa-verify.ts.
     return await subtle.importKey(format as 'jwk', data as JsonWebKey, ALGORITHM, true, ['verify']);
   } catch (cause) {
     throw invalidKey(format === 'jwk' ? NOT_RSA_JWK : 'The PEM key is not an RSA public key.', cause);
