@@ -3,7 +3,7 @@ import { checkTimestamp } from './freshness.js';
 import { resolveClock } from './lib/clock.js';
 import { isPayhookError, type PayhookIssue } from './lib/errors.js';
 import { getHeader } from './lib/headers.js';
-import { bodySize, canonicalBody, checkJsonBody, type JsonObject } from './lib/json-body.js';
+import { bodySize, canonicalBody, checkJsonBody, parseJsonBody, type JsonObject } from './lib/json-body.js';
 import { importKeys } from './lib/key-import.js';
 import type { KeyInput, KeyOptions } from './lib/key-types.js';
 import { misuse } from './lib/misuse.js';
@@ -204,9 +204,9 @@ function failure(code: VerifyWebhookErrorCode, message: string, issues?: readonl
   return { ok: false, error: { code, message, ...(issues && { issues }) } };
 }
 
-// A raw body longer than this (unless nested over 100 levels) is parsed only
-// once couldBeSignature allows; real deliveries stay below it.
-const EARLY_CHECK_CHARS = 8_192;
+// A raw body larger than this (as bodySize counts it) is parsed only once
+// couldBeSignature allows; real deliveries stay below it.
+const EARLY_CHECK_SIZE = 8_192;
 
 const MISMATCH =
   'The signature does not verify: body, Host, path, query or an x-api-* header changed, or the key is for another environment.';
@@ -279,8 +279,7 @@ export function prepareVerifier(options: VerifyWebhookOptions): PreparedVerifier
     if (typeof method !== 'string' || typeof url !== 'string' || typeof headers !== 'object' || headers === null) {
       throw misuse('verifyWebhook needs a request { method, url, headers, body }.');
     }
-    const withNumbers = await ready();
-    const cryptoKeys = withNumbers.keys;
+    const verifierKeys = await ready();
 
     const signature = getHeader(headers, 'signature');
     if (!signature) return failure('MISSING_SIGNATURE', 'The request has no signature header.');
@@ -293,17 +292,18 @@ export function prepareVerifier(options: VerifyWebhookOptions): PreparedVerifier
     let parsed: JsonObject | null;
     let canonical: string;
     try {
-      const received = checkJsonBody(body);
-      const head = targetHead(signedTarget({ method, url, headers }, targetOptions));
-      const bytes = signatureBytes(signature, cryptoKeys);
-      if (bytes === null || ((received.textLength ?? 0) > EARLY_CHECK_CHARS && !couldBeSignature(bytes, withNumbers))) {
-        // No key can have made it: nothing is built, but INVALID_BODY comes first.
-        received.checkWritable();
+      const target = signedTarget({ method, url, headers }, targetOptions);
+      const bytes = signatureBytes(signature, verifierKeys.keys);
+      if (bytes === null || (size > EARLY_CHECK_SIZE && !couldBeSignature(bytes, verifierKeys))) {
+        // No key can have made it: nothing is built, but body and target errors come first, as in full.
+        const checkWritable = checkJsonBody(body);
+        targetHead(target);
+        checkWritable();
         return failure('SIGNATURE_MISMATCH', MISMATCH);
       }
-      parsed = received.parse();
-      canonical = head + canonicalBody(parsed);
-      if (!(await verifyWithKeys(cryptoKeys, canonical, bytes))) return failure('SIGNATURE_MISMATCH', MISMATCH);
+      parsed = parseJsonBody(body);
+      canonical = targetHead(target) + canonicalBody(parsed);
+      if (!(await verifyWithKeys(verifierKeys.keys, canonical, bytes))) return failure('SIGNATURE_MISMATCH', MISMATCH);
     } catch (error) {
       if (isPayhookError(error) && error.code !== 'INVALID_ARGUMENT')
         return failure(error.code as VerifyWebhookErrorCode, error.message);
@@ -351,13 +351,13 @@ const prepared = /* @__PURE__ */ new WeakMap<object, PreparedVerifier>();
  * pieces (`a=1&&b=2`), are fine. With `webhookUrl` the request's query is
  * not signed, and not checked.
  *
- * A forged request costs little: a raw body is scanned for its verdict
- * (INVALID_BODY comes first), and parsed only when the signature may verify
- * or, nested over 100 levels, to see whether it can be written. A signature
- * that is not base64 or fits no key's length is refused so, and, for a body
- * over 8,192 characters, one the RSA public operation shows no key can have
- * made (not checked so: a non-extractable `CryptoKey`, an exponent over 32
- * bits). Web Crypto decides every accept.
+ * A forged request costs little. A signature that is not base64 or fits no
+ * key's length, or, for a body over 8,192 characters (bytes, for bytes), one
+ * the RSA public operation shows no key can have made (not checked so: a
+ * non-extractable `CryptoKey`, an exponent over 32 bits), is refused without
+ * the body being built: it is only scanned, since INVALID_BODY comes first
+ * (parsed when nested over 100 levels, to see whether it can be written).
+ * Web Crypto decides every accept.
  *
  * A leading byte-order mark is ignored in text as in bytes (as
  * `request.text()` does); the signature never covers it.

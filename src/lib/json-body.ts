@@ -65,11 +65,13 @@ function rawText(body: string | Uint8Array | ArrayBuffer): string {
   return typeof body === 'string' ? body.replace(/^\uFEFF/, '') : decodeUtf8(body);
 }
 
+const NOT_JSON = 'The body is not valid JSON.';
+
 function parseText(text: string): unknown {
   try {
     return JSON.parse(text);
   } catch (cause) {
-    throw new PayhookError('INVALID_BODY', 'The body is not valid JSON.', { cause });
+    throw new PayhookError('INVALID_BODY', NOT_JSON, { cause });
   }
 }
 
@@ -108,61 +110,45 @@ export function parseJsonBody(body: BodyInput): JsonObject | null {
   return text === '' ? null : objectOrNone(parseText(text));
 }
 
-/** A body checked by {@link checkJsonBody}, not yet built. */
-export interface CheckedBody {
-  /** The length of a raw body's JSON text in UTF-16 units (0 for no body); `undefined` for a parsed value. */
-  readonly textLength: number | undefined;
-  /** The object, or `null` when there is no body, as {@link parseJsonBody} gives it; parsed on each call. */
-  parse(): JsonObject | null;
-  /**
-   * Throws `INVALID_BODY` when no body line can be written for the body, as
-   * {@link canonicalBody} would, doing only what that takes: nothing for a
-   * raw body the scan vouched for, an unsorted write for one nested too
-   * deeply for it, the line itself for a parsed value (a cycle, a BigInt, a
-   * throwing `toJSON`).
-   */
-  checkWritable(): void;
-}
-
-const NO_BODY: CheckedBody = { textLength: 0, parse: () => null, checkWritable: () => {} };
-
 /**
- * Checks a body as {@link parseJsonBody} would, without building it when it
- * is raw: the text is read by {@link scanJson}, which costs a fraction of
- * `JSON.parse` on a body of many keys, so a caller that finds it has no use
- * for the object (a signature no key can have made) never parses it. Throws
- * `INVALID_BODY` as `parseJsonBody` does. A raw body nested too deeply for
- * the scan to vouch for (over 100 levels) is parsed at once.
+ * Checks a body as {@link parseJsonBody} would, without building a raw one:
+ * its text is read by {@link scanJson}, which costs a fraction of
+ * `JSON.parse` on a body of many keys; it serves a caller with no use for
+ * the object (a signature no key can have made). Throws `INVALID_BODY` as
+ * `parseJsonBody` does, and returns the rest of the check, which
+ * {@link canonicalBody} would make when it writes the line: whether the body
+ * can be written back. That is known at once for a raw body the scan vouches
+ * for; for one nested deeper, or a parsed value (a cycle, a BigInt, a
+ * throwing `toJSON`), only trying tells.
  *
  * @example
  * ```ts
  * import { checkJsonBody } from './json-body.js';
  *
- * const checked = checkJsonBody('{"amount":100}');
- * checked.checkWritable(); // nothing to do: the scan vouched for it
- * checked.parse(); // { amount: 100 }
+ * const checkWritable = checkJsonBody('{"amount":100}'); // throws INVALID_BODY for '[1]'
+ * checkWritable(); // nothing left to check: the scan vouched for it
  * ```
  */
-export function checkJsonBody(body: BodyInput): CheckedBody {
+export function checkJsonBody(body: BodyInput): () => void {
   if (typeof body !== 'string' && !isBytes(body)) {
     const value = objectOrNone(body);
-    return { textLength: undefined, parse: () => value, checkWritable: () => void canonicalBody(value) };
+    return () => void canonicalBody(value);
   }
   const text = rawText(body);
-  if (text === '') return NO_BODY;
+  if (text === '') return nothingLeft;
   const shape = scanJson(text, WRITABLE_DEPTH);
-  if (shape === undefined) throw new PayhookError('INVALID_BODY', 'The body is not valid JSON.');
+  if (shape === undefined) throw new PayhookError('INVALID_BODY', NOT_JSON);
   if (shape.depth > WRITABLE_DEPTH) {
-    // Parsed now, so that its verdict still comes first. Whether
-    // JSON.stringify can write it back depends on the engine's stack: only
-    // trying tells, and the order of the keys makes no difference to that.
+    // Whether JSON.stringify can write it back depends on the engine's
+    // stack, and not on the order of the keys: it is written unsorted.
     const value = objectOrNone(parseText(text));
-    return { textLength: text.length, parse: () => value, checkWritable: () => checkParsedWritable(value) };
+    return () => checkParsedWritable(value);
   }
-  if (shape.kind === 'null') return NO_BODY;
-  if (shape.kind !== 'object') throw notAnObject(shape.kind);
-  return { textLength: text.length, parse: () => parseText(text) as JsonObject, checkWritable: () => {} };
+  if (shape.kind !== 'null' && shape.kind !== 'object') throw notAnObject(shape.kind);
+  return nothingLeft;
 }
+
+const nothingLeft = (): void => {};
 
 const UNWRITABLE = 'The body cannot be written as JSON (a cycle, a BigInt, or too deep).';
 
