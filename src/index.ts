@@ -23,6 +23,8 @@ export type {
   VerifyWebhookResult,
   WebhookRequest,
 } from './verify-webhook.js';
+export { isParked, park } from './park.js';
+export type { Parked } from './park.js';
 export { retryDelay, retryOffset, retrySchedule } from './retry.js';
 export type { ScheduledRetry } from './retry.js';
 export { parseServiceError, SERVICE_STATUS_CODES, serviceStatus } from './service-status.js';

@@ -1,0 +1,66 @@
+/**
+ * What a payment handler returns for a genuine delivery it will not apply:
+ * the order is unknown, the amount differs, the payment belongs elsewhere.
+ * Such a delivery is acknowledged (so the service stops retrying it), handed
+ * to the dead-letter hook with `reason`, and logged; it is never retried.
+ * Throwing still means "not now, retry later".
+ *
+ * @example
+ * ```ts
+ * import type { Parked } from 'payhook';
+ *
+ * const parked: Parked = { park: 'unknown order', details: { paymentId: 'ord-1' } };
+ * ```
+ */
+export interface Parked {
+  /** Why the delivery is not applied, in a few words: it is logged and handed on. */
+  readonly park: string;
+  /** Anything that helps whoever reviews parked deliveries later. */
+  readonly details?: unknown;
+}
+
+/**
+ * Parks a delivery: return its result from `onPayment` (or an inbox
+ * handler) to acknowledge the delivery without applying it.
+ *
+ * @param reason - why the delivery is not applied, in a few words
+ * @param details - anything that helps whoever reviews it later
+ *
+ * @example
+ * ```ts
+ * import { park } from 'payhook';
+ * import type { PaymentWebhook } from 'payhook';
+ *
+ * declare const orders: Map<string, { amountMinor: number }>;
+ *
+ * function onPayment(webhook: PaymentWebhook) {
+ *   const order = orders.get(String(webhook.fields.paymentId));
+ *   if (!order) return park('unknown order', { paymentId: webhook.fields.paymentId });
+ *   // … apply the payment to the order
+ * }
+ * ```
+ */
+export function park(reason: string, details?: unknown): Parked {
+  return Object.freeze(details === undefined ? { park: reason } : { park: reason, details });
+}
+
+/**
+ * Whether a handler's result parks the delivery: an object whose `park` is a
+ * non-empty string. Anything else (`undefined` included) means "applied".
+ *
+ * @example
+ * ```ts
+ * import { isParked, park } from 'payhook';
+ *
+ * isParked(park('amount differs')); // true
+ * isParked(undefined); // false
+ * ```
+ */
+export function isParked(value: unknown): value is Parked {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as Partial<Parked>).park === 'string' &&
+    (value as Parked).park !== ''
+  );
+}
