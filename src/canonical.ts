@@ -1,9 +1,9 @@
 import { canonicalHead } from './lib/canonical.js';
 import { PayhookError } from './lib/errors.js';
 import { getHeader } from './lib/headers.js';
-import { canonicalBody, parseJsonBody } from './lib/json-body.js';
 import { misuse } from './lib/misuse.js';
 import type { BodyInput, HeadersInput, QueryInput, SearchParamsLike } from './lib/request-types.js';
+import { readSigned } from './lib/signed-read.js';
 
 /**
  * The parts of a request that the service signs.
@@ -73,28 +73,29 @@ export function buildCanonicalString(request: CanonicalRequest): string {
       `The query must be a string, a map or a URLSearchParams, not a ${typeof query}.`,
     );
   }
-  // The body is parsed first, so its errors come first.
-  const body = parseJsonBody(request.body);
   if (typeof method !== 'string') throw misuse('The request method must be a string.');
-  const head = canonicalHead({
-    method,
-    path: request.path,
-    host: typeof headers === 'object' && headers !== null ? getHeader(headers, 'host') : undefined,
-    headers,
-    query:
-      query === undefined || query === null
-        ? ''
-        : typeof query === 'string' || typeof query.forEach === 'function'
-          ? (query as string | SearchParamsLike)
-          : // A plain record becomes a Map, which lists its entries as a
-            // URLSearchParams does. Some frameworks give a repeated name as an
-            // array: the last one wins.
-            (new Map(
-              Object.entries(query).map(([name, value]: [string, unknown]) => [
-                name,
-                Array.isArray(value) && value.every((item) => typeof item === 'string') ? value.at(-1) : value,
-              ]),
-            ) as SearchParamsLike),
-  });
-  return head + canonicalBody(body);
+  const read = readSigned(request.body, () =>
+    canonicalHead({
+      method,
+      path: request.path,
+      host: typeof headers === 'object' && headers !== null ? getHeader(headers, 'host') : undefined,
+      headers,
+      query:
+        query === undefined || query === null
+          ? ''
+          : typeof query === 'string' || typeof query.forEach === 'function'
+            ? (query as string | SearchParamsLike)
+            : // A plain record becomes a Map, which lists its entries as a
+              // URLSearchParams does. Some frameworks give a repeated name as an
+              // array: the last one wins.
+              (new Map(
+                Object.entries(query).map(([name, value]: [string, unknown]) => [
+                  name,
+                  Array.isArray(value) && value.every((item) => typeof item === 'string') ? value.at(-1) : value,
+                ]),
+              ) as SearchParamsLike),
+    }),
+  );
+  if (!read.ok) throw read.error;
+  return read.canonical;
 }

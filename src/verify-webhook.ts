@@ -1,55 +1,19 @@
 /** verifyWebhook: the spec's receiver checks on one delivery, in order, reporting the first failure by code. */
-import { checkTimestamp } from './freshness.js';
 import { resolveClock } from './lib/clock.js';
-import { isPayhookError, type PayhookIssue } from './lib/errors.js';
-import { getHeader } from './lib/headers.js';
-import { bodySize, canonicalBody, checkJsonBody, parseJsonBody, type JsonObject } from './lib/json-body.js';
-import { importKeys } from './lib/key-import.js';
 import type { KeyInput, KeyOptions } from './lib/key-types.js';
 import { misuse } from './lib/misuse.js';
-import type { BodyInput, HeadersInput } from './lib/request-types.js';
-import {
-  couldBeSignature,
-  signatureBytes,
-  verifyWithKeys,
-  withPublicNumbers,
-  type KeysWithNumbers,
-} from './lib/rsa-verify.js';
-import { pinWebhookUrl, signedTarget, targetHead } from './lib/signed-target.js';
+import { webCryptoScheme, type SchemeFactory } from './lib/signature-scheme.js';
+import { pinWebhookUrl } from './lib/signed-target.js';
 import { BETA_PUBLIC_KEY, PRODUCTION_PUBLIC_KEY, type ServiceEnvironment } from './service-keys.js';
-import type { PaymentWebhook } from './webhook/types.js';
-import { validateWebhookObject } from './webhook/validate.js';
+import { createVerifier, type PreparedVerifier, type VerifyWebhookResult, type WebhookRequest } from './verifier.js';
 
-/**
- * One delivery as it reached your server. `url` is absolute
- * (`https://shop.example.kg/hook?x=1`) or the request target (`/hook?x=1`,
- * what Node's `req.url` holds), still percent-encoded.
- *
- * @example
- * ```ts
- * import type { WebhookRequest } from 'payhook';
- *
- * const request: WebhookRequest = {
- *   method: req.method,
- *   url: req.url,
- *   headers: req.headers,
- *   body: rawBody,
- * };
- * ```
- */
-export interface WebhookRequest {
-  /** The HTTP method; the service sends `POST`. */
-  method: string;
-  /** Absolute URL, or path plus query. */
-  url: string;
-  /** All request headers: a `Headers` or a plain object (any letter case). */
-  headers: HeadersInput;
-  /**
-   * The body: raw text or bytes as received, or the object a body parser
-   * (`express.json()`, `await request.json()`) already produced.
-   */
-  body: BodyInput;
-}
+export type {
+  PreparedVerifier,
+  VerifyWebhookError,
+  VerifyWebhookErrorCode,
+  VerifyWebhookResult,
+  WebhookRequest,
+} from './verifier.js';
 
 /**
  * Options of {@link verifyWebhook}. Give the keys with `publicKeys`, or name
@@ -95,12 +59,12 @@ export interface VerifyWebhookOptions extends KeyOptions {
    * (`BODY_TOO_LARGE`). An already parsed body is not measured: the body
    * parser that produced it applied its own limit.
    *
-   * Real deliveries are a few kilobytes, so the default of 64 KiB leaves them
-   * ample room while bounding what any request can cost: every body is read
-   * and scanned, and one whose signature may verify (a replayed genuine one)
-   * is parsed, which costs more the more keys it holds. Raise it only if your
-   * deliveries grow past it (`maxBodyBytes: 262_144`), never to "unlimited".
-   * @defaultValue 65 536 (64 KiB, {@link DEFAULT_MAX_BODY_BYTES})
+   * Real deliveries are a few kilobytes, so the default of 32 KiB leaves them
+   * ample room while bounding what any request can cost: a body whose
+   * signature may verify (a replayed genuine one) is parsed and sorted, which
+   * costs more the more keys it holds. Raise it only if your deliveries grow
+   * past it (`maxBodyBytes: 131_072`), never to "unlimited".
+   * @defaultValue 32 768 (32 KiB, {@link DEFAULT_MAX_BODY_BYTES})
    */
   maxBodyBytes?: number;
   /**
@@ -130,65 +94,7 @@ export interface VerifyWebhookOptions extends KeyOptions {
 }
 
 /**
- * The codes {@link verifyWebhook} reports, in the order it checks.
- *
- * @example
- * ```ts
- * import type { VerifyWebhookErrorCode } from 'payhook';
- *
- * const isAuthFailure = (code: VerifyWebhookErrorCode): boolean =>
- *   code === 'MISSING_SIGNATURE' || code === 'SIGNATURE_MISMATCH' || code.includes('TIMESTAMP');
- * ```
- */
-export type VerifyWebhookErrorCode =
-  | 'MISSING_SIGNATURE'
-  | 'BODY_TOO_LARGE'
-  | 'INVALID_BODY'
-  | 'MISSING_HOST'
-  | 'MALFORMED_PATH'
-  | 'MALFORMED_QUERY'
-  | 'SIGNATURE_MISMATCH'
-  | 'MISSING_TIMESTAMP'
-  | 'MALFORMED_TIMESTAMP'
-  | 'TIMESTAMP_OUT_OF_WINDOW'
-  | 'INVALID_PAYLOAD';
-
-/**
- * Why a delivery was refused: a stable `code`, a readable `message`, and for
- * `INVALID_PAYLOAD` the list of problems with their paths.
- *
- * @example
- * ```ts
- * import type { VerifyWebhookError } from 'payhook';
- *
- * const log = (error: VerifyWebhookError) => console.warn(error.code, error.message, error.issues ?? []);
- * ```
- */
-export interface VerifyWebhookError {
-  readonly code: VerifyWebhookErrorCode;
-  readonly message: string;
-  readonly issues?: readonly PayhookIssue[];
-}
-
-/**
- * The outcome of {@link verifyWebhook}: the typed webhook with the canonical
- * string and timestamp it was checked with, or the first failure.
- *
- * @example
- * ```ts
- * import type { VerifyWebhookResult } from 'payhook';
- *
- * function statusOf(result: VerifyWebhookResult): number {
- *   return result.ok ? 200 : result.error.code === 'INVALID_PAYLOAD' ? 400 : 401;
- * }
- * ```
- */
-export type VerifyWebhookResult =
-  | { readonly ok: true; readonly webhook: PaymentWebhook; readonly canonical: string; readonly timestamp: number }
-  | { readonly ok: false; readonly error: VerifyWebhookError };
-
-/**
- * The default `maxBodyBytes`: 64 KiB. Real deliveries are a few kilobytes;
+ * The default `maxBodyBytes`: 32 KiB. Real deliveries are a few kilobytes;
  * pass a larger `maxBodyBytes` if yours are not.
  *
  * @example
@@ -198,34 +104,18 @@ export type VerifyWebhookResult =
  * await verifyWebhook(request, { environment: 'production', maxBodyBytes: DEFAULT_MAX_BODY_BYTES * 4 });
  * ```
  */
-export const DEFAULT_MAX_BODY_BYTES = 65_536;
-
-function failure(code: VerifyWebhookErrorCode, message: string, issues?: readonly PayhookIssue[]): VerifyWebhookResult {
-  return { ok: false, error: { code, message, ...(issues && { issues }) } };
-}
-
-// A raw body larger than this (as bodySize counts it) is parsed only once
-// couldBeSignature allows; real deliveries stay below it.
-const EARLY_CHECK_SIZE = 8_192;
-
-const MISMATCH =
-  'The signature does not verify: body, Host, path, query or an x-api-* header changed, or the key is for another environment.';
-
-/** Internal: verifyWebhook with its options checked once. */
-export interface PreparedVerifier {
-  verify(request: WebhookRequest): Promise<VerifyWebhookResult>;
-  /** Resolves once the keys are imported; rejects with INVALID_KEY / WEAK_KEY. */
-  ready(): Promise<unknown>;
-  readonly maxBodyBytes: number;
-}
+export const DEFAULT_MAX_BODY_BYTES = 32_768;
 
 /**
  * Internal: checks the options (throwing `INVALID_ARGUMENT` for misuse) and
  * returns a verifier. The handlers keep one per handler; {@link verifyWebhook}
- * keeps one per options object. Keys are imported once per verifier; a
- * function `now` is read per delivery.
+ * keeps one per options object. `scheme` is how signatures are checked: Web
+ * Crypto unless a runtime's entry passes its own.
  */
-export function prepareVerifier(options: VerifyWebhookOptions): PreparedVerifier {
+export function prepareVerifier(
+  options: VerifyWebhookOptions,
+  scheme: SchemeFactory = webCryptoScheme,
+): PreparedVerifier {
   // Every option in one read (null, undefined or a primitive reads as no
   // options, hence no key).
   const {
@@ -256,72 +146,18 @@ export function prepareVerifier(options: VerifyWebhookOptions): PreparedVerifier
   if (typeof maxBodyBytes !== 'number' || !(maxBodyBytes > 0)) {
     throw misuse('maxBodyBytes must be a number above 0.');
   }
-  const targetOptions = {
-    webhookUrl: webhookUrl === undefined ? undefined : pinWebhookUrl(webhookUrl),
-    trustForwardedHeaders: trustForwardedHeaders === true,
-  };
-  const keyOptions: KeyOptions = { allowWeakKeys: allowWeakKeys === true };
-  const parseOptions = { strict: strict === true };
-  // Imported once; a failed import is not kept, so a bad key throws on every call.
-  let imported: Promise<KeysWithNumbers> | undefined;
-  const ready = (): Promise<KeysWithNumbers> => {
-    imported ??= importKeys(keys, keyOptions)
-      .then(withPublicNumbers)
-      .catch((error: unknown) => {
-        imported = undefined;
-        throw error;
-      });
-    return imported;
-  };
-
-  async function verify(request: WebhookRequest): Promise<VerifyWebhookResult> {
-    const { method, url, headers, body } = Object(request) as Partial<WebhookRequest>;
-    if (typeof method !== 'string' || typeof url !== 'string' || typeof headers !== 'object' || headers === null) {
-      throw misuse('verifyWebhook needs a request { method, url, headers, body }.');
-    }
-    const verifierKeys = await ready();
-
-    const signature = getHeader(headers, 'signature');
-    if (!signature) return failure('MISSING_SIGNATURE', 'The request has no signature header.');
-
-    const size = bodySize(body, maxBodyBytes);
-    if (size > maxBodyBytes) {
-      return failure('BODY_TOO_LARGE', `The body has ${size} bytes or more; the limit is ${maxBodyBytes}.`);
-    }
-
-    let parsed: JsonObject | null;
-    let canonical: string;
-    try {
-      const target = signedTarget({ method, url, headers }, targetOptions);
-      const bytes = signatureBytes(signature, verifierKeys.keys);
-      if (bytes === null || (size > EARLY_CHECK_SIZE && !couldBeSignature(bytes, verifierKeys))) {
-        // No key can have made it: nothing is built, but body and target errors come first, as in full.
-        const checkWritable = checkJsonBody(body);
-        targetHead(target);
-        checkWritable();
-        return failure('SIGNATURE_MISMATCH', MISMATCH);
-      }
-      parsed = parseJsonBody(body);
-      canonical = targetHead(target) + canonicalBody(parsed);
-      if (!(await verifyWithKeys(verifierKeys.keys, canonical, bytes))) return failure('SIGNATURE_MISMATCH', MISMATCH);
-    } catch (error) {
-      if (isPayhookError(error) && error.code !== 'INVALID_ARGUMENT')
-        return failure(error.code as VerifyWebhookErrorCode, error.message);
-      throw error;
-    }
-
-    const check = checkTimestamp(getHeader(headers, 'x-api-timestamp'), resolveClock(clock));
-    if (!check.ok) return failure(check.code, check.message);
-
-    if (parsed === null) {
-      return failure('INVALID_PAYLOAD', 'The body is empty.', [{ path: '', message: 'the body is empty' }]);
-    }
-    const checked = validateWebhookObject(parsed, parseOptions);
-    if (!checked.success) return failure('INVALID_PAYLOAD', checked.error.message, checked.error.issues);
-    return { ok: true, webhook: checked.webhook, canonical, timestamp: check.timestamp };
-  }
-
-  return { verify, ready, maxBodyBytes };
+  return createVerifier({
+    keys,
+    keyOptions: { allowWeakKeys: allowWeakKeys === true },
+    scheme,
+    target: {
+      webhookUrl: webhookUrl === undefined ? undefined : pinWebhookUrl(webhookUrl),
+      trustForwardedHeaders: trustForwardedHeaders === true,
+    },
+    clock,
+    maxBodyBytes,
+    parse: { strict: strict === true },
+  });
 }
 
 /** Prepared verifiers by options object: options are read once per object. */
@@ -332,14 +168,19 @@ const prepared = /* @__PURE__ */ new WeakMap<object, PreparedVerifier>();
  * this order and reporting the first failure by code:
  *
  * 1. `MISSING_SIGNATURE` — no `signature` header (or an empty one).
- * 2. `BODY_TOO_LARGE` — a raw body over `maxBodyBytes`, before parsing.
- * 3. The canonical string cannot be built: `INVALID_BODY` (not JSON, not an
- *    object, or not writable back as JSON: too deep for the engine's stack,
- *    a cycle, a BigInt), `MALFORMED_PATH`, `MISSING_HOST`, `MALFORMED_QUERY`.
- * 4. `SIGNATURE_MISMATCH` — no key verifies it (this includes an
+ * 2. `BODY_TOO_LARGE` — a raw body over `maxBodyBytes`, before it is read.
+ * 3. `SIGNATURE_MISMATCH` — a signature no configured key can have made:
+ *    not base64, the wrong length for every key, or, for a key whose RSA
+ *    numbers can be read (not a non-extractable `CryptoKey`), one whose
+ *    public operation gives no PKCS #1 v1.5 block. Such a request costs
+ *    little: its body is never parsed.
+ * 4. The canonical string cannot be built: `INVALID_BODY` (not JSON, not an
+ *    object, nested more than 64 levels deep, or a parsed value JSON cannot
+ *    write), `MISSING_HOST`, `MALFORMED_PATH`, `MALFORMED_QUERY`.
+ * 5. `SIGNATURE_MISMATCH` — no key verifies it (this includes an
  *    `x-api-timestamp` added, removed or changed after signing).
- * 5. `MISSING_TIMESTAMP`, `MALFORMED_TIMESTAMP`, `TIMESTAMP_OUT_OF_WINDOW`.
- * 6. `INVALID_PAYLOAD` — signed and fresh, but not a webhook of spec §2
+ * 6. `MISSING_TIMESTAMP`, `MALFORMED_TIMESTAMP`, `TIMESTAMP_OUT_OF_WINDOW`.
+ * 7. `INVALID_PAYLOAD` — signed and fresh, but not a payment webhook
  *    (`error.issues` lists each problem).
  *
  * The query rule (without `webhookUrl`, when the request's own query is
@@ -351,13 +192,9 @@ const prepared = /* @__PURE__ */ new WeakMap<object, PreparedVerifier>();
  * pieces (`a=1&&b=2`), are fine. With `webhookUrl` the request's query is
  * not signed, and not checked.
  *
- * A forged request costs little. A signature that is not base64 or fits no
- * key's length, or, for a body over 8,192 characters (bytes, for bytes), one
- * the RSA public operation shows no key can have made (not checked so: a
- * non-extractable `CryptoKey`, an exponent over 32 bits), is refused without
- * the body being built: it is only scanned, since INVALID_BODY comes first
- * (parsed when nested over 100 levels, to see whether it can be written).
- * Web Crypto decides every accept.
+ * Every body costs at most a linear read before it is refused, and its
+ * verdict never depends on the engine's stack. Web Crypto decides every
+ * accept.
  *
  * A leading byte-order mark is ignored in text as in bytes (as
  * `request.text()` does); the signature never covers it.

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { canonicalBody, parseJsonBody, type JsonObject } from '../lib/json-body.js';
+import type { JsonObject } from '../lib/json-body.js';
 import { checkTimestamp } from '../freshness.js';
 import { decodeBase64Lenient } from '../lib/base64.js';
 import { resolveClock } from '../lib/clock.js';
@@ -12,7 +12,8 @@ import { isPayhookError } from '../lib/errors.js';
 import { getHeader } from '../lib/headers.js';
 import { describeError } from '../lib/misuse.js';
 import type { HeadersInput } from '../lib/request-types.js';
-import { verifyWithKeys } from '../lib/rsa-verify.js';
+import { signatureLength, verifyWithKeys } from '../lib/rsa-verify.js';
+import { readSigned } from '../lib/signed-read.js';
 import { pinWebhookUrl, signedTarget, targetHead, type PinnedUrl } from '../lib/signed-target.js';
 import { candidatesFor } from './candidates.js';
 import { describeChange, fixFor, quote, REGISTERED_URL_ADVICE } from './fixes.js';
@@ -80,32 +81,20 @@ async function explain(request: ExplainRequest, options: ExplainOptions): Promis
       message: 'The request has no `signature` header: it was not sent by the service, or a proxy dropped the header.',
     });
   }
-  let body: JsonObject | null;
-  try {
-    body = parseJsonBody(request.body);
-  } catch (error) {
-    return result({
-      code: 'INVALID_BODY',
-      message: `The body cannot be read, so no canonical string can be built: ${describeError(error)}`,
-    });
-  }
-  let bodyLine: string;
-  let canonical: string;
-  try {
-    const head = targetHead(target);
-    // Written once: every variant shares it, and it is the costly line.
-    bodyLine = canonicalBody(body);
-    canonical = head + bodyLine;
-  } catch (error) {
-    const code = isPayhookError(error) ? error.code : null;
+  const read = readSigned(request.body, () => targetHead(target));
+  if (!read.ok) {
+    const { code } = read.error;
     return result({
       code,
       message:
-        code === 'MISSING_HOST'
-          ? 'The request has no Host header, so no canonical string can be built: set `webhookUrl` to the URL registered with the service (with `payhook verify`: `--webhook-url <url>`, or `--registered-url <url>` to try it).'
-          : `No canonical string can be built: ${describeError(error)}`,
+        code === 'INVALID_BODY'
+          ? `The body cannot be read, so no canonical string can be built: ${read.error.message}`
+          : code === 'MISSING_HOST'
+            ? 'The request has no Host header, so no canonical string can be built: set `webhookUrl` to the URL registered with the service (with `payhook verify`: `--webhook-url <url>`, or `--registered-url <url>` to try it).'
+            : `No canonical string can be built: ${read.error.message}`,
     });
   }
+  const { body, bodyLine, canonical } = read;
 
   const { usable, unusable, configuredNames } = await candidateKeys(options);
   const triedKeys = usable.map((key) => key.name);
@@ -151,9 +140,7 @@ async function explain(request: ExplainRequest, options: ExplainOptions): Promis
     });
   }
   // Keys whose modulus fits the signature's length; none: nothing can verify, so nothing is built.
-  const fitting = usable.filter(
-    (key) => bytes.length === Math.ceil((key.imported.algorithm as RsaHashedKeyAlgorithm).modulusLength / 8),
-  );
+  const fitting = usable.filter((key) => bytes.length === signatureLength(key.imported));
   const hint = pinned ?? hintFrom(options.registeredUrl) ?? hintFrom(registeredUrlInBody(body));
   const candidates = candidatesFor(target, hint);
   const tried = {

@@ -1,6 +1,6 @@
 import { PayhookError } from './errors.js';
 import type { BodyInput } from './request-types.js';
-import { scanJson } from './json-scan.js';
+import { MAX_BODY_DEPTH, textTooDeep, valueTooDeep } from './json-depth.js';
 
 /**
  * A JSON object as `JSON.parse` produces it.
@@ -50,12 +50,6 @@ export function isBytes(value: unknown): value is Uint8Array | ArrayBuffer {
   return ArrayBuffer.isView(value) || Object.prototype.toString.call(value) === '[object ArrayBuffer]';
 }
 
-// How deeply a raw body may nest for the scan's verdict to stand alone:
-// JSON.stringify, which writes the body line, fails somewhere deeper (in the
-// thousands, at a depth that depends on the engine's stack), so up to here a
-// JSON object is known to give a line. Deliveries nest 3 levels.
-const WRITABLE_DEPTH = 100;
-
 /** A raw body's JSON text: bytes decoded strictly, one leading byte-order mark dropped. */
 function rawText(body: string | Uint8Array | ArrayBuffer): string {
   // One leading byte-order mark is dropped from text as the UTF-8 decode
@@ -65,35 +59,45 @@ function rawText(body: string | Uint8Array | ArrayBuffer): string {
   return typeof body === 'string' ? body.replace(/^\uFEFF/, '') : decodeUtf8(body);
 }
 
-const NOT_JSON = 'The body is not valid JSON.';
+const TOO_DEEP = `The body nests arrays and objects more than ${MAX_BODY_DEPTH} levels deep.`;
+
+const JSON_NULL = /^[ \t\n\r]*null[ \t\n\r]*$/;
 
 function parseText(text: string): unknown {
+  // Only an object can be a body (and `null`, none): anything else is refused
+  // without being parsed, whatever else it is.
+  const first = /[^ \t\n\r]/.exec(text)?.[0];
+  if (first !== '{') {
+    if (JSON_NULL.test(text)) return null;
+    throw new PayhookError(
+      'INVALID_BODY',
+      `The body must be a JSON object, but it starts with ${JSON.stringify(first ?? '')}.`,
+    );
+  }
+  if (textTooDeep(text)) throw new PayhookError('INVALID_BODY', TOO_DEEP);
   try {
     return JSON.parse(text);
   } catch (cause) {
-    throw new PayhookError('INVALID_BODY', NOT_JSON, { cause });
+    throw new PayhookError('INVALID_BODY', 'The body is not valid JSON.', { cause });
   }
-}
-
-function notAnObject(kind: string): PayhookError {
-  return new PayhookError(
-    'INVALID_BODY',
-    `The body must be a JSON object, but it is ${kind === 'array' ? 'an array' : `a ${kind}`}.`,
-  );
 }
 
 /** `value` as a body: an object, or `null` for none (`undefined` or JSON `null`); else `INVALID_BODY`. */
 function objectOrNone(value: unknown): JsonObject | null {
   if (value === undefined || value === null) return null;
-  if (typeof value !== 'object' || Array.isArray(value))
-    throw notAnObject(Array.isArray(value) ? 'array' : typeof value);
+  if (typeof value !== 'object' || Array.isArray(value)) {
+    const kind = Array.isArray(value) ? 'an array' : `a ${typeof value}`;
+    throw new PayhookError('INVALID_BODY', `The body must be a JSON object, but it is ${kind}.`);
+  }
   return value as JsonObject;
 }
 
 /**
  * Parses a body once into the JSON object it carries, or `null` when there is
  * no body (absent, empty text, or JSON `null`). Throws `INVALID_BODY` for text
- * that is not JSON and for JSON that is not an object. A leading byte-order
+ * that is not JSON, for JSON that is not an object, and for a body nested
+ * deeper than {@link MAX_BODY_DEPTH} levels, which is refused before it is
+ * parsed (an already parsed value is measured instead). A leading byte-order
  * mark is ignored, in text as in bytes.
  *
  * @example
@@ -105,59 +109,13 @@ function objectOrNone(value: unknown): JsonObject | null {
  * ```
  */
 export function parseJsonBody(body: BodyInput): JsonObject | null {
-  if (typeof body !== 'string' && !isBytes(body)) return objectOrNone(body);
-  const text = rawText(body);
-  return text === '' ? null : objectOrNone(parseText(text));
-}
-
-/**
- * Checks a body as {@link parseJsonBody} would, without building a raw one:
- * its text is read by {@link scanJson}, which costs a fraction of
- * `JSON.parse` on a body of many keys; it serves a caller with no use for
- * the object (a signature no key can have made). Throws `INVALID_BODY` as
- * `parseJsonBody` does, and returns the rest of the check, which
- * {@link canonicalBody} would make when it writes the line: whether the body
- * can be written back. That is known at once for a raw body the scan vouches
- * for; for one nested deeper, or a parsed value (a cycle, a BigInt, a
- * throwing `toJSON`), only trying tells.
- *
- * @example
- * ```ts
- * import { checkJsonBody } from './json-body.js';
- *
- * const checkWritable = checkJsonBody('{"amount":100}'); // throws INVALID_BODY for '[1]'
- * checkWritable(); // nothing left to check: the scan vouched for it
- * ```
- */
-export function checkJsonBody(body: BodyInput): () => void {
   if (typeof body !== 'string' && !isBytes(body)) {
     const value = objectOrNone(body);
-    return () => void canonicalBody(value);
+    if (valueTooDeep(value)) throw new PayhookError('INVALID_BODY', TOO_DEEP);
+    return value;
   }
   const text = rawText(body);
-  if (text === '') return nothingLeft;
-  const shape = scanJson(text, WRITABLE_DEPTH);
-  if (shape === undefined) throw new PayhookError('INVALID_BODY', NOT_JSON);
-  if (shape.depth > WRITABLE_DEPTH) {
-    // Whether JSON.stringify can write it back depends on the engine's
-    // stack, and not on the order of the keys: it is written unsorted.
-    const value = objectOrNone(parseText(text));
-    return () => checkParsedWritable(value);
-  }
-  if (shape.kind !== 'null' && shape.kind !== 'object') throw notAnObject(shape.kind);
-  return nothingLeft;
-}
-
-const nothingLeft = (): void => {};
-
-const UNWRITABLE = 'The body cannot be written as JSON (a cycle, a BigInt, or too deep).';
-
-function checkParsedWritable(value: JsonObject | null): void {
-  try {
-    JSON.stringify(value);
-  } catch (cause) {
-    throw new PayhookError('INVALID_BODY', UNWRITABLE, { cause });
-  }
+  return text === '' ? null : objectOrNone(parseText(text));
 }
 
 /**
@@ -214,9 +172,10 @@ export function canonicalBody(body: JsonObject | null): string {
       sorted[key] = body[key];
     return JSON.stringify(sorted);
   } catch (cause) {
-    // Only an already parsed body can get here: a cycle, a BigInt, a throwing
-    // toJSON, or nesting deeper than the stack (JSON.parse accepts more depth
-    // than JSON.stringify can write back).
-    throw new PayhookError('INVALID_BODY', UNWRITABLE, { cause });
+    // Only an already parsed body can get here (a BigInt, a throwing toJSON):
+    // depth and cycles were refused when it was read.
+    throw new PayhookError('INVALID_BODY', 'The body cannot be written as JSON (a BigInt, or a throwing toJSON).', {
+      cause,
+    });
   }
 }

@@ -1,0 +1,216 @@
+/**
+ * The prepared verifier behind verifyWebhook and the handlers: the checks on
+ * one delivery as a short list of named steps, each reporting its failure by
+ * code, in the order of docs/CONTRACT.md §4.
+ *
+ * @module
+ */
+import { checkTimestamp } from './freshness.js';
+import { resolveClock, type ClockOptions } from './lib/clock.js';
+import type { PayhookError, PayhookIssue } from './lib/errors.js';
+import { getHeader } from './lib/headers.js';
+import { bodySize } from './lib/json-body.js';
+import type { KeyInput, KeyOptions } from './lib/key-types.js';
+import { misuse } from './lib/misuse.js';
+import type { BodyInput, HeadersInput } from './lib/request-types.js';
+import type { SchemeFactory, SignatureScheme } from './lib/signature-scheme.js';
+import { readSigned } from './lib/signed-read.js';
+import { signedTarget, targetHead, type TargetOptions } from './lib/signed-target.js';
+import type { ParseWebhookOptions, PaymentWebhook } from './webhook/types.js';
+import { validateWebhookObject } from './webhook/validate.js';
+
+/**
+ * One delivery as it reached your server. `url` is absolute
+ * (`https://shop.example.kg/hook?x=1`) or the request target (`/hook?x=1`,
+ * what Node's `req.url` holds), still percent-encoded.
+ *
+ * @example
+ * ```ts
+ * import type { WebhookRequest } from 'payhook';
+ *
+ * const request: WebhookRequest = {
+ *   method: req.method,
+ *   url: req.url,
+ *   headers: req.headers,
+ *   body: rawBody,
+ * };
+ * ```
+ */
+export interface WebhookRequest {
+  /** The HTTP method; the service sends `POST`. */
+  method: string;
+  /** Absolute URL, or path plus query. */
+  url: string;
+  /** All request headers: a `Headers` or a plain object (any letter case). */
+  headers: HeadersInput;
+  /**
+   * The body: raw text or bytes as received, or the object a body parser
+   * (`express.json()`, `await request.json()`) already produced.
+   */
+  body: BodyInput;
+}
+
+/**
+ * The codes {@link verifyWebhook} reports, in the order it checks.
+ *
+ * @example
+ * ```ts
+ * import type { VerifyWebhookErrorCode } from 'payhook';
+ *
+ * const isAuthFailure = (code: VerifyWebhookErrorCode): boolean =>
+ *   code === 'MISSING_SIGNATURE' || code === 'SIGNATURE_MISMATCH' || code.includes('TIMESTAMP');
+ * ```
+ */
+export type VerifyWebhookErrorCode =
+  | 'MISSING_SIGNATURE'
+  | 'BODY_TOO_LARGE'
+  | 'INVALID_BODY'
+  | 'MISSING_HOST'
+  | 'MALFORMED_PATH'
+  | 'MALFORMED_QUERY'
+  | 'SIGNATURE_MISMATCH'
+  | 'MISSING_TIMESTAMP'
+  | 'MALFORMED_TIMESTAMP'
+  | 'TIMESTAMP_OUT_OF_WINDOW'
+  | 'INVALID_PAYLOAD';
+
+/**
+ * Why a delivery was refused: a stable `code`, a readable `message`, and for
+ * `INVALID_PAYLOAD` the list of problems with their paths.
+ *
+ * @example
+ * ```ts
+ * import type { VerifyWebhookError } from 'payhook';
+ *
+ * const log = (error: VerifyWebhookError) => console.warn(error.code, error.message, error.issues ?? []);
+ * ```
+ */
+export interface VerifyWebhookError {
+  readonly code: VerifyWebhookErrorCode;
+  readonly message: string;
+  readonly issues?: readonly PayhookIssue[];
+}
+
+/**
+ * The outcome of {@link verifyWebhook}: the typed webhook with the canonical
+ * string and timestamp it was checked with, or the first failure.
+ *
+ * @example
+ * ```ts
+ * import type { VerifyWebhookResult } from 'payhook';
+ *
+ * function statusOf(result: VerifyWebhookResult): number {
+ *   return result.ok ? 200 : result.error.code === 'INVALID_PAYLOAD' ? 400 : 401;
+ * }
+ * ```
+ */
+export type VerifyWebhookResult =
+  | { readonly ok: true; readonly webhook: PaymentWebhook; readonly canonical: string; readonly timestamp: number }
+  | { readonly ok: false; readonly error: VerifyWebhookError };
+
+/** Internal: verifyWebhook with its options checked once. */
+export interface PreparedVerifier {
+  verify(request: WebhookRequest): Promise<VerifyWebhookResult>;
+  /** Resolves once the keys are imported; rejects with INVALID_KEY / WEAK_KEY. */
+  ready(): Promise<unknown>;
+  readonly maxBodyBytes: number;
+}
+
+/** Internal: the options of a verifier, already checked. */
+export interface VerifierSettings {
+  readonly keys: readonly KeyInput[];
+  readonly keyOptions: KeyOptions;
+  readonly scheme: SchemeFactory;
+  readonly target: TargetOptions;
+  /** `now` may be a function, read at each delivery. */
+  readonly clock: ClockOptions;
+  readonly maxBodyBytes: number;
+  readonly parse: ParseWebhookOptions;
+}
+
+// A raw body larger than this (as bodySize counts it) is read only once the
+// early filter allows, even where the filter costs more than a small body's
+// parse; real deliveries stay below it.
+const FILTER_FIRST_SIZE = 8_192;
+
+const MISMATCH =
+  'The signature does not verify: body, Host, path, query or an x-api-* header changed, or the key is for another environment.';
+
+function failure(code: VerifyWebhookErrorCode, message: string, issues?: readonly PayhookIssue[]): VerifyWebhookResult {
+  return { ok: false, error: { code, message, ...(issues && { issues }) } };
+}
+
+const mismatch = (): VerifyWebhookResult => failure('SIGNATURE_MISMATCH', MISMATCH);
+
+function checkedRequest(request: WebhookRequest): WebhookRequest {
+  const { method, url, headers, body } = Object(request) as Partial<WebhookRequest>;
+  if (typeof method !== 'string' || typeof url !== 'string' || typeof headers !== 'object' || headers === null) {
+    throw misuse('verifyWebhook needs a request { method, url, headers, body }.');
+  }
+  return { method, url, headers, body };
+}
+
+/**
+ * Internal: a verifier over checked settings. Keys are imported on the first
+ * delivery (or `ready()`); a failed import is not kept, so a bad key throws
+ * on every call.
+ */
+export function createVerifier(settings: VerifierSettings): PreparedVerifier {
+  const { maxBodyBytes, clock } = settings;
+  let imported: Promise<SignatureScheme> | undefined;
+  const ready = (): Promise<SignatureScheme> => {
+    imported ??= settings.scheme(settings.keys, settings.keyOptions).catch((error: unknown) => {
+      imported = undefined;
+      throw error;
+    });
+    return imported;
+  };
+
+  async function verify(request: WebhookRequest): Promise<VerifyWebhookResult> {
+    const { method, url, headers, body } = checkedRequest(request);
+    const scheme = await ready();
+
+    const signature = getHeader(headers, 'signature');
+    if (!signature) return failure('MISSING_SIGNATURE', 'The request has no signature header.');
+
+    const size = bodySize(body, maxBodyBytes);
+    if (size > maxBodyBytes) {
+      return failure('BODY_TOO_LARGE', `The body has ${size} bytes or more; the limit is ${maxBodyBytes}.`);
+    }
+
+    // A signature no key can have made is refused before the body is read.
+    const bytes = scheme.decode(signature);
+    const filterFirst = scheme.filterIsCheap || size > FILTER_FIRST_SIZE;
+    if (bytes === null || (filterFirst && !scheme.couldBeSignature(bytes))) return mismatch();
+
+    const read = readSigned(body, () => targetHead(signedTarget({ method, url, headers }, settings.target)));
+    if (!read.ok) return filterFirst || scheme.couldBeSignature(bytes) ? refusedRead(read.error) : mismatch();
+
+    if (!(await scheme.verify(read.canonical, bytes))) return mismatch();
+
+    const fresh = checkTimestamp(getHeader(headers, 'x-api-timestamp'), resolveClock(clock));
+    if (!fresh.ok) return failure(fresh.code, fresh.message);
+
+    return payment(read.body, settings.parse, read.canonical, fresh.timestamp);
+  }
+
+  return { verify, ready, maxBodyBytes };
+}
+
+function refusedRead(error: PayhookError): VerifyWebhookResult {
+  return failure(error.code as VerifyWebhookErrorCode, error.message);
+}
+
+function payment(
+  body: Record<string, unknown> | null,
+  options: ParseWebhookOptions,
+  canonical: string,
+  timestamp: number,
+): VerifyWebhookResult {
+  if (body === null) {
+    return failure('INVALID_PAYLOAD', 'The body is empty.', [{ path: '', message: 'the body is empty' }]);
+  }
+  const checked = validateWebhookObject(body, options);
+  if (!checked.success) return failure('INVALID_PAYLOAD', checked.error.message, checked.error.issues);
+  return { ok: true, webhook: checked.webhook, canonical, timestamp };
+}
