@@ -10,7 +10,7 @@ import { isPayhookError } from '../lib/errors.js';
 import { importKeys } from '../lib/key-import.js';
 import type { KeyInput, KeyOptions } from '../lib/key-types.js';
 import { SERVICE_PUBLIC_KEYS, type ServiceEnvironment } from '../service-keys.js';
-import { TEST_KEY_PAIR } from '../testing/test-keys.js';
+import { TEST_PUBLIC_KEY } from '../testing/test-public-key.js';
 import type { ExplainOptions } from './types.js';
 
 /** The most keys tried, whatever the options hold. */
@@ -63,7 +63,7 @@ export async function candidateKeys(options: ExplainOptions): Promise<CandidateK
   const environments = [...known];
   const nameOf = (key: KeyInput): string | undefined =>
     environments.find(([, other]) => identity(other) === identity(key))?.[0];
-  known.push([TEST_KEY_NAME, TEST_KEY_PAIR.publicKey]);
+  known.push([TEST_KEY_NAME, TEST_PUBLIC_KEY]);
 
   const list: Array<{ name: string; key: KeyInput; configured: boolean }> = [];
   const add = (name: string, key: KeyInput, configured: boolean): void => {

@@ -1,5 +1,6 @@
 import { PayhookError } from '../errors.js';
 import { derToPem } from '../lib/pem.js';
+import { TEST_PUBLIC_KEY } from './test-public-key.js';
 
 /**
  * An RSA key pair as PEM text: the public key as SPKI (`BEGIN PUBLIC KEY`),
@@ -41,16 +42,7 @@ export interface TestKeyPair {
  * ```
  */
 export const TEST_KEY_PAIR: TestKeyPair = /* @__PURE__ */ Object.freeze({
-  publicKey: `-----BEGIN PUBLIC KEY-----
-MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEAx77imKP28uVte98OZiMR
-thMSHg01oBM7xFmkewV24oeR3cezoHvkRD3nGATRRTVCqcV9RPjGVtI89tXRtvCR
-ad9vYVwX2z/ZEPKmxTUe02wb7hzNVcMhd/z82wEfvjaUcW4YzuDhiC6s8RQhimCP
-zSXqwJKWtrZdZrzJJed+0TBmxpYr/8CjPFqhqpYVlEZxohYa+Vw2Zty5OvsUD/yA
-RNYafdVgzaho6n1Pn719BcbkIwCilumuwOktJJUjuhvhXhFKglwOvYUJO/boeHKV
-g/r8IfDsYgn/c3f68R1tvFoAVL3QEETXMBS/NBiNU91bG32NPS8vSwul+C42lFCr
-zwIDAQAB
------END PUBLIC KEY-----
-`,
+  publicKey: TEST_PUBLIC_KEY,
   privateKey: `-----BEGIN PRIVATE KEY-----
 MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQDHvuKYo/by5W17
 3w5mIxG2ExIeDTWgEzvEWaR7BXbih5Hdx7Oge+REPecYBNFFNUKpxX1E+MZW0jz2
