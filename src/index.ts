@@ -22,6 +22,7 @@ export type {
   VerifyWebhookOptions,
   VerifyWebhookResult,
   WebhookRequest,
+  WebhookUrlOption,
 } from './verify-webhook.js';
 export { isParked, park } from './park.js';
 export type { Parked } from './park.js';

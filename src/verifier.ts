@@ -65,6 +65,7 @@ export type VerifyWebhookErrorCode =
   | 'MISSING_SIGNATURE'
   | 'BODY_TOO_LARGE'
   | 'INVALID_BODY'
+  | 'URL_MISMATCH'
   | 'MISSING_HOST'
   | 'MALFORMED_PATH'
   | 'MALFORMED_QUERY'
@@ -105,7 +106,18 @@ export interface VerifyWebhookError {
  * ```
  */
 export type VerifyWebhookResult =
-  | { readonly ok: true; readonly webhook: PaymentWebhook; readonly canonical: string; readonly timestamp: number }
+  | {
+      readonly ok: true;
+      readonly webhook: PaymentWebhook;
+      readonly canonical: string;
+      readonly timestamp: number;
+      /**
+       * The registered URL the delivery was signed for, when `webhookUrl` is
+       * set: with several (one per shop), read the tenant from here, never
+       * from the request.
+       */
+      readonly webhookUrl?: string;
+    }
   | { readonly ok: false; readonly error: VerifyWebhookError };
 
 /** Internal: verifyWebhook with its options checked once. */
@@ -183,7 +195,8 @@ export function createVerifier(settings: VerifierSettings): PreparedVerifier {
     const filterFirst = scheme.filterIsCheap || size > FILTER_FIRST_SIZE;
     if (bytes === null || (filterFirst && !scheme.couldBeSignature(bytes))) return mismatch();
 
-    const read = readSigned(body, () => targetHead(signedTarget({ method, url, headers }, settings.target)));
+    const target = signedTarget({ method, url, headers }, settings.target);
+    const read = readSigned(body, () => targetHead(target));
     if (!read.ok) return filterFirst || scheme.couldBeSignature(bytes) ? refusedRead(read.error) : mismatch();
 
     if (!(await scheme.verify(read.canonical, bytes))) return mismatch();
@@ -191,7 +204,8 @@ export function createVerifier(settings: VerifierSettings): PreparedVerifier {
     const fresh = checkTimestamp(getHeader(headers, 'x-api-timestamp'), resolveClock(clock));
     if (!fresh.ok) return failure(fresh.code, fresh.message);
 
-    return payment(read.body, settings.parse, read.canonical, fresh.timestamp);
+    const signed = { canonical: read.canonical, timestamp: fresh.timestamp, webhookUrl: target.registered?.url };
+    return payment(read.body, settings.parse, signed);
   }
 
   return { verify, ready, maxBodyBytes };
@@ -204,13 +218,13 @@ function refusedRead(error: PayhookError): VerifyWebhookResult {
 function payment(
   body: Record<string, unknown> | null,
   options: ParseWebhookOptions,
-  canonical: string,
-  timestamp: number,
+  signed: { canonical: string; timestamp: number; webhookUrl: string | undefined },
 ): VerifyWebhookResult {
   if (body === null) {
     return failure('INVALID_PAYLOAD', 'The body is empty.', [{ path: '', message: 'the body is empty' }]);
   }
   const checked = validateWebhookObject(body, options);
   if (!checked.success) return failure('INVALID_PAYLOAD', checked.error.message, checked.error.issues);
-  return { ok: true, webhook: checked.webhook, canonical, timestamp };
+  const { canonical, timestamp, webhookUrl } = signed;
+  return { ok: true, webhook: checked.webhook, canonical, timestamp, ...(webhookUrl !== undefined && { webhookUrl }) };
 }

@@ -3,7 +3,8 @@ import { resolveClock } from './lib/clock.js';
 import type { KeyInput, KeyOptions } from './lib/key-types.js';
 import { misuse } from './lib/misuse.js';
 import { webCryptoScheme, type SchemeFactory } from './lib/signature-scheme.js';
-import { pinWebhookUrl } from './lib/signed-target.js';
+import type { HeadersInput } from './lib/request-types.js';
+import { registeredUrl } from './lib/signed-target.js';
 import { BETA_PUBLIC_KEY, PRODUCTION_PUBLIC_KEY, type ServiceEnvironment } from './service-keys.js';
 import { createVerifier, type PreparedVerifier, type VerifyWebhookResult, type WebhookRequest } from './verifier.js';
 
@@ -14,6 +15,31 @@ export type {
   VerifyWebhookResult,
   WebhookRequest,
 } from './verifier.js';
+
+/**
+ * The registered callback URL(s) of {@link VerifyWebhookOptions.webhookUrl}:
+ * one URL, a list of them, or a function of the request returning the one it
+ * was sent to (`undefined` when none).
+ *
+ * @example
+ * ```ts
+ * import type { WebhookUrlOption } from 'payhook';
+ *
+ * // One URL per shop: /webhooks/payments/7 for shop 7.
+ * const webhookUrl: WebhookUrlOption = (request) => {
+ *   const shop = /^\/webhooks\/payments\/(\d+)$/.exec(new URL(request.url, 'https://x').pathname)?.[1];
+ *   return shop === undefined ? undefined : `https://shop.example.kg/webhooks/payments/${shop}`;
+ * };
+ * ```
+ */
+export type WebhookUrlOption =
+  | string
+  | readonly string[]
+  | ((request: {
+      readonly method: string;
+      readonly url: string;
+      readonly headers: HeadersInput;
+    }) => string | undefined);
 
 /**
  * Options of {@link verifyWebhook}. Give the keys with `publicKeys`, or name
@@ -73,9 +99,17 @@ export interface VerifyWebhookOptions extends KeyOptions {
    * than from the request, which a proxy, load balancer or router may have
    * rewritten. It also pins the host: a delivery the service signed for
    * another endpoint never verifies at yours, whatever `Host` it arrives
-   * with. Recommended in production.
+   * with. A request whose query lacks a parameter of the registered URL, or
+   * gives one another value, is refused (`URL_MISMATCH`). Recommended in
+   * production.
+   *
+   * Several shops, one URL each: give the list (the one whose path is the
+   * request's and whose query parameters the request carries is used), or a
+   * function of the request that returns the shop's registered URL
+   * (`undefined` for none: `URL_MISMATCH`). The result's `webhookUrl` says
+   * which one the delivery was signed for: read the shop from there.
    */
-  webhookUrl?: string;
+  webhookUrl?: WebhookUrlOption;
   /**
    * Take the host from `X-Forwarded-Host` (its first value) instead of
    * `Host`. Only safe when every request reaches you through a proxy that
@@ -151,7 +185,7 @@ export function prepareVerifier(
     keyOptions: { allowWeakKeys: allowWeakKeys === true },
     scheme,
     target: {
-      webhookUrl: webhookUrl === undefined ? undefined : pinWebhookUrl(webhookUrl),
+      webhookUrl: webhookUrl === undefined ? undefined : registeredUrl(webhookUrl),
       trustForwardedHeaders: trustForwardedHeaders === true,
     },
     clock,

@@ -55,6 +55,7 @@ describe('isPayhookError', () => {
       MISSING_HOST: true,
       MALFORMED_PATH: true,
       MALFORMED_QUERY: true,
+      URL_MISMATCH: true,
       INVALID_BODY: true,
       INVALID_PAYLOAD: true,
       INVALID_KEY: true,

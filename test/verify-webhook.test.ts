@@ -299,7 +299,7 @@ describe('verifyWebhook', () => {
       signDelivery(webhookBody(), {
         timestamp: NOW,
         host: 'app.internal:8080',
-        target: '/payments',
+        target: '/payments?shop=7',
         signedHost: 'shop.example.kg',
         signedTarget: '/api/webhooks/payments?shop=7',
       });
@@ -322,6 +322,12 @@ describe('verifyWebhook', () => {
       expect(
         await code(asRequest(delivery), { ...base, webhookUrl: 'https://shop.example.kg/api/webhooks/payments' }),
       ).toBe('SIGNATURE_MISMATCH');
+    });
+
+    it('may rewrite the path, but a query the registered URL has must reach the app (URL_MISMATCH)', async () => {
+      const stripped = { ...asRequest(signed()), url: '/payments' };
+      const options = { ...base, webhookUrl: 'https://shop.example.kg/api/webhooks/payments?shop=7' };
+      expect(await code(stripped, options)).toBe('URL_MISMATCH');
     });
 
     it('pins the host: a delivery signed for another endpoint never verifies', async () => {

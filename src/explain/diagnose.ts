@@ -14,7 +14,7 @@ import { describeError } from '../lib/misuse.js';
 import type { HeadersInput } from '../lib/request-types.js';
 import { signatureLength, verifyWithKeys } from '../lib/rsa-verify.js';
 import { readSigned } from '../lib/signed-read.js';
-import { pinWebhookUrl, signedTarget, targetHead, type PinnedUrl } from '../lib/signed-target.js';
+import { pinWebhookUrl, registeredUrl, signedTarget, targetHead, type PinnedUrl } from '../lib/signed-target.js';
 import { candidatesFor } from './candidates.js';
 import { describeChange, fixFor, quote, REGISTERED_URL_ADVICE } from './fixes.js';
 import { candidateKeys } from './keys.js';
@@ -67,10 +67,10 @@ async function explain(request: ExplainRequest, options: ExplainOptions): Promis
   const headers: HeadersInput = typeof request.headers === 'object' && request.headers !== null ? request.headers : {};
   const method = typeof request.method === 'string' ? request.method : 'POST';
   // A bad webhookUrl throws INVALID_ARGUMENT, as it does for verifyWebhook.
-  const pinned = options.webhookUrl === undefined ? undefined : pinWebhookUrl(options.webhookUrl);
+  const registered = options.webhookUrl === undefined ? undefined : registeredUrl(options.webhookUrl);
   const target = signedTarget(
     { method, url: request.url, headers },
-    { webhookUrl: pinned, trustForwardedHeaders: options.trustForwardedHeaders === true },
+    { webhookUrl: registered, trustForwardedHeaders: options.trustForwardedHeaders === true },
   );
 
   // verifyWebhook's order: the signature header, the body, the canonical string's parts.
@@ -141,7 +141,7 @@ async function explain(request: ExplainRequest, options: ExplainOptions): Promis
   }
   // Keys whose modulus fits the signature's length; none: nothing can verify, so nothing is built.
   const fitting = usable.filter((key) => bytes.length === signatureLength(key.imported));
-  const hint = pinned ?? hintFrom(options.registeredUrl) ?? hintFrom(registeredUrlInBody(body));
+  const hint = target.registered ?? hintFrom(options.registeredUrl) ?? hintFrom(registeredUrlInBody(body));
   const candidates = candidatesFor(target, hint);
   const tried = {
     hosts: candidates.hosts,

@@ -7,6 +7,7 @@
  * | `MISSING_HOST` | the request has no `Host` header, so no canonical string can be built |
  * | `MALFORMED_PATH` | the path holds a `%` escape that `decodeURI` rejects |
  * | `MALFORMED_QUERY` | a query name or value holds a `%` escape that `decodeURI` rejects |
+ * | `URL_MISMATCH` | the request's path or query does not fit the registered `webhookUrl` (a parameter it lacks or gives another value) |
  * | `INVALID_BODY` | the body is not JSON, or is JSON but not an object |
  * | `INVALID_PAYLOAD` | the body is a JSON object but not a webhook of the spec (`error.issues` lists every problem with its path) |
  * | `INVALID_KEY` | a public key cannot be read, or is not an RSA key |
@@ -37,6 +38,7 @@ export type PayhookErrorCode =
   | 'MISSING_HOST'
   | 'MALFORMED_PATH'
   | 'MALFORMED_QUERY'
+  | 'URL_MISMATCH'
   | 'INVALID_BODY'
   | 'INVALID_PAYLOAD'
   | 'INVALID_KEY'
@@ -133,6 +135,7 @@ const CODES: ReadonlySet<string> = new Set<PayhookErrorCode>([
   'MISSING_HOST',
   'MALFORMED_PATH',
   'MALFORMED_QUERY',
+  'URL_MISMATCH',
   'INVALID_BODY',
   'INVALID_PAYLOAD',
   'INVALID_KEY',

@@ -25,11 +25,17 @@ export type SignedRead =
   | { readonly ok: false; readonly error: PayhookError };
 
 /** The codes a request (not a caller's misuse) can fail to be read with. */
-const READ_CODES: ReadonlySet<string> = new Set(['INVALID_BODY', 'MISSING_HOST', 'MALFORMED_PATH', 'MALFORMED_QUERY']);
+const READ_CODES: ReadonlySet<string> = new Set([
+  'INVALID_BODY',
+  'URL_MISMATCH',
+  'MISSING_HOST',
+  'MALFORMED_PATH',
+  'MALFORMED_QUERY',
+]);
 
 /**
  * Reads the body (`INVALID_BODY` first), then the head that `head` builds
- * (`MISSING_HOST`, `MALFORMED_PATH`, `MALFORMED_QUERY`), then writes the body
+ * (`URL_MISMATCH`, `MISSING_HOST`, `MALFORMED_PATH`, `MALFORMED_QUERY`), then writes the body
  * line. A failure of the request comes back as `{ ok: false }`; a caller's
  * misuse (`INVALID_ARGUMENT`) is thrown.
  *

@@ -16,9 +16,10 @@ import { splitUrl } from './url.js';
 /**
  * The callback URL registered with the service, read once: the host as an
  * HTTP client sends it for this URL (lower case, punycode, no default port),
- * path and query as the service requests them.
+ * path and query as the service requests them, and the URL as given.
  */
 export interface PinnedUrl {
+  readonly url: string;
   readonly host: string;
   readonly path: string;
   readonly query: string;
@@ -31,7 +32,7 @@ export interface PinnedUrl {
  * ```ts
  * import { pinWebhookUrl } from './signed-target.js';
  *
- * pinWebhookUrl('https://Shop.example.kg:443/hook?shop=7'); // { host: 'shop.example.kg', path: '/hook', query: 'shop=7' }
+ * pinWebhookUrl('https://Shop.example.kg:443/hook?shop=7'); // { host: 'shop.example.kg', path: '/hook', query: 'shop=7', … }
  * ```
  */
 export function pinWebhookUrl(webhookUrl: unknown): PinnedUrl {
@@ -39,18 +40,91 @@ export function pinWebhookUrl(webhookUrl: unknown): PinnedUrl {
     // `new URL` alone would read `mailto:x` or `a:b` as absolute: an authority is required.
     if (typeof webhookUrl !== 'string' || splitUrl(webhookUrl).authority === undefined) throw new TypeError();
     const { host, pathname, search } = new URL(webhookUrl);
-    return { host, path: pathname, query: search.slice(1) };
+    return { url: webhookUrl, host, path: pathname, query: search.slice(1) };
   } catch {
-    throw misuse('webhookUrl must be an absolute URL (https://…).');
+    throw misuse('webhookUrl must be an absolute URL (https://…), or a list or a function of them.');
   }
+}
+
+/** The request as a `webhookUrl` function sees it. */
+export interface TargetRequest {
+  readonly method: string;
+  readonly url: string;
+  readonly headers: HeadersInput;
+}
+
+/** Internal: the registered URL a request was signed for, or `undefined` when none of them fits it. */
+export type RegisteredUrl = (request: TargetRequest) => PinnedUrl | undefined;
+
+// A webhookUrl function's answers, read once each; bounded, since a function may answer anything.
+const MAX_REMEMBERED_URLS = 1_000;
+
+/**
+ * Reads the `webhookUrl` option once: one URL (every request was signed for
+ * it), a list (the one whose path is the request's and whose query the
+ * request carries), or a function of the request returning the URL, or
+ * `undefined` for none. Throws `INVALID_ARGUMENT` for anything else.
+ *
+ * @example
+ * ```ts
+ * import { registeredUrl } from './signed-target.js';
+ *
+ * const pin = registeredUrl(['https://shop.example.kg/hook?shop=7', 'https://shop.example.kg/hook?shop=8']);
+ * pin({ method: 'POST', url: '/hook?shop=8', headers: {} })?.query; // 'shop=8'
+ * ```
+ */
+export function registeredUrl(option: unknown): RegisteredUrl {
+  if (typeof option === 'function') {
+    const resolve = option as (request: TargetRequest) => unknown;
+    const remembered = new Map<string, PinnedUrl>();
+    return (request) => {
+      const answer = resolve(request);
+      if (answer === undefined || answer === null) return undefined;
+      if (typeof answer !== 'string') throw misuse('A webhookUrl function must return a URL string, or undefined.');
+      let pinned = remembered.get(answer);
+      if (pinned === undefined) {
+        if (remembered.size >= MAX_REMEMBERED_URLS) remembered.clear();
+        remembered.set(answer, (pinned = pinWebhookUrl(answer)));
+      }
+      return pinned;
+    };
+  }
+  if (Array.isArray(option)) {
+    if (option.length === 0) throw misuse('webhookUrl must list at least one URL.');
+    const urls = option.map(pinWebhookUrl);
+    return (request) => {
+      const { path, query } = splitUrl(request.url);
+      return urls.find((url) => url.path === path && missingFrom(url.query, query) === undefined);
+    };
+  }
+  const pinned = pinWebhookUrl(option);
+  return () => pinned;
+}
+
+/**
+ * Why a request's query does not carry the registered one: a parameter it
+ * lacks or gives another value, or `undefined` when it carries every one
+ * (it may add others).
+ */
+function missingFrom(registered: string, received: string): string | undefined {
+  if (registered === '') return undefined;
+  const got = new URLSearchParams(received);
+  let problem: string | undefined;
+  new URLSearchParams(registered).forEach((value, name) => {
+    const values = got.getAll(name);
+    if (problem !== undefined) return;
+    if (values.length === 0) problem = `lacks the parameter ${JSON.stringify(name)}`;
+    else if (values.some((one) => one !== value)) problem = `gives the parameter ${JSON.stringify(name)} another value`;
+  });
+  return problem;
 }
 
 /** Where the signed host came from. */
 export type HostSource = 'webhookUrl' | 'x-forwarded-host' | 'absolute-url' | 'host';
 
-/** The options that decide the target: a pinned `webhookUrl`, and whether `X-Forwarded-Host` is trusted. */
+/** The options that decide the target: the registered `webhookUrl`(s), and whether `X-Forwarded-Host` is trusted. */
 export interface TargetOptions {
-  readonly webhookUrl?: PinnedUrl | undefined;
+  readonly webhookUrl?: RegisteredUrl | undefined;
   readonly trustForwardedHeaders?: boolean | undefined;
 }
 
@@ -65,6 +139,10 @@ export interface SignedTarget {
   readonly query: string;
   /** Whether path and query come from `webhookUrl` (then the request's own are not signed). */
   readonly pinned: boolean;
+  /** The registered URL the request was signed for, when `webhookUrl` is set and one fits it. */
+  readonly registered: PinnedUrl | undefined;
+  /** Set when `webhookUrl` is set but the request does not fit it: why. */
+  readonly mismatch: string | undefined;
   /** Every header; the `x-api-*` ones are signed. */
   readonly headers: HeadersInput;
   /** What arrived: the Host header, the first X-Forwarded-Host, an absolute URL's authority, path and query. */
@@ -93,10 +171,7 @@ export interface SignedTarget {
  * target.hostSource; // 'host'
  * ```
  */
-export function signedTarget(
-  request: { readonly method: string; readonly url: string; readonly headers: HeadersInput },
-  options: TargetOptions,
-): SignedTarget {
+export function signedTarget(request: TargetRequest, options: TargetOptions): SignedTarget {
   const { method, headers } = request;
   const { authority, path, query } = splitUrl(request.url);
   const received = {
@@ -107,7 +182,14 @@ export function signedTarget(
     path,
     query,
   };
-  const pinned = options.webhookUrl;
+  const pinned = options.webhookUrl?.(request);
+  const missing = pinned === undefined ? undefined : missingFrom(pinned.query, query);
+  const mismatch =
+    options.webhookUrl === undefined
+      ? undefined
+      : pinned === undefined
+        ? 'The request fits none of the registered webhookUrl values (by path and query).'
+        : missing && `The request's query ${missing}: the registered webhookUrl is ${pinned.url}.`;
   let host: string | undefined;
   let hostSource: HostSource | undefined;
   if (pinned !== undefined) [host, hostSource] = [pinned.host, 'webhookUrl'];
@@ -121,7 +203,9 @@ export function signedTarget(
     hostSource,
     path: pinned?.path ?? path,
     query: pinned?.query ?? query,
-    pinned: pinned !== undefined,
+    pinned: options.webhookUrl !== undefined,
+    registered: pinned,
+    mismatch,
     headers,
     received,
   };
@@ -160,6 +244,7 @@ export function ambiguousQuery(query: string): string | undefined {
 
 /**
  * Lines 1 to 4 of the canonical string for a target. Throws, in this order,
+ * `URL_MISMATCH` (the request does not fit the registered `webhookUrl`),
  * `MALFORMED_PATH`, `MISSING_HOST`, `MALFORMED_QUERY` (a malformed escape, or
  * a query from the request that the app could read otherwise than signed:
  * {@link ambiguousQuery}).
@@ -172,6 +257,9 @@ export function ambiguousQuery(query: string): string | undefined {
  * ```
  */
 export function targetHead(target: SignedTarget): string {
+  if (target.mismatch !== undefined) {
+    throw new PayhookError('URL_MISMATCH', target.mismatch);
+  }
   const head = canonicalHead(target);
   const problem = target.pinned ? undefined : ambiguousQuery(target.query);
   if (problem !== undefined) {

@@ -1,0 +1,101 @@
+// One receiver, several shops: webhookUrl as a list or a function of the
+// request, and the registered URL a delivery was signed for in the result,
+// so the app reads its tenant from the signature, never from the request.
+import { describe, expect, it } from 'vitest';
+import { explainVerificationFailure } from '../src/explain/index.js';
+import { verifyWebhook, type VerifyWebhookOptions } from '../src/verify-webhook.js';
+import { PUBLIC_KEY, signDelivery, webhookBody } from './helpers/sign.js';
+
+const NOW = 1_763_712_345_678;
+const SHOP = 'https://shop.example.kg';
+
+/** A delivery the service signed for `registered` (path and query), sent to `sentTo`. */
+function deliveryFor(registered: string, sentTo: string = registered) {
+  const url = new URL(registered);
+  const sent = new URL(sentTo);
+  const delivery = signDelivery(webhookBody(), {
+    timestamp: NOW,
+    signedTarget: url.pathname + url.search,
+    target: sent.pathname + sent.search,
+  });
+  return { method: delivery.method, url: delivery.target, headers: delivery.headers, body: delivery.body };
+}
+
+async function outcome(
+  request: ReturnType<typeof deliveryFor>,
+  webhookUrl: NonNullable<VerifyWebhookOptions['webhookUrl']>,
+) {
+  const result = await verifyWebhook(request, { publicKeys: PUBLIC_KEY, now: NOW, webhookUrl });
+  return result.ok ? { ok: true, webhookUrl: result.webhookUrl } : { ok: false, code: result.error.code };
+}
+
+describe('webhookUrl with a query', () => {
+  const registered = `${SHOP}/webhooks/payments?shop=7`;
+
+  it('verifies a delivery that carries the registered query, extra parameters allowed', async () => {
+    expect(await outcome(deliveryFor(registered), registered)).toEqual({ ok: true, webhookUrl: registered });
+    const extra = deliveryFor(registered, `${registered}&utm=x`);
+    expect(await outcome(extra, registered)).toEqual({ ok: true, webhookUrl: registered });
+  });
+
+  it('refuses a genuine delivery resent with the parameter changed or removed (URL_MISMATCH)', async () => {
+    for (const sentTo of [`${SHOP}/webhooks/payments?shop=8`, `${SHOP}/webhooks/payments`, `${registered}&shop=8`]) {
+      expect(await outcome(deliveryFor(registered, sentTo), registered)).toEqual({ ok: false, code: 'URL_MISMATCH' });
+    }
+  });
+
+  it('is explained by the parameter at fault', async () => {
+    const request = deliveryFor(registered, `${SHOP}/webhooks/payments?shop=8`);
+    const diagnosis = await explainVerificationFailure(request, {
+      publicKeys: PUBLIC_KEY,
+      now: NOW,
+      webhookUrl: registered,
+    });
+    expect(diagnosis.code).toBe('URL_MISMATCH');
+    expect(diagnosis.message).toContain('"shop"');
+  });
+});
+
+describe('several registered URLs', () => {
+  const seven = `${SHOP}/webhooks/payments?shop=7`;
+  const eight = `${SHOP}/webhooks/payments?shop=8`;
+
+  it('as a list: each delivery verifies for its own shop, and the result names it', async () => {
+    expect(await outcome(deliveryFor(seven), [seven, eight])).toEqual({ ok: true, webhookUrl: seven });
+    expect(await outcome(deliveryFor(eight), [seven, eight])).toEqual({ ok: true, webhookUrl: eight });
+  });
+
+  it("as a list: a delivery signed for shop 7 sent to shop 8's URL, or with no shop, is refused", async () => {
+    expect(await outcome(deliveryFor(seven, eight), [seven, eight])).toEqual({ ok: false, code: 'SIGNATURE_MISMATCH' });
+    const bare = deliveryFor(seven, `${SHOP}/webhooks/payments`);
+    expect(await outcome(bare, [seven, eight])).toEqual({ ok: false, code: 'URL_MISMATCH' });
+  });
+
+  it('as a function of the request: one handler for /webhooks/payments/:shop', async () => {
+    const webhookUrl = (request: { url: string }) => {
+      const shop = /^\/webhooks\/payments\/(\d+)$/.exec(new URL(request.url, SHOP).pathname)?.[1];
+      return shop === undefined ? undefined : `${SHOP}/webhooks/payments/${shop}`;
+    };
+    const for7 = `${SHOP}/webhooks/payments/7`;
+    expect(await outcome(deliveryFor(for7), webhookUrl)).toEqual({ ok: true, webhookUrl: for7 });
+    const resent = deliveryFor(for7, `${SHOP}/webhooks/payments/8`);
+    expect(await outcome(resent, webhookUrl)).toEqual({ ok: false, code: 'SIGNATURE_MISMATCH' });
+    const elsewhere = deliveryFor(for7, `${SHOP}/other`);
+    expect(await outcome(elsewhere, webhookUrl)).toEqual({ ok: false, code: 'URL_MISMATCH' });
+  });
+
+  it('refuses a function answer that is not a URL as a misuse', async () => {
+    const request = deliveryFor(seven);
+    await expect(
+      verifyWebhook(request, { publicKeys: PUBLIC_KEY, webhookUrl: () => 'not a url' }),
+    ).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+    });
+    await expect(
+      verifyWebhook(request, { publicKeys: PUBLIC_KEY, webhookUrl: (() => 7) as unknown as () => string }),
+    ).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    await expect(verifyWebhook(request, { publicKeys: PUBLIC_KEY, webhookUrl: [] })).rejects.toThrow(
+      /at least one URL/,
+    );
+  });
+});
