@@ -33,26 +33,54 @@
  * }
  * ```
  */
-export type PayhookErrorCode =
-  | 'MISSING_HOST'
-  | 'MALFORMED_PATH'
-  | 'MALFORMED_QUERY'
-  | 'INVALID_BODY'
-  | 'INVALID_PAYLOAD'
-  | 'INVALID_KEY'
-  | 'WEAK_KEY'
-  | 'MISSING_SIGNATURE'
-  | 'SIGNATURE_MISMATCH'
-  | 'MISSING_TIMESTAMP'
-  | 'MALFORMED_TIMESTAMP'
-  | 'TIMESTAMP_OUT_OF_WINDOW'
-  | 'BODY_TOO_LARGE'
-  | 'BODY_TIMEOUT'
-  | 'INVALID_ARGUMENT'
-  | 'METHOD_NOT_ALLOWED'
-  | 'DELIVERY_IN_PROGRESS'
-  | 'STORE_UNAVAILABLE'
-  | 'HANDLER_FAILED';
+export type PayhookErrorCode = keyof typeof ERROR_CODES;
+
+/** The fact a code carries for a receiving handler. */
+interface CodeFacts {
+  /** The HTTP status a handler answers with this code (500 for a misconfiguration). */
+  readonly status: number;
+  /** Whether the sender may retry the very same delivery later and have it go through. */
+  readonly retriable: boolean;
+  /** What a 5xx body says in place of the details, which only `exposeErrors` shows. */
+  readonly wording?: string;
+}
+
+/**
+ * Internal: the one table of error codes. The union above, `isPayhookError`,
+ * the handlers' statuses and their 5xx wording all come from it, so a new
+ * code is one line here (and one row in the documentation above).
+ */
+const ERROR_CODES = {
+  MISSING_HOST: { status: 400, retriable: false },
+  MALFORMED_PATH: { status: 400, retriable: false },
+  MALFORMED_QUERY: { status: 400, retriable: false },
+  INVALID_BODY: { status: 400, retriable: false },
+  INVALID_PAYLOAD: { status: 400, retriable: false },
+  INVALID_KEY: { status: 500, retriable: true, wording: 'The webhook handler is misconfigured' },
+  WEAK_KEY: { status: 500, retriable: true, wording: 'The webhook handler is misconfigured' },
+  MISSING_SIGNATURE: { status: 401, retriable: false },
+  SIGNATURE_MISMATCH: { status: 401, retriable: false },
+  MISSING_TIMESTAMP: { status: 401, retriable: false },
+  MALFORMED_TIMESTAMP: { status: 401, retriable: false },
+  TIMESTAMP_OUT_OF_WINDOW: { status: 401, retriable: false },
+  BODY_TOO_LARGE: { status: 413, retriable: false },
+  BODY_TIMEOUT: { status: 408, retriable: true },
+  INVALID_ARGUMENT: { status: 500, retriable: true, wording: 'The webhook handler is misconfigured' },
+  METHOD_NOT_ALLOWED: { status: 405, retriable: false },
+  DELIVERY_IN_PROGRESS: { status: 409, retriable: true },
+  STORE_UNAVAILABLE: { status: 503, retriable: true, wording: 'The deduplication store is unavailable' },
+  HANDLER_FAILED: { status: 500, retriable: true, wording: 'The webhook handler failed' },
+} as const;
+
+/** Internal: what the table says of `code` (its return type checks every row's shape). */
+export function codeFacts(code: PayhookErrorCode): CodeFacts {
+  return ERROR_CODES[code];
+}
+
+/** Internal: the HTTP status a receiving handler answers with `code`. */
+export function statusForCode(code: PayhookErrorCode): number {
+  return ERROR_CODES[code].status;
+}
 
 /**
  * One problem found in a body that is not a webhook of the spec: where it is
@@ -129,28 +157,6 @@ export class PayhookError extends Error {
   }
 }
 
-const CODES: ReadonlySet<string> = new Set<PayhookErrorCode>([
-  'MISSING_HOST',
-  'MALFORMED_PATH',
-  'MALFORMED_QUERY',
-  'INVALID_BODY',
-  'INVALID_PAYLOAD',
-  'INVALID_KEY',
-  'WEAK_KEY',
-  'MISSING_SIGNATURE',
-  'SIGNATURE_MISMATCH',
-  'MISSING_TIMESTAMP',
-  'MALFORMED_TIMESTAMP',
-  'TIMESTAMP_OUT_OF_WINDOW',
-  'BODY_TOO_LARGE',
-  'BODY_TIMEOUT',
-  'INVALID_ARGUMENT',
-  'METHOD_NOT_ALLOWED',
-  'DELIVERY_IN_PROGRESS',
-  'STORE_UNAVAILABLE',
-  'HANDLER_FAILED',
-]);
-
 /**
  * Whether `value` is a payhook error, optionally with one of the given codes.
  * It looks at `name` and `code`, so it also recognises errors thrown by
@@ -173,6 +179,6 @@ export function isPayhookError<C extends PayhookErrorCode>(
 ): value is PayhookError & { code: C } {
   if (typeof value !== 'object' || value === null) return false;
   const { name, code } = value as { name?: unknown; code?: unknown };
-  if (name !== 'PayhookError' || typeof code !== 'string' || !CODES.has(code)) return false;
+  if (name !== 'PayhookError' || typeof code !== 'string' || !Object.hasOwn(ERROR_CODES, code)) return false;
   return codes.length === 0 || (codes as string[]).includes(code);
 }

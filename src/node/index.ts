@@ -43,8 +43,6 @@ export interface NodeRequestLike {
   readonly readableLength?: number;
   on(event: string, listener: (...args: any[]) => void): unknown;
   removeListener(event: string, listener: (...args: any[]) => void): unknown;
-  /** Called to drop a connection whose body did not arrive within `bodyTimeoutMs`. */
-  destroy?(error?: unknown): unknown;
 }
 
 /**
@@ -63,8 +61,6 @@ export interface NodeResponseLike {
   readonly headersSent?: boolean;
   setHeader(name: string, value: string): unknown;
   end(chunk: string): unknown;
-  /** Used to close a stalled connection once its 408 is sent. */
-  once?(event: 'finish', listener: () => void): unknown;
 }
 
 /**
@@ -195,7 +191,7 @@ function send(res: NodeResponseLike, answer: Answer): void {
  * left on `req.body` (Buffer, string, or parsed object) when that parser read
  * the request stream; otherwise — no parser, or one that left a placeholder
  * such as `{}` without reading — it reads the raw body itself (stopping past
- * `maxBodyBytes` with 413). Then it runs the same pipeline and answers as `createWebhookHandler` from `payhook/web`:
+ * `maxBodyBytes` with 413). Then it runs the same delivery flow and answers as `createWebhookHandler` from `payhook/web`:
  * 200 handled or duplicate, 400 not a webhook, 401 signature or timestamp,
  * 405 not POST, 408 body not received within `bodyTimeoutMs`, 409 in progress
  * elsewhere, 413 too large, 500 `onPayment` threw (claim released) or was

@@ -1,4 +1,4 @@
-// The pipeline's options, hooks and edge answers, through the Web handler
+// The delivery flow's options, hooks and edge answers, through the Web handler
 // called with Request objects.
 import { describe, expect, it } from 'vitest';
 import { createMemoryStore } from '../../src/dedup/memory.js';
