@@ -50,7 +50,7 @@ interface CodeFacts {
  * the handlers' statuses and their 5xx wording all come from it, so a new
  * code is one line here (and one row in the documentation above).
  */
-const ERROR_CODES = {
+export const ERROR_CODES = {
   MISSING_HOST: { status: 400, retriable: false },
   MALFORMED_PATH: { status: 400, retriable: false },
   MALFORMED_QUERY: { status: 400, retriable: false },

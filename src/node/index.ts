@@ -191,13 +191,9 @@ function send(res: NodeResponseLike, answer: Answer): void {
  * left on `req.body` (Buffer, string, or parsed object) when that parser read
  * the request stream; otherwise — no parser, or one that left a placeholder
  * such as `{}` without reading — it reads the raw body itself (stopping past
- * `maxBodyBytes` with 413). Then it runs the same delivery flow and answers as `createWebhookHandler` from `payhook/web`:
- * 200 handled or duplicate, 400 not a webhook, 401 signature or timestamp,
- * 405 not POST, 408 body not received within `bodyTimeoutMs`, 409 in progress
- * elsewhere, 413 too large, 500 `onPayment` threw (claim released) or was
- * late (claim settled when it finishes), 503 store unreachable (or the memory
- * store full of live deliveries) when claiming. Both handlers run the same
- * delivery flow, so every outcome, log record and hook call is the same.
+ * `maxBodyBytes` with 413). Then it runs the same delivery flow as
+ * `createWebhookHandler` from `payhook/web`, so every answer (see the table
+ * there), log record and hook call is the same.
  *
  * - `node:http`: `createServer(handler)`.
  * - Express: `app.post('/webhooks/payments', handler)`, with or without
