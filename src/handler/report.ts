@@ -83,7 +83,7 @@ export class DeliveryReport {
 
   /** The non-200 answer for `code`: reported to `onError` and the log in full; a 5xx body says only the table's wording. */
   refuse(code: PayhookErrorCode, message: string, how: Refusal = {}): Answer {
-    const { status, retriable, wording = 'The webhook handler failed' } = codeFacts(code);
+    const [status, retriable, wording = 'The webhook handler failed'] = codeFacts(code);
     const { cause } = how;
     this.failed(code, message, status, cause);
     this.log(how.level ?? 'warn', how.event ?? 'rejected', message, { status, code, error: cause });

@@ -35,41 +35,40 @@
  */
 export type PayhookErrorCode = keyof typeof ERROR_CODES;
 
-/** The fact a code carries for a receiving handler. */
-interface CodeFacts {
-  /** The HTTP status a handler answers with this code (500 for a misconfiguration). */
-  readonly status: number;
-  /** Whether the sender may retry the very same delivery later and have it go through. */
-  readonly retriable: boolean;
-  /** What a 5xx body says in place of the details, which only `exposeErrors` shows. */
-  readonly wording?: string;
-}
+/**
+ * Internal: what a code means to a receiving handler — the HTTP status it
+ * answers (500 for a misconfiguration); whether the sender may retry the very
+ * same delivery later and have it go through; and, for a 5xx, what the body
+ * says in place of the details, which only `exposeErrors` shows.
+ */
+export type CodeFacts = readonly [status: number, retriable: boolean, wording?: string];
 
 /**
- * Internal: the one table of error codes. The union above, `isPayhookError`,
- * the handlers' statuses and their 5xx wording all come from it, so a new
- * code is one line here (and one row in the documentation above).
+ * Internal: the one table of error codes, a {@link CodeFacts} row each. The
+ * union above, `isPayhookError`, the handlers' statuses and their 5xx
+ * wording all come from it, so a new code is one line here (and one row in
+ * the documentation above).
  */
 export const ERROR_CODES = {
-  MISSING_HOST: { status: 400, retriable: false },
-  MALFORMED_PATH: { status: 400, retriable: false },
-  MALFORMED_QUERY: { status: 400, retriable: false },
-  INVALID_BODY: { status: 400, retriable: false },
-  INVALID_PAYLOAD: { status: 400, retriable: false },
-  INVALID_KEY: { status: 500, retriable: true, wording: 'The webhook handler is misconfigured' },
-  WEAK_KEY: { status: 500, retriable: true, wording: 'The webhook handler is misconfigured' },
-  MISSING_SIGNATURE: { status: 401, retriable: false },
-  SIGNATURE_MISMATCH: { status: 401, retriable: false },
-  MISSING_TIMESTAMP: { status: 401, retriable: false },
-  MALFORMED_TIMESTAMP: { status: 401, retriable: false },
-  TIMESTAMP_OUT_OF_WINDOW: { status: 401, retriable: false },
-  BODY_TOO_LARGE: { status: 413, retriable: false },
-  BODY_TIMEOUT: { status: 408, retriable: true },
-  INVALID_ARGUMENT: { status: 500, retriable: true, wording: 'The webhook handler is misconfigured' },
-  METHOD_NOT_ALLOWED: { status: 405, retriable: false },
-  DELIVERY_IN_PROGRESS: { status: 409, retriable: true },
-  STORE_UNAVAILABLE: { status: 503, retriable: true, wording: 'The deduplication store is unavailable' },
-  HANDLER_FAILED: { status: 500, retriable: true, wording: 'The webhook handler failed' },
+  MISSING_HOST: [400, false],
+  MALFORMED_PATH: [400, false],
+  MALFORMED_QUERY: [400, false],
+  INVALID_BODY: [400, false],
+  INVALID_PAYLOAD: [400, false],
+  INVALID_KEY: [500, true, 'The webhook handler is misconfigured'],
+  WEAK_KEY: [500, true, 'The webhook handler is misconfigured'],
+  MISSING_SIGNATURE: [401, false],
+  SIGNATURE_MISMATCH: [401, false],
+  MISSING_TIMESTAMP: [401, false],
+  MALFORMED_TIMESTAMP: [401, false],
+  TIMESTAMP_OUT_OF_WINDOW: [401, false],
+  BODY_TOO_LARGE: [413, false],
+  BODY_TIMEOUT: [408, true],
+  INVALID_ARGUMENT: [500, true, 'The webhook handler is misconfigured'],
+  METHOD_NOT_ALLOWED: [405, false],
+  DELIVERY_IN_PROGRESS: [409, true],
+  STORE_UNAVAILABLE: [503, true, 'The deduplication store is unavailable'],
+  HANDLER_FAILED: [500, true, 'The webhook handler failed'],
 } as const;
 
 /** Internal: what the table says of `code` (its return type checks every row's shape). */
@@ -79,7 +78,7 @@ export function codeFacts(code: PayhookErrorCode): CodeFacts {
 
 /** Internal: the HTTP status a receiving handler answers with `code`. */
 export function statusForCode(code: PayhookErrorCode): number {
-  return ERROR_CODES[code].status;
+  return ERROR_CODES[code][0];
 }
 
 /**

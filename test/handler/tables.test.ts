@@ -4,11 +4,11 @@
 // the WebhookLogEvent union, which its TSDoc table lists.
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ERROR_CODES, statusForCode, type PayhookErrorCode } from '../../src/lib/errors.js';
+import { codeFacts, ERROR_CODES, statusForCode, type PayhookErrorCode } from '../../src/lib/errors.js';
 
 const read = (path: string): string => readFileSync(new URL(`../../${path}`, import.meta.url), 'utf8');
 const CODES = Object.keys(ERROR_CODES) as PayhookErrorCode[];
-const MISCONFIGURED = CODES.filter((code) => ERROR_CODES[code].status === 500 && code !== 'HANDLER_FAILED');
+const MISCONFIGURED = CODES.filter((code) => statusForCode(code) === 500 && code !== 'HANDLER_FAILED');
 
 /** The rows of the first Markdown table after `heading` in `text` (TSDoc ` * ` prefixes removed). */
 function tableAfter(text: string, heading: string): string[][] {
@@ -54,7 +54,7 @@ function statusesIn(rows: string[][], codeColumn: number): Map<PayhookErrorCode,
 describe('the error-code table', () => {
   it('gives every code a status, and a 5xx body wording to each code answered with a 5xx', () => {
     for (const code of CODES) {
-      const { status, wording } = ERROR_CODES[code] as { status: number; wording?: string };
+      const [status, , wording] = codeFacts(code);
       expect(statusForCode(code)).toBe(status);
       expect(status >= 500 ? typeof wording : 'none', code).toBe(status >= 500 ? 'string' : 'none');
     }
