@@ -53,11 +53,11 @@ describe('handler options', () => {
     createNodeWebhookHandler({
       environment: 'production',
       webhookUrl,
-      onPayment: async (webhook) =>
-        webhook.amount > 100 ? park('amount differs', { amount: webhook.amount }) : undefined,
+      onPayment: (webhook) =>
+        Promise.resolve(webhook.amount > 100 ? park('amount differs', { amount: webhook.amount }) : undefined),
     });
     // @ts-expect-error a value that is not park(...) means nothing to the handler
-    createWebhookHandler({ environment: 'production', webhookUrl, onPayment: async () => 'done' });
+    createWebhookHandler({ environment: 'production', webhookUrl, onPayment: () => Promise.resolve('done') });
     // @ts-expect-error nor does a bare reason
     createNodeWebhookHandler({ environment: 'production', webhookUrl, onPayment: () => ({ reason: 'unknown order' }) });
   });
