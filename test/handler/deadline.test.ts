@@ -47,7 +47,7 @@ describe('Deadline', () => {
     const setTimer = vi.spyOn(globalThis, 'setTimeout');
     const deadline = new Deadline();
     for (const ms of [5_000, 10_000, 5_000]) expect(await deadline.race(Promise.resolve(ms), ms)).toBe(ms);
-    expect(await deadline.run(async () => 'done', 10_000)).toEqual({ kind: 'done', value: 'done' });
+    expect(await deadline.run(() => Promise.resolve('done'), 10_000)).toEqual({ kind: 'done', value: 'done' });
     expect(setTimer).toHaveBeenCalledTimes(1);
     expect(vi.getTimerCount()).toBe(1);
     deadline.answered();
