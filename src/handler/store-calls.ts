@@ -6,6 +6,7 @@
 import type { ClaimResult, DedupStore } from '../dedup/store.js';
 import { PayhookError } from '../lib/errors.js';
 import { describeError } from '../lib/misuse.js';
+import { isParked } from '../park.js';
 import type { PaymentWebhook } from '../webhook/types.js';
 import { DUPLICATE, type Answer } from './answer.js';
 import { LATE, type Deadline } from './deadline.js';
@@ -146,9 +147,13 @@ export function createStoreCalls(settings: Settings): StoreCalls {
       const settled = (message: string) => () => report.log('warn', 'late-handler-settled', message);
       return work
         .then(
-          () =>
+          (value) =>
             complete(key, token, deadline).then(
-              settled('onPayment finished after its deadline; the delivery is now recorded as handled.'),
+              settled(
+                isParked(value)
+                  ? `onPayment parked the delivery (${value.park}) after its deadline; it is now recorded as handled.`
+                  : 'onPayment finished after its deadline; the delivery is now recorded as handled.',
+              ),
             ),
           () =>
             release(key, token, deadline).then(

@@ -167,6 +167,10 @@ function bodyWasRead(req: NodeRequestLike): boolean {
   return req.readableEnded === undefined && req.complete === undefined;
 }
 
+function readBody(req: NodeRequestLike, limits: BodyLimits): Promise<BodyOutcome> {
+  return req.readableEnded === true ? Promise.resolve(ALREADY_READ) : readChunks(requestSource(req), limits);
+}
+
 function isFastify(req: unknown, res: unknown): boolean {
   return (
     typeof res === 'object' &&
@@ -241,15 +245,13 @@ export function createNodeWebhookHandler(options: WebhookHandlerOptions): NodeWe
     }
     // A body left on req.body counts only if the stream behind it was read.
     const given = body !== undefined && bodyWasRead(req);
-    const read = (limits: BodyLimits): Promise<BodyOutcome> =>
-      req.readableEnded === true ? Promise.resolve(ALREADY_READ) : readChunks(requestSource(req), limits);
     send(
       res,
       await deliver({
         method: req.method,
         url: req.originalUrl ?? req.url ?? '',
         headers: req.headers,
-        body: given ? { given: body as BodyInput } : { read },
+        body: given ? { given: body as BodyInput } : { read: (limits) => readBody(req, limits) },
       }),
     );
   };
