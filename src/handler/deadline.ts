@@ -1,40 +1,110 @@
-// Deadlines on work the handler does not control: the merchant's handlers
-// and the store's calls. Internal.
+// The deadlines of one delivery: each store call within storeTimeoutMs, each
+// merchant function within handlerTimeoutMs, one after the other. They share
+// one timer per delivery: it is armed for the first deadline and, when it
+// fires early for a later one, re-armed for what is left, so a delivery
+// whose stages all finish in time sets one timer and clears it once.
+// Internal.
 
-/** Internal: what {@link within} resolves to when the deadline passed first. */
-export const TIMED_OUT: unique symbol = Symbol('timed out');
-
-/** Internal: races `promise` against a deadline of `ms`; the timer is cleared either way. */
-export function within<T>(promise: Promise<T>, ms: number): Promise<T | typeof TIMED_OUT> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const deadline = new Promise<typeof TIMED_OUT>((resolve) => {
-    timer = setTimeout(resolve, ms, TIMED_OUT);
-  });
-  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
-}
+/** Internal: what {@link Deadline.race} resolves to when the deadline passed first. */
+export const LATE: unique symbol = Symbol('late');
 
 /** Internal: how a merchant's function ended within its deadline. */
-export type Run =
-  | { readonly kind: 'done' }
+export type Outcome<T> =
+  | { readonly kind: 'done'; readonly value: T }
   | { readonly kind: 'threw'; readonly error: unknown }
   /** Late: `work` is still running; it settles some time after the answer. */
-  | { readonly kind: 'late'; readonly work: Promise<unknown> };
+  | { readonly kind: 'late'; readonly work: Promise<T> };
 
-/** Internal: runs `fn` (sync or async) within `ms`. When late, `controller` is
- * aborted with `reason`, so a merchant handler that passes the signal on stops.
- */
-export async function runWithin(
-  fn: () => unknown,
-  ms: number,
-  controller: AbortController,
-  reason: () => unknown,
-): Promise<Run> {
-  const work = Promise.resolve().then(fn);
-  try {
-    if ((await within(work, ms)) !== TIMED_OUT) return { kind: 'done' };
-  } catch (error) {
-    return { kind: 'threw', error };
+/** Internal: the deadlines of one delivery, one stage at a time. */
+export class Deadline {
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  /** When the armed timer fires (Infinity: none armed). */
+  #firesAt = Number.POSITIVE_INFINITY;
+  /** When the stage under way is due. */
+  #due = 0;
+  /** Ends the stage under way as late; undefined between stages. */
+  #expire: (() => void) | undefined;
+  /** Set once the delivery is answered: a stage after it clears the timer when it ends. */
+  #answered = false;
+
+  /** Resolves (or rejects) as `work` does, or with {@link LATE} once `ms` pass first. */
+  race<T>(work: PromiseLike<T>, ms: number): Promise<T | typeof LATE> {
+    return new Promise<T | typeof LATE>((resolve, reject) => {
+      const now = Date.now();
+      this.#due = now + ms;
+      this.#expire = () => resolve(LATE);
+      if (this.#due < this.#firesAt) this.#arm(ms, now);
+      work.then(
+        (value) => {
+          this.#stageEnded();
+          resolve(value);
+        },
+        (error: unknown) => {
+          this.#stageEnded();
+          // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the work's own rejection, passed on
+          reject(error);
+        },
+      );
+    });
   }
-  controller.abort(reason());
-  return { kind: 'late', work };
+
+  /** Runs `fn` (sync or async) within `ms`. */
+  async run<T>(fn: () => T | PromiseLike<T>, ms: number): Promise<Outcome<T>> {
+    let work: Promise<T>;
+    try {
+      const result = fn();
+      // A synchronous result needs no deadline.
+      if (!isThenable(result)) return { kind: 'done', value: result };
+      work = Promise.resolve(result);
+    } catch (error) {
+      return { kind: 'threw', error };
+    }
+    try {
+      const value = await this.race(work, ms);
+      return value === LATE ? { kind: 'late', work } : { kind: 'done', value };
+    } catch (error) {
+      return { kind: 'threw', error };
+    }
+  }
+
+  /** The delivery is answered: the timer goes now unless a stage is under way. */
+  answered(): void {
+    this.#answered = true;
+    if (this.#expire === undefined) this.#clear();
+  }
+
+  #stageEnded(): void {
+    this.#expire = undefined;
+    if (this.#answered) this.#clear();
+  }
+
+  #arm(ms: number, now: number): void {
+    clearTimeout(this.#timer);
+    this.#firesAt = now + ms;
+    this.#timer = setTimeout(() => this.#fire(), ms);
+  }
+
+  #clear(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#firesAt = Number.POSITIVE_INFINITY;
+  }
+
+  #fire(): void {
+    this.#timer = undefined;
+    this.#firesAt = Number.POSITIVE_INFINITY;
+    const expire = this.#expire;
+    if (expire === undefined) return;
+    const now = Date.now();
+    if (this.#due > now) {
+      this.#arm(this.#due - now, now);
+      return;
+    }
+    this.#expire = undefined;
+    expire();
+  }
+}
+
+function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
+  return typeof (value as PromiseLike<T> | null | undefined)?.then === 'function';
 }

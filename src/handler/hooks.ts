@@ -64,8 +64,16 @@ export interface PaymentContext {
   /** `x-api-timestamp`: when the service signed this attempt, in ms. */
   readonly timestamp: number;
   /**
+   * The registered URL this delivery was signed for (with `webhookUrl`), so
+   * that a receiver serving several shops reads the shop from here, never
+   * from the request; `undefined` with `allowAnyHost` and no `webhookUrl`.
+   */
+  readonly webhookUrl: string | undefined;
+  /**
    * Aborted when `handlerTimeoutMs` passes: stop, the service was answered
-   * 500 and will retry. Pass it to `fetch` or your driver.
+   * 500 and will retry. Pass it to `fetch` or your driver. It is made when
+   * first read, so a handler that never reads it costs no signal; read after
+   * the deadline, it is already aborted.
    */
   readonly signal: HandlerAbortSignal;
 }
@@ -111,6 +119,57 @@ export interface DuplicateDelivery {
 }
 
 /**
+ * What a {@link WebhookLogRecord} says happened. Every event a handler logs
+ * is one of these:
+ *
+ * | event | level | when |
+ * |---|---|---|
+ * | `handled` | info | `onPayment` handled the delivery (answered 200) |
+ * | `duplicate` | info | already handled: answered 200 without calling `onPayment` |
+ * | `parked` | warn | `onPayment` returned `park(reason)`: answered 200, recorded as handled, never retried |
+ * | `in-progress` | info | another worker holds the delivery (409) |
+ * | `rejected` | warn | refused before `onPayment`: method, body, signature, timestamp or request errors |
+ * | `invalid-payload` | error | signed and fresh but not a webhook payhook understands, without `deadLetter` (400) |
+ * | `dead-lettered` | warn | such a delivery, handed to `deadLetter` and answered 200 |
+ * | `handler-failed` | error | `onPayment` or `deadLetter` threw, or `dedupKey` failed (500) |
+ * | `handler-timeout` | error | `onPayment` missed `handlerTimeoutMs` (500; the claim is settled when it finishes) |
+ * | `late-handler-settled` | warn | a late `onPayment` finished after its 500, and its claim was settled |
+ * | `store-unavailable` | error | the store could not claim the delivery (503) |
+ * | `late-claim-released` | warn | a claim that landed after its 503 was released for the retry |
+ * | `bookkeeping-failed` | error | the store could not record, release or settle a claim (the answer stands) |
+ * | `misconfigured` | error | an unusable key, clock or request body source (500) |
+ * | `aborted` | info | the client went away while sending the body: not reported to `onError`; the 400 answered reaches nobody |
+ * | `hook-failed` | warn | one of your hooks threw or rejected, or a refused delivery could not be captured (the answer stands) |
+ *
+ * @example
+ * ```ts
+ * import type { WebhookLogEvent, WebhookLogRecord } from 'payhook/web';
+ *
+ * const alerting: readonly WebhookLogEvent[] = ['store-unavailable', 'bookkeeping-failed', 'parked'];
+ * const logger = (record: WebhookLogRecord) => {
+ *   if (alerting.includes(record.event)) console.error(record.event, record.message);
+ * };
+ * ```
+ */
+export type WebhookLogEvent =
+  | 'handled'
+  | 'duplicate'
+  | 'parked'
+  | 'in-progress'
+  | 'rejected'
+  | 'invalid-payload'
+  | 'dead-lettered'
+  | 'handler-failed'
+  | 'handler-timeout'
+  | 'late-handler-settled'
+  | 'store-unavailable'
+  | 'late-claim-released'
+  | 'bookkeeping-failed'
+  | 'misconfigured'
+  | 'aborted'
+  | 'hook-failed';
+
+/**
  * One structured log record. Map it to your logger:
  * `logger: (record) => pino[record.level](record, record.message)`.
  *
@@ -123,8 +182,8 @@ export interface DuplicateDelivery {
  */
 export interface WebhookLogRecord {
   readonly level: 'debug' | 'info' | 'warn' | 'error';
-  /** What happened, stable: `handled`, `duplicate`, `in-progress`, `rejected`, `handler-failed`, `handler-timeout`, `store-unavailable`, `bookkeeping-failed`, `late-handler-settled`, `late-claim-released`, `invalid-payload`, `dead-lettered`, `misconfigured`, `aborted` (the client went away while sending the body: `info`, not reported to `onError`; the 400 answered reaches nobody). */
-  readonly event: string;
+  /** What happened: one of the stable {@link WebhookLogEvent}s. */
+  readonly event: WebhookLogEvent;
   readonly message: string;
   readonly status?: number;
   readonly code?: PayhookErrorCode;
@@ -138,8 +197,8 @@ export interface WebhookLogRecord {
  * An authentic delivery (signature and timestamp verified) whose payload is
  * not a webhook payhook understands (`INVALID_PAYLOAD`), as
  * {@link payhook/web!WebhookHandlerBaseOptions.onInvalidPayload | WebhookHandlerOptions.onInvalidPayload} and
- * {@link payhook/web!WebhookHandlerBaseOptions.deadLetter | WebhookHandlerOptions.deadLetter} receive it: the reasons, and the
- * request as received so it can be stored and replayed once understood.
+ * {@link payhook/web!WebhookHandlerBaseOptions.deadLetter | WebhookHandlerOptions.deadLetter} receive it: the reasons, the
+ * signed timestamp, and the request as received so it can be stored and replayed once understood.
  *
  * @example
  * ```ts
@@ -155,9 +214,58 @@ export interface InvalidPayloadDelivery {
   readonly issues?: readonly PayhookIssue[];
   /** The request as the handler received it: method, URL, headers and the raw (or parser-given) body. */
   readonly request: WebhookRequest;
-  /** `x-api-timestamp`, when it could be read. */
-  readonly timestamp?: number;
+  /** `x-api-timestamp`: when the service signed this attempt, in ms (verified fresh). */
+  readonly timestamp: number;
 }
+
+/**
+ * A genuine delivery that `onPayment` parked by returning `park(reason)`, as
+ * {@link payhook/web!WebhookHandlerBaseOptions.deadLetter | WebhookHandlerOptions.deadLetter}
+ * receives it: answered 200 and recorded as handled, so the service never
+ * retries it; keep it to review by hand.
+ *
+ * @example
+ * ```ts
+ * import type { ParkedDelivery } from 'payhook/web';
+ *
+ * const review = (delivery: ParkedDelivery) =>
+ *   console.warn(`parked ${delivery.webhook.id}: ${delivery.reason}`, delivery.details);
+ * ```
+ */
+export interface ParkedDelivery {
+  readonly code: 'PARKED';
+  /** The reason given to `park`; also in `message`, so one dead-letter table holds both kinds. */
+  readonly reason: string;
+  readonly message: string;
+  /** The details given to `park`, if any. */
+  readonly details?: unknown;
+  readonly webhook: PaymentWebhook;
+  /** The deduplication key the delivery is recorded under. */
+  readonly key: string;
+  /** The request as the handler received it. */
+  readonly request: WebhookRequest;
+  /** `x-api-timestamp`: when the service signed this attempt, in ms. */
+  readonly timestamp: number;
+}
+
+/**
+ * What {@link payhook/web!WebhookHandlerBaseOptions.deadLetter | WebhookHandlerOptions.deadLetter}
+ * receives: a signed payload payhook does not understand, or a delivery
+ * `onPayment` parked. Switch on `code`.
+ *
+ * @example
+ * ```ts
+ * import type { DeadLetterDelivery } from 'payhook/web';
+ *
+ * const row = (delivery: DeadLetterDelivery) => ({
+ *   kind: delivery.code,
+ *   reason: delivery.message,
+ *   body: delivery.request.body,
+ *   paymentId: delivery.code === 'PARKED' ? delivery.webhook.id : null,
+ * });
+ * ```
+ */
+export type DeadLetterDelivery = InvalidPayloadDelivery | ParkedDelivery;
 
 /**
  * What {@link payhook/web!WebhookHandlerBaseOptions.onSignatureMismatch | WebhookHandlerOptions.onSignatureMismatch} receives beside the

@@ -6,10 +6,12 @@
  */
 import type { DedupStore } from '../dedup/store.js';
 import type { KeyInput } from '../keys.js';
+import type { Parked } from '../park.js';
 import type { ServiceEnvironment } from '../service-keys.js';
-import type { VerifyWebhookOptions, WebhookRequest } from '../verify-webhook.js';
+import type { VerifyWebhookOptions, WebhookRequest, WebhookUrlOption } from '../verify-webhook.js';
 import type { PaymentWebhook } from '../webhook/types.js';
 import type {
+  DeadLetterDelivery,
   DuplicateDelivery,
   InvalidPayloadDelivery,
   PaymentContext,
@@ -24,14 +26,15 @@ import type {
  * {@link VerifyWebhookOptions} takes (with `now` also accepting a clock
  * function), plus the merchant's `onPayment` and the deduplication settings.
  *
- * The pipeline per delivery: non-POST → 405; too large → 413; body not
+ * The delivery flow: non-POST → 405; too large → 413; body not
  * received within `bodyTimeoutMs` → 408; verify
  * (401 signature/timestamp, 400 not a webhook); claim in the `store` (503
  * when unreachable; 200 when already handled; 409 while another worker holds
  * it); `onPayment` within `handlerTimeoutMs` (500 and the claim released when
  * it throws; 500 when it is late, the claim settled when it finishes);
  * complete; 200 (also when only the completion fails: `onPayment` has
- * already handed the payment off). 5xx bodies carry the code and a generic
+ * already handed the payment off; `{ ok: true, parked: true }` when it
+ * returned `park(reason)`). 5xx bodies carry the code and a generic
  * message unless `exposeErrors` is set.
  *
  * @example
@@ -66,8 +69,15 @@ export interface WebhookHandlerBaseOptions extends Omit<
    * misses `handlerTimeoutMs`, the service is answered 500 and retries.
    * Keep it idempotent on `webhook.id` and `webhook.status` anyway (see the README's
    * "Deduplication and retries").
+   *
+   * A genuine delivery you will not apply — an unknown order, an amount that
+   * differs — is no reason to throw (the service would retry it for days):
+   * return `park(reason, details?)` from `payhook`. The delivery is answered
+   * 200 (`{ ok: true, parked: true }`), recorded as handled (a redelivery is
+   * a duplicate), logged with its reason (event `parked`) and handed to
+   * `deadLetter`, if you gave one, to review later.
    */
-  onPayment(webhook: PaymentWebhook, context: PaymentContext): Promise<void> | void;
+  onPayment(webhook: PaymentWebhook, context: PaymentContext): Promise<Parked | void> | Parked | void;
   /**
    * Where claims and completed deliveries are recorded.
    * @defaultValue `createMemoryStore()` — one process only; use
@@ -160,17 +170,20 @@ export interface WebhookHandlerBaseOptions extends Omit<
    */
   onInvalidPayload?: (delivery: InvalidPayloadDelivery) => void | Promise<void>;
   /**
-   * Opt-in durable hand-off for authentic deliveries whose payload is not
-   * understood (`INVALID_PAYLOAD`): store the raw request (a table, a queue)
-   * to handle it later. When it resolves within `handlerTimeoutMs`, the
-   * delivery is answered 200 and the service stops retrying it — it is now
-   * yours to keep. When it throws or is late, the answer is 500 and the
-   * service retries. It is not deduplicated (there is no webhook to key),
-   * so a redelivery may reach it again: make it idempotent, e.g. keyed on
-   * the `signature` header.
-   * @defaultValue none — such deliveries are answered 400
+   * Opt-in durable hand-off for authentic deliveries that will not be
+   * applied: a payload that is not understood (`code: 'INVALID_PAYLOAD'`),
+   * or a delivery `onPayment` parked (`code: 'PARKED'`). Store the raw
+   * request (a table, a queue) to handle it later. When it resolves within
+   * `handlerTimeoutMs`, the delivery is answered 200 and the service stops
+   * retrying it — it is now yours to keep. When it throws or is late, the
+   * answer is 500 and the service retries (a parked delivery's claim is
+   * released, so the retry runs `onPayment` again). An `INVALID_PAYLOAD` is
+   * not deduplicated (there is no webhook to key), so a redelivery may reach
+   * it again: make it idempotent, e.g. keyed on the `signature` header.
+   * @defaultValue none — a payload not understood is answered 400; a parked
+   * delivery is still answered 200, logged and recorded
    */
-  deadLetter?: (delivery: InvalidPayloadDelivery) => Promise<void> | void;
+  deadLetter?: (delivery: DeadLetterDelivery) => Promise<void> | void;
   /**
    * Put the text of thrown errors (yours, the store's, the key's) into the
    * JSON body of 5xx answers. Off by default: the sender of a request is not
@@ -242,9 +255,11 @@ export interface PinnedHost {
    * The callback URL you registered with the service, absolute: host, path
    * and query of the canonical string come from it, so a proxy or router
    * that rewrote them does not matter, and a delivery signed for another
-   * merchant's endpoint never verifies here.
+   * merchant's endpoint never verifies here. Several shops: a list of
+   * registered URLs, or a function of the request returning the one it was
+   * sent to; `onPayment`'s context then says which one it was signed for.
    */
-  webhookUrl: string;
+  webhookUrl: WebhookUrlOption;
   allowAnyHost?: boolean;
 }
 
@@ -274,7 +289,7 @@ export interface AnyHost {
    */
   allowAnyHost: true;
   /** The registered callback URL; when given it pins the host after all. */
-  webhookUrl?: string;
+  webhookUrl?: WebhookUrlOption;
 }
 
 /**

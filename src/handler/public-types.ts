@@ -4,12 +4,15 @@
 // Internal.
 export type {
   AbortSignalLike,
+  DeadLetterDelivery,
   DuplicateDelivery,
   HandlerAbortSignal,
   InvalidPayloadDelivery,
+  ParkedDelivery,
   PaymentContext,
   SignatureMismatchDetails,
   WebhookHandlerError,
+  WebhookLogEvent,
   WebhookLogRecord,
 } from './hooks.js';
 export type {

@@ -6,8 +6,7 @@ import { describeError } from '../lib/misuse.js';
 import type { BodyInput, HeadersInput } from '../request.js';
 import { answer, type Answer } from './answer.js';
 import type { BodyReader } from './body.js';
-import type { Refuse } from './refuse.js';
-import type { Reporter } from './report.js';
+import type { DeliveryReport } from './report.js';
 
 /** Internal: one request, as an adapter hands it to the flow. */
 export interface DeliveryInput {
@@ -25,20 +24,17 @@ export interface DeliveryInput {
  */
 const DISCARD_BYTES = 8 * 1_048_576;
 
+const CLOSE = { connection: 'close' };
+
 /** Internal: the body of `input` within `limits`, or the answer when there is none to verify. */
 export async function receiveBody(
   input: DeliveryInput,
   limits: { readonly maxBodyBytes: number; readonly bodyTimeoutMs: number },
-  refuse: Refuse,
-  log: Reporter['log'],
+  report: DeliveryReport,
 ): Promise<{ body: BodyInput } | Answer> {
   const { maxBodyBytes, bodyTimeoutMs } = limits;
   const tooLarge = (): Answer =>
-    refuse('BODY_TOO_LARGE', `The body exceeds ${maxBodyBytes} bytes.`, {
-      event: 'rejected',
-      level: 'warn',
-      headers: { connection: 'close' },
-    });
+    report.refuse('BODY_TOO_LARGE', `The body exceeds ${maxBodyBytes} bytes.`, { headers: CLOSE });
   const declared = Number(getHeader(input.headers, 'content-length') ?? Number.NaN);
   if (declared > maxBodyBytes && (!('read' in input.body) || declared > maxBodyBytes + DISCARD_BYTES)) {
     return tooLarge();
@@ -55,22 +51,17 @@ export async function receiveBody(
     case 'too-large':
       return tooLarge();
     case 'timed-out':
-      return refuse('BODY_TIMEOUT', `The body did not arrive within ${bodyTimeoutMs} ms.`, {
-        event: 'rejected',
-        level: 'warn',
-        headers: { connection: 'close' },
-      });
+      return report.refuse('BODY_TIMEOUT', `The body did not arrive within ${bodyTimeoutMs} ms.`, { headers: CLOSE });
     case 'aborted': {
       // Normal traffic, not an error: logged, not reported to onError. The
       // answer reaches nobody; it exists so both adapters do the same.
       const message = 'The client went away while sending the body; nothing was processed (the service retries).';
-      const cause = outcome.cause;
-      log({ level: 'info', event: 'aborted', message, ...(cause === undefined ? {} : { error: cause }) });
-      return answer(400, { ok: false, message }, { connection: 'close' });
+      report.log('info', 'aborted', message, { error: outcome.cause });
+      return answer(400, { ok: false, message }, CLOSE);
     }
     case 'unreadable': {
       const detail = outcome.cause === undefined ? '' : ` Cause: ${describeError(outcome.cause)}`;
-      return refuse('INVALID_ARGUMENT', `${outcome.message}${detail}`, {
+      return report.refuse('INVALID_ARGUMENT', `${outcome.message}${detail}`, {
         cause: outcome.cause,
         event: 'misconfigured',
         level: 'error',

@@ -1,14 +1,98 @@
-// Telling the merchant what happened: log records and hooks, neither of
-// which may change an answer (a throwing logger or hook is contained).
-// Internal.
+// Telling the merchant what happened: log records, onError and the other
+// hooks, none of which may change an answer (a throwing logger or hook is
+// contained), and the refusals that are reported through them. Internal.
+import { captureDelivery } from '../capture.js';
+import { codeFacts, type PayhookErrorCode } from '../lib/errors.js';
 import { describeError } from '../lib/misuse.js';
-import type { WebhookLogRecord } from './hooks.js';
+import { answer, type Answer } from './answer.js';
+import type { WebhookRequest } from '../verify-webhook.js';
+import type { WebhookHandlerError, WebhookLogEvent, WebhookLogRecord } from './hooks.js';
+import type { WebhookHandlerBaseOptions } from './options.js';
 
-/** Internal: how the flow reports. */
+type Level = WebhookLogRecord['level'];
+
+/** Internal: how a handler reports, whatever the delivery. */
 export interface Reporter {
   readonly log: (record: WebhookLogRecord) => void;
   /** Calls a merchant hook, fire and forget; its failure is logged, never thrown. */
   readonly hook: <A>(fn: ((arg: A) => unknown) | undefined, arg: A) => void;
+  /** False when no `info` record would reach anyone (silenced, or the default logger): none is built. */
+  readonly wantsInfo: boolean;
+}
+
+/** Internal: how a refusal is reported, and what its answer carries beside the body. */
+export interface Refusal {
+  /** @defaultValue `rejected` */
+  readonly event?: WebhookLogEvent;
+  /** @defaultValue `warn` */
+  readonly level?: Level;
+  readonly cause?: unknown;
+  readonly headers?: Record<string, string>;
+  readonly after?: Promise<void>;
+}
+
+/** Internal: what one delivery reports, with its start, key and transaction id bound once. */
+export class DeliveryReport {
+  readonly started: number = Date.now();
+  #key: string | undefined;
+  #transactionId: string | undefined;
+
+  constructor(
+    readonly reporter: Reporter,
+    readonly onError: ((error: WebhookHandlerError) => unknown) | undefined,
+    readonly exposeErrors: boolean,
+  ) {}
+
+  /** From here on, every record and error of this delivery names its transaction (and key). */
+  bind(transactionId: string, key?: string): void {
+    this.#transactionId = transactionId;
+    this.#key = key;
+  }
+
+  get key(): string | undefined {
+    return this.#key;
+  }
+
+  log(level: Level, event: WebhookLogEvent, message: string, extra?: Partial<WebhookLogRecord>): void {
+    if ((level === 'info' || level === 'debug') && !this.reporter.wantsInfo) return;
+    const record: { -readonly [K in keyof WebhookLogRecord]: WebhookLogRecord[K] } = { level, event, message };
+    if (extra?.status !== undefined) record.status = extra.status;
+    if (extra?.code !== undefined) record.code = extra.code;
+    if (this.#key !== undefined) record.key = this.#key;
+    if (this.#transactionId !== undefined) record.transactionId = this.#transactionId;
+    record.durationMs = Date.now() - this.started;
+    if (extra?.error !== undefined) record.error = extra.error;
+    this.reporter.log(record);
+  }
+
+  hook<A>(fn: ((arg: A) => unknown) | undefined, arg: A): void {
+    this.reporter.hook(fn, arg);
+  }
+
+  /** Reports a failure to `onError` with the status answered (200 when it happened after a 200). */
+  failed(code: PayhookErrorCode, message: string, status: number, cause: unknown): void {
+    const key = this.#key;
+    this.reporter.hook(this.onError, {
+      code,
+      message,
+      status,
+      ...(key === undefined ? {} : { key }),
+      ...(cause === undefined ? {} : { cause }),
+    });
+  }
+
+  /** The non-200 answer for `code`: reported to `onError` and the log in full; a 5xx body says only the table's wording. */
+  refuse(code: PayhookErrorCode, message: string, how: Refusal = {}): Answer {
+    const [status, retriable, wording = 'The webhook handler failed'] = codeFacts(code);
+    const { cause } = how;
+    this.failed(code, message, status, cause);
+    this.log(how.level ?? 'warn', how.event ?? 'rejected', message, { status, code, error: cause });
+    const shown =
+      status < 500 || this.exposeErrors
+        ? message
+        : `${wording}; the delivery was not processed.${retriable ? ' Retry later.' : ''}`;
+    return answer(status, { ok: false, code, message: shown }, how.headers, how.after);
+  }
 }
 
 /** How many lines the default logger prints in one second, at most. */
@@ -59,6 +143,8 @@ export function formatLine(record: WebhookLogRecord): string {
 /** Internal: the reporter for a handler's `logger` option (absent: the default logger; `false`: silence). */
 export function createReporter(logger: ((record: WebhookLogRecord) => void) | false | undefined): Reporter {
   const sink = logger === false ? undefined : (logger ?? createDefaultLogger());
+  // The default logger prints warn and error records only.
+  const wantsInfo = typeof logger === 'function';
 
   function log(record: WebhookLogRecord): void {
     if (sink === undefined) return;
@@ -81,9 +167,23 @@ export function createReporter(logger: ((record: WebhookLogRecord) => void) | fa
     }
   }
 
-  return { log, hook };
+  return { log, hook, wantsInfo };
 }
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
   return typeof (value as PromiseLike<unknown> | undefined)?.then === 'function';
+}
+
+/** Internal: hands onSignatureMismatch a capture of the bytes verified (never the stream again), after the answer. */
+export function captureMismatch(
+  onSignatureMismatch: WebhookHandlerBaseOptions['onSignatureMismatch'],
+  request: WebhookRequest,
+  report: DeliveryReport,
+): void {
+  if (onSignatureMismatch === undefined) return;
+  captureDelivery(request).then(
+    (capture) => report.hook(() => onSignatureMismatch(request, { capture }), undefined),
+    (cause: unknown) =>
+      report.log('warn', 'hook-failed', `Could not capture the delivery: ${describeError(cause)}`, { error: cause }),
+  );
 }

@@ -6,6 +6,7 @@ import type { DedupStore } from '../dedup/store.js';
 import { resolveClock } from '../lib/clock.js';
 import { duration } from '../lib/duration.js';
 import { misuse } from '../lib/misuse.js';
+import type { SchemeFactory } from '../lib/signature-scheme.js';
 import { prepareVerifier, type PreparedVerifier } from '../verify-webhook.js';
 import type { PaymentWebhook } from '../webhook/types.js';
 import type { WebhookHandlerOptions } from './options.js';
@@ -46,7 +47,11 @@ function defaultDedupKey(webhook: PaymentWebhook): string {
 }
 
 /** Internal: checks `options` for a handler made by `factory`; throws `INVALID_ARGUMENT` for misuse. */
-export function resolveSettings(options: WebhookHandlerOptions, factory: HandlerFactory): Settings {
+export function resolveSettings(
+  options: WebhookHandlerOptions,
+  factory: HandlerFactory,
+  scheme?: SchemeFactory,
+): Settings {
   if (typeof options !== 'object' || options === null) {
     throw misuse(`${factory} needs options: { environment or publicKeys, webhookUrl, onPayment }.`);
   }
@@ -73,7 +78,7 @@ export function resolveSettings(options: WebhookHandlerOptions, factory: Handler
   if (options.logger !== undefined && options.logger !== false && typeof options.logger !== 'function') {
     throw misuse(`${factory}: logger must be a function, or false for silence.`);
   }
-  const verifier = prepareVerifier(options);
+  const verifier = prepareVerifier(options, scheme);
   const leaseMs = duration('leaseMs', options.leaseMs, 'time', 60_000);
   const handlerTimeoutMs = duration('handlerTimeoutMs', options.handlerTimeoutMs, 'timer', 10_000);
   const storeTimeoutMs = duration('storeTimeoutMs', options.storeTimeoutMs, 'timer', 5_000);

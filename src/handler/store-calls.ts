@@ -1,29 +1,47 @@
-// The store's three calls as the flow makes them: each within
-// storeTimeoutMs, a failure or a timeout turned into STORE_UNAVAILABLE, and a
-// claim that lands after its deadline released with its own token. Internal.
-import type { ClaimResult } from '../dedup/store.js';
-import { PayhookError } from '../errors.js';
+// The store's calls as the delivery flow makes them, the claim step with the
+// answers it leads to, and what happens to a claim once the answer is decided: each call within storeTimeoutMs (on the
+// delivery's deadline), a failure or a timeout turned into STORE_UNAVAILABLE;
+// a claim that lands after its deadline released with its own token; a
+// claim whose handler was late settled when the handler ends. Internal.
+import type { ClaimResult, DedupStore } from '../dedup/store.js';
+import { PayhookError } from '../lib/errors.js';
 import { describeError } from '../lib/misuse.js';
-import { TIMED_OUT, within } from './deadline.js';
-import type { Reporter } from './report.js';
+import { isParked } from '../park.js';
+import type { PaymentWebhook } from '../webhook/types.js';
+import { DUPLICATE, type Answer } from './answer.js';
+import { LATE, type Deadline } from './deadline.js';
+import type { DeliveryReport } from './report.js';
 import type { Settings } from './settings.js';
 
 /** Internal: the store calls of one handler. */
 export interface StoreCalls {
-  claim(key: string): Promise<ClaimResult>;
-  complete(key: string, token: string): Promise<void>;
-  release(key: string, token: string): Promise<void>;
+  /** Claims `key`; rejects with STORE_UNAVAILABLE (a claim that lands later is released). */
+  claim(key: string, deadline: Deadline, report: DeliveryReport): Promise<ClaimResult>;
+  /** Records a handled delivery; a failure is reported (the answer stays 200), never thrown. */
+  record(key: string, token: string, deadline: Deadline, report: DeliveryReport): Promise<void>;
+  /** Releases a claim after its handler failed; false (and logged) when the store could not. */
+  release(key: string, token: string, deadline: Deadline, report: DeliveryReport): Promise<boolean>;
+  /** After the answer: settles the claim of a late handler once `work` ends (never rejects). */
+  settleLate(
+    work: Promise<unknown>,
+    key: string,
+    token: string,
+    deadline: Deadline,
+    report: DeliveryReport,
+  ): Promise<void>;
 }
 
-/** Internal: the store calls for `settings`, reporting late bookkeeping to `reporter`. */
-export function createStoreCalls(settings: Settings, reporter: Reporter): StoreCalls {
-  const { store, storeTimeoutMs, leaseMs, retentionMs } = settings;
+/** Internal: the store calls for `settings`. */
+export function createStoreCalls(settings: Settings): StoreCalls {
+  const { store, storeTimeoutMs } = settings;
+  const claimOptions = { leaseMs: settings.leaseMs };
+  const completeOptions = { retentionMs: settings.retentionMs };
 
   /** Rejects with STORE_UNAVAILABLE when the call fails or misses its deadline. */
-  async function call<T>(what: string, pending: Promise<T>): Promise<T> {
-    let result: T | typeof TIMED_OUT;
+  async function call<T>(what: string, pending: Promise<T>, deadline: Deadline): Promise<T> {
+    let result: T | typeof LATE;
     try {
-      result = await within(pending, storeTimeoutMs);
+      result = await deadline.race(pending, storeTimeoutMs);
     } catch (cause) {
       throw new PayhookError(
         'STORE_UNAVAILABLE',
@@ -33,7 +51,7 @@ export function createStoreCalls(settings: Settings, reporter: Reporter): StoreC
         },
       );
     }
-    if (result === TIMED_OUT) {
+    if (result === LATE) {
       throw new PayhookError(
         'STORE_UNAVAILABLE',
         `The deduplication store did not ${what} within ${storeTimeoutMs} ms.`,
@@ -42,10 +60,27 @@ export function createStoreCalls(settings: Settings, reporter: Reporter): StoreC
     return result;
   }
 
-  const release = (key: string, token: string): Promise<void> =>
+  /** The store's own call, a synchronous throw included, as a promise. */
+  function start<T>(fn: (store: DedupStore) => Promise<T>): Promise<T> {
+    try {
+      return Promise.resolve(fn(store));
+    } catch (error) {
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the store's own error, passed on
+      return Promise.reject(error);
+    }
+  }
+
+  const complete = (key: string, token: string, deadline: Deadline): Promise<void> =>
+    call(
+      'complete',
+      start((s) => s.complete(key, token, completeOptions)),
+      deadline,
+    );
+  const release = (key: string, token: string, deadline: Deadline): Promise<void> =>
     call(
       'release',
-      Promise.resolve().then(() => store.release(key, token)),
+      start((s) => s.release(key, token)),
+      deadline,
     );
 
   /**
@@ -54,26 +89,17 @@ export function createStoreCalls(settings: Settings, reporter: Reporter): StoreC
    * meanwhile would get 409. Whatever the store, it is released with its own
    * token as soon as it lands.
    */
-  function releaseWhenLanded(key: string, pending: Promise<ClaimResult>): void {
+  function releaseWhenLanded(key: string, pending: Promise<ClaimResult>, deadline: Deadline, report: DeliveryReport) {
     pending.then(
       async (late) => {
         if (late.status !== 'claimed') return;
         try {
-          await release(key, late.token);
-          reporter.log({
-            level: 'warn',
-            event: 'late-claim-released',
-            message: 'A claim that landed after its deadline (answered 503) was released for the retry.',
-            key,
-          });
+          await release(key, late.token, deadline);
+          const message = 'A claim that landed after its deadline (answered 503) was released for the retry.';
+          report.log('warn', 'late-claim-released', message);
         } catch (error) {
-          reporter.log({
-            level: 'error',
-            event: 'bookkeeping-failed',
-            message: `Could not release a claim that landed late: ${describeError(error)} (it holds until its lease expires).`,
-            key,
-            error,
-          });
+          const message = `Could not release a claim that landed late: ${describeError(error)} (it holds until its lease expires).`;
+          report.log('error', 'bookkeeping-failed', message, { error });
         }
       },
       () => {
@@ -83,20 +109,94 @@ export function createStoreCalls(settings: Settings, reporter: Reporter): StoreC
   }
 
   return {
-    async claim(key) {
-      const pending = Promise.resolve().then(() => store.claim(key, { leaseMs }));
+    async claim(key, deadline, report) {
+      const pending = start((s) => s.claim(key, claimOptions));
       try {
-        return await call('claim', pending);
+        return await call('claim', pending, deadline);
       } catch (error) {
-        releaseWhenLanded(key, pending);
+        releaseWhenLanded(key, pending, deadline, report);
         throw error;
       }
     },
-    complete: (key, token) =>
-      call(
-        'complete',
-        Promise.resolve().then(() => store.complete(key, token, { retentionMs })),
-      ),
-    release,
+
+    async record(key, token, deadline, report) {
+      try {
+        await complete(key, token, deadline);
+      } catch (error) {
+        // The merchant's side has the delivery (handed off or parked), so the
+        // answer is 200: a non-200 would only make the service redeliver it.
+        // The claim expires with its lease.
+        const message = `Handled, but the store could not record it: ${describeError(error)}`;
+        report.failed('STORE_UNAVAILABLE', message, 200, error);
+        report.log('error', 'bookkeeping-failed', message, { status: 200, code: 'STORE_UNAVAILABLE', error });
+      }
+    },
+
+    async release(key, token, deadline, report) {
+      try {
+        await release(key, token, deadline);
+        return true;
+      } catch (error) {
+        const message = `Could not release the claim: ${describeError(error)} (the lease will expire).`;
+        report.log('error', 'bookkeeping-failed', message, { error });
+        return false;
+      }
+    },
+
+    settleLate(work, key, token, deadline, report) {
+      const settled = (message: string) => () => report.log('warn', 'late-handler-settled', message);
+      return work
+        .then(
+          (value) =>
+            complete(key, token, deadline).then(
+              settled(
+                isParked(value)
+                  ? `onPayment parked the delivery (${value.park}) after its deadline; it is now recorded as handled.`
+                  : 'onPayment finished after its deadline; the delivery is now recorded as handled.',
+              ),
+            ),
+          () =>
+            release(key, token, deadline).then(
+              settled('onPayment failed after its deadline; the claim was released for the retry.'),
+            ),
+        )
+        .catch((error: unknown) => {
+          const message = `Could not settle the claim after a late handler: ${describeError(error)} (the lease will expire).`;
+          report.log('error', 'bookkeeping-failed', message, { error });
+        });
+    },
   };
+}
+
+/** Internal: claims the delivery: its token, or the answer for a duplicate, one in progress, or a store that failed. */
+export async function claimDelivery(
+  settings: Settings,
+  stores: StoreCalls,
+  key: string,
+  webhook: PaymentWebhook,
+  deadline: Deadline,
+  report: DeliveryReport,
+): Promise<string | Answer> {
+  let claimed: ClaimResult;
+  try {
+    claimed = await stores.claim(key, deadline, report);
+  } catch (error) {
+    return report.refuse('STORE_UNAVAILABLE', describeError(error), {
+      cause: error,
+      event: 'store-unavailable',
+      level: 'error',
+    });
+  }
+  if (claimed.status === 'claimed') return claimed.token;
+  const { onDuplicate } = settings.options;
+  if (claimed.status === 'completed') {
+    report.hook(onDuplicate, { key, state: 'completed', webhook });
+    report.log('info', 'duplicate', 'Already handled; answered 200 without calling onPayment.', { status: 200 });
+    return DUPLICATE;
+  }
+  report.hook(onDuplicate, { key, state: 'in-progress', webhook });
+  // Not answered 200, so onError hears of it too (a claim that stays in
+  // progress across retries is worth an alert).
+  const message = 'Another worker is handling this delivery; retry later.';
+  return report.refuse('DELIVERY_IN_PROGRESS', message, { event: 'in-progress', level: 'info' });
 }

@@ -34,27 +34,54 @@
  * }
  * ```
  */
-export type PayhookErrorCode =
-  | 'MISSING_HOST'
-  | 'MALFORMED_PATH'
-  | 'MALFORMED_QUERY'
-  | 'URL_MISMATCH'
-  | 'INVALID_BODY'
-  | 'INVALID_PAYLOAD'
-  | 'INVALID_KEY'
-  | 'WEAK_KEY'
-  | 'MISSING_SIGNATURE'
-  | 'SIGNATURE_MISMATCH'
-  | 'MISSING_TIMESTAMP'
-  | 'MALFORMED_TIMESTAMP'
-  | 'TIMESTAMP_OUT_OF_WINDOW'
-  | 'BODY_TOO_LARGE'
-  | 'BODY_TIMEOUT'
-  | 'INVALID_ARGUMENT'
-  | 'METHOD_NOT_ALLOWED'
-  | 'DELIVERY_IN_PROGRESS'
-  | 'STORE_UNAVAILABLE'
-  | 'HANDLER_FAILED';
+export type PayhookErrorCode = keyof typeof ERROR_CODES;
+
+/**
+ * Internal: what a code means to a receiving handler — the HTTP status it
+ * answers (500 for a misconfiguration); whether the sender may retry the very
+ * same delivery later and have it go through; and, for a 5xx, what the body
+ * says in place of the details, which only `exposeErrors` shows.
+ */
+export type CodeFacts = readonly [status: number, retriable: boolean, wording?: string];
+
+/**
+ * Internal: the one table of error codes, a {@link CodeFacts} row each. The
+ * union above, `isPayhookError`, the handlers' statuses and their 5xx
+ * wording all come from it, so a new code is one line here (and one row in
+ * the documentation above).
+ */
+export const ERROR_CODES = {
+  MISSING_HOST: [400, false],
+  MALFORMED_PATH: [400, false],
+  MALFORMED_QUERY: [400, false],
+  URL_MISMATCH: [401, false],
+  INVALID_BODY: [400, false],
+  INVALID_PAYLOAD: [400, false],
+  INVALID_KEY: [500, true, 'The webhook handler is misconfigured'],
+  WEAK_KEY: [500, true, 'The webhook handler is misconfigured'],
+  MISSING_SIGNATURE: [401, false],
+  SIGNATURE_MISMATCH: [401, false],
+  MISSING_TIMESTAMP: [401, false],
+  MALFORMED_TIMESTAMP: [401, false],
+  TIMESTAMP_OUT_OF_WINDOW: [401, false],
+  BODY_TOO_LARGE: [413, false],
+  BODY_TIMEOUT: [408, true],
+  INVALID_ARGUMENT: [500, true, 'The webhook handler is misconfigured'],
+  METHOD_NOT_ALLOWED: [405, false],
+  DELIVERY_IN_PROGRESS: [409, true],
+  STORE_UNAVAILABLE: [503, true, 'The deduplication store is unavailable'],
+  HANDLER_FAILED: [500, true, 'The webhook handler failed'],
+} as const;
+
+/** Internal: what the table says of `code` (its return type checks every row's shape). */
+export function codeFacts(code: PayhookErrorCode): CodeFacts {
+  return ERROR_CODES[code];
+}
+
+/** Internal: the HTTP status a receiving handler answers with `code`. */
+export function statusForCode(code: PayhookErrorCode): number {
+  return ERROR_CODES[code][0];
+}
 
 /**
  * One problem found in a body that is not a webhook of the spec: where it is
@@ -131,29 +158,6 @@ export class PayhookError extends Error {
   }
 }
 
-const CODES: ReadonlySet<string> = new Set<PayhookErrorCode>([
-  'MISSING_HOST',
-  'MALFORMED_PATH',
-  'MALFORMED_QUERY',
-  'URL_MISMATCH',
-  'INVALID_BODY',
-  'INVALID_PAYLOAD',
-  'INVALID_KEY',
-  'WEAK_KEY',
-  'MISSING_SIGNATURE',
-  'SIGNATURE_MISMATCH',
-  'MISSING_TIMESTAMP',
-  'MALFORMED_TIMESTAMP',
-  'TIMESTAMP_OUT_OF_WINDOW',
-  'BODY_TOO_LARGE',
-  'BODY_TIMEOUT',
-  'INVALID_ARGUMENT',
-  'METHOD_NOT_ALLOWED',
-  'DELIVERY_IN_PROGRESS',
-  'STORE_UNAVAILABLE',
-  'HANDLER_FAILED',
-]);
-
 /**
  * Whether `value` is a payhook error, optionally with one of the given codes.
  * It looks at `name` and `code`, so it also recognises errors thrown by
@@ -176,6 +180,6 @@ export function isPayhookError<C extends PayhookErrorCode>(
 ): value is PayhookError & { code: C } {
   if (typeof value !== 'object' || value === null) return false;
   const { name, code } = value as { name?: unknown; code?: unknown };
-  if (name !== 'PayhookError' || typeof code !== 'string' || !CODES.has(code)) return false;
+  if (name !== 'PayhookError' || typeof code !== 'string' || !Object.hasOwn(ERROR_CODES, code)) return false;
   return codes.length === 0 || (codes as string[]).includes(code);
 }

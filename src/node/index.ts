@@ -9,6 +9,7 @@
 import type { Answer } from '../handler/answer.js';
 import { readChunks, type BodyLimits, type BodyOutcome, type ChunkSource } from '../handler/body.js';
 import { createDeliveryFlow } from '../handler/flow.js';
+import { nodeCryptoScheme } from './node-crypto-scheme.js';
 import type { WebhookHandlerOptions } from '../handler/options.js';
 import type { BodyInput } from '../request.js';
 
@@ -43,8 +44,6 @@ export interface NodeRequestLike {
   readonly readableLength?: number;
   on(event: string, listener: (...args: any[]) => void): unknown;
   removeListener(event: string, listener: (...args: any[]) => void): unknown;
-  /** Called to drop a connection whose body did not arrive within `bodyTimeoutMs`. */
-  destroy?(error?: unknown): unknown;
 }
 
 /**
@@ -63,8 +62,6 @@ export interface NodeResponseLike {
   readonly headersSent?: boolean;
   setHeader(name: string, value: string): unknown;
   end(chunk: string): unknown;
-  /** Used to close a stalled connection once its 408 is sent. */
-  once?(event: 'finish', listener: () => void): unknown;
 }
 
 /**
@@ -171,6 +168,10 @@ function bodyWasRead(req: NodeRequestLike): boolean {
   return req.readableEnded === undefined && req.complete === undefined;
 }
 
+function readBody(req: NodeRequestLike, limits: BodyLimits): Promise<BodyOutcome> {
+  return req.readableEnded === true ? Promise.resolve(ALREADY_READ) : readChunks(requestSource(req), limits);
+}
+
 function isFastify(req: unknown, res: unknown): boolean {
   return (
     typeof res === 'object' &&
@@ -195,13 +196,9 @@ function send(res: NodeResponseLike, answer: Answer): void {
  * left on `req.body` (Buffer, string, or parsed object) when that parser read
  * the request stream; otherwise — no parser, or one that left a placeholder
  * such as `{}` without reading — it reads the raw body itself (stopping past
- * `maxBodyBytes` with 413). Then it runs the same pipeline and answers as `createWebhookHandler` from `payhook/web`:
- * 200 handled or duplicate, 400 not a webhook, 401 signature or timestamp,
- * 405 not POST, 408 body not received within `bodyTimeoutMs`, 409 in progress
- * elsewhere, 413 too large, 500 `onPayment` threw (claim released) or was
- * late (claim settled when it finishes), 503 store unreachable (or the memory
- * store full of live deliveries) when claiming. Both handlers run the same
- * delivery flow, so every outcome, log record and hook call is the same.
+ * `maxBodyBytes` with 413). Then it runs the same delivery flow as
+ * `createWebhookHandler` from `payhook/web`, so every answer (see the table
+ * there), log record and hook call is the same.
  *
  * - `node:http`: `createServer(handler)`.
  * - Express: `app.post('/webhooks/payments', handler)`, with or without
@@ -231,7 +228,7 @@ function send(res: NodeResponseLike, answer: Answer): void {
  * ```
  */
 export function createNodeWebhookHandler(options: WebhookHandlerOptions): NodeWebhookHandler {
-  const deliver = createDeliveryFlow(options, 'createNodeWebhookHandler');
+  const deliver = createDeliveryFlow(options, 'createNodeWebhookHandler', nodeCryptoScheme);
   return async function handleWebhook(reqOrRequest, resOrReply): Promise<void> {
     let req: NodeRequestLike;
     let res: NodeResponseLike;
@@ -249,15 +246,13 @@ export function createNodeWebhookHandler(options: WebhookHandlerOptions): NodeWe
     }
     // A body left on req.body counts only if the stream behind it was read.
     const given = body !== undefined && bodyWasRead(req);
-    const read = (limits: BodyLimits): Promise<BodyOutcome> =>
-      req.readableEnded === true ? Promise.resolve(ALREADY_READ) : readChunks(requestSource(req), limits);
     send(
       res,
       await deliver({
         method: req.method,
         url: req.originalUrl ?? req.url ?? '',
         headers: req.headers,
-        body: given ? { given: body as BodyInput } : { read },
+        body: given ? { given: body as BodyInput } : { read: (limits) => readBody(req, limits) },
       }),
     );
   };

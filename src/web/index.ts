@@ -81,19 +81,20 @@ function toResponse(answer: Answer): Response {
  * in the deduplication store, awaits your `onPayment`, records it, and
  * answers:
  *
- * | status | when |
- * |---|---|
- * | 200 | handled now, or a known duplicate (`{ ok: true, duplicate: true }`); or a signed payload it does not understand, accepted by your `deadLetter` |
- * | 400 | not a webhook (`INVALID_BODY`, `INVALID_PAYLOAD`, malformed path or query) |
- * | 401 | signature or timestamp failure |
- * | 405 | not a `POST` |
- * | 408 | the body did not arrive within `bodyTimeoutMs` (`BODY_TIMEOUT`; the stream is cancelled) |
- * | 409 | another worker is handling the same delivery (`DELIVERY_IN_PROGRESS`) |
- * | 413 | body larger than `maxBodyBytes` (the rest is read and dropped, up to 8 MiB, so the sender receives the answer) |
- * | 500 | `onPayment` threw (claim released: the retry is processed) or missed `handlerTimeoutMs` (the claim is settled when it finishes; a retry meanwhile gets 409) |
- * | 503 | the store is unreachable (or, the memory store, full of live deliveries) when claiming (`STORE_UNAVAILABLE`) — never 200 without a claim; if only recording the success fails, the answer is 200 and `onError` reports it |
+ * | status | `code` | when |
+ * |---|---|---|
+ * | 200 | — | handled now (`{ ok: true }`), a known duplicate (`{ ok: true, duplicate: true }`), a delivery `onPayment` parked with `park(reason)` (`{ ok: true, parked: true }`), or a signed payload it does not understand, accepted by your `deadLetter` |
+ * | 400 | `INVALID_BODY`, `INVALID_PAYLOAD`, `MISSING_HOST`, `MALFORMED_PATH`, `MALFORMED_QUERY` | not a webhook |
+ * | 401 | `MISSING_SIGNATURE`, `SIGNATURE_MISMATCH`, `MISSING_TIMESTAMP`, `MALFORMED_TIMESTAMP`, `TIMESTAMP_OUT_OF_WINDOW` | signature or timestamp failure |
+ * | 405 | `METHOD_NOT_ALLOWED` | not a `POST` |
+ * | 408 | `BODY_TIMEOUT` | the body did not arrive within `bodyTimeoutMs` (the stream is cancelled) |
+ * | 409 | `DELIVERY_IN_PROGRESS` | another worker is handling the same delivery |
+ * | 413 | `BODY_TOO_LARGE` | body larger than `maxBodyBytes` (the rest is read and dropped, up to 8 MiB, so the sender receives the answer) |
+ * | 500 | `HANDLER_FAILED` | `onPayment` (or `deadLetter`) threw (claim released: the retry is processed) or missed `handlerTimeoutMs` (the claim is settled when it finishes; a retry meanwhile gets 409) |
+ * | 500 | `INVALID_KEY`, `WEAK_KEY`, `INVALID_ARGUMENT` | the handler is misconfigured: an unusable key or clock, a body read before the handler |
+ * | 503 | `STORE_UNAVAILABLE` | the store is unreachable (or, the memory store, full of live deliveries) when claiming — never 200 without a claim; if only recording the success fails, the answer is 200 and `onError` reports it |
  *
- * Every answer is JSON `{ ok, code?, message? }`; a 5xx message is generic unless `exposeErrors` is set. Give it the request before
+ * Every refusal is JSON `{ ok: false, code, message }`; a 5xx message is generic unless `exposeErrors` is set. Give it the request before
  * anything reads its body (in Hono, `c.req.raw`). Pass the platform's
  * context as the second argument where it has `waitUntil`.
  *

@@ -9,9 +9,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { CapturedDelivery } from '../../src/capture.js';
 import { createMemoryStore } from '../../src/dedup/memory.js';
 import type { DedupStore } from '../../src/dedup/store.js';
-import type { InvalidPayloadDelivery, WebhookLogRecord } from '../../src/handler/hooks.js';
+import type { DeadLetterDelivery, InvalidPayloadDelivery, WebhookLogRecord } from '../../src/handler/hooks.js';
 import type { WebhookHandlerOptions } from '../../src/handler/options.js';
 import { createNodeWebhookHandler } from '../../src/node/index.js';
+import { park } from '../../src/park.js';
 import { verifyWebhook } from '../../src/verify-webhook.js';
 import { createWebhookHandler } from '../../src/web/index.js';
 import { listen, send, type HttpAnswer, type RunningServer } from '../helpers/http.js';
@@ -89,7 +90,7 @@ export function behaviourSuite(kind: AdapterKind): void {
       ...options,
       onPayment: async (webhook, context) => {
         receiver.calls.push(webhook.id);
-        await onPayment(webhook, context);
+        return onPayment(webhook, context);
       },
     };
     let server: RunningServer;
@@ -372,7 +373,11 @@ export function behaviourSuite(kind: AdapterKind): void {
         const answer = await send(r.port, delivery);
         expect([answer.status, answer.json?.code]).toEqual([400, 'INVALID_PAYLOAD']);
         expect(reported).toHaveLength(1);
-        expect(reported[0]).toMatchObject({ code: 'INVALID_PAYLOAD', request: { method: 'POST' } });
+        expect(reported[0]).toMatchObject({
+          code: 'INVALID_PAYLOAD',
+          request: { method: 'POST' },
+          timestamp: Number(delivery.headers['x-api-timestamp']),
+        });
         expect(new TextDecoder().decode(reported[0]?.request.body as Uint8Array)).toBe(delivery.body);
         expect(r.logs.map(shape)).toEqual([['invalid-payload', 'error', 400, 'INVALID_PAYLOAD']]);
         expect(r.calls).toEqual([]);
@@ -398,6 +403,85 @@ export function behaviourSuite(kind: AdapterKind): void {
         expect(answer.text).not.toContain('table missing');
         expect(r.logs.map(shape)).toEqual([['dead-lettered', 'warn', 200, 'INVALID_PAYLOAD']]);
         expect(failing.logs.map(shape)).toEqual([['handler-failed', 'error', 500, 'HANDLER_FAILED']]);
+      });
+    });
+
+    describe('a genuine delivery onPayment parks (park(reason) instead of throwing)', () => {
+      it('is answered 200 parked, recorded (a redelivery is a duplicate), dead-lettered and logged with its reason', async () => {
+        const letters: DeadLetterDelivery[] = [];
+        const r = await serve({ deadLetter: (delivery) => void letters.push(delivery) }, (webhook) =>
+          park('unknown order', { paymentId: webhook.fields.paymentId }),
+        );
+        const delivery = signDelivery(webhookBody());
+        const answer = await send(r.port, delivery);
+        expect([answer.status, answer.json]).toEqual([200, { ok: true, parked: true }]);
+        expect((await send(r.port, delivery)).json).toEqual({ ok: true, duplicate: true });
+        expect(r.calls).toEqual([delivery.id]);
+        expect(letters).toHaveLength(1);
+        expect(letters[0]).toMatchObject({
+          code: 'PARKED',
+          reason: 'unknown order',
+          message: 'unknown order',
+          details: { paymentId: expect.stringMatching(/^order-/) },
+          key: `${delivery.id}:SUCCEEDED`,
+          webhook: { id: delivery.id },
+          request: { method: 'POST' },
+          timestamp: Number(delivery.headers['x-api-timestamp']),
+        });
+        expect(r.logs.map(shape)).toEqual([
+          ['parked', 'warn', 200, undefined],
+          ['duplicate', 'info', 200, undefined],
+        ]);
+        expect(r.logs[0]?.message).toContain('unknown order');
+        expect(r.logs[0]).toMatchObject({ key: `${delivery.id}:SUCCEEDED`, transactionId: delivery.transactionId });
+        expect(r.errors).toEqual([]);
+      });
+
+      it('is answered 200 parked and recorded without a deadLetter too', async () => {
+        const r = await serve({}, () => park('amount differs'));
+        const delivery = signDelivery(webhookBody());
+        expect((await send(r.port, delivery)).json).toEqual({ ok: true, parked: true });
+        expect((await send(r.port, delivery)).json).toEqual({ ok: true, duplicate: true });
+        expect(r.logs.map(shape)).toEqual([
+          ['parked', 'warn', 200, undefined],
+          ['duplicate', 'info', 200, undefined],
+        ]);
+      });
+
+      it('is answered 500 and released when deadLetter throws, so the retry runs onPayment again', async () => {
+        let failing = true;
+        const r = await serve(
+          {
+            deadLetter: () => {
+              if (failing) throw new Error('dead-letter table missing');
+            },
+          },
+          () => park('unknown order'),
+        );
+        const delivery = signDelivery(webhookBody());
+        const answer = await send(r.port, delivery);
+        expect([answer.status, answer.json?.code]).toEqual([500, 'HANDLER_FAILED']);
+        expect(answer.text).not.toContain('table missing');
+        failing = false;
+        expect((await send(r.port, delivery)).json).toEqual({ ok: true, parked: true });
+        expect(r.calls).toEqual([delivery.id, delivery.id]);
+        expect(r.logs.map(shape)).toEqual([
+          ['handler-failed', 'error', 500, 'HANDLER_FAILED'],
+          ['parked', 'warn', 200, undefined],
+        ]);
+      });
+
+      it('still retries when onPayment throws: throwing is "not now", parking is "never"', async () => {
+        let attempt = 0;
+        const r = await serve({}, () => {
+          attempt++;
+          if (attempt === 1) throw new Error('db down');
+          return park('unknown order');
+        });
+        const delivery = signDelivery(webhookBody());
+        expect((await send(r.port, delivery)).status).toBe(500);
+        expect((await send(r.port, delivery)).json).toEqual({ ok: true, parked: true });
+        expect(r.calls).toEqual([delivery.id, delivery.id]);
       });
     });
 

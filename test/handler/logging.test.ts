@@ -85,7 +85,7 @@ describe('the default logger', () => {
       error: (line: string) => lines.push(line),
     });
     log({ level: 'info', event: 'handled', message: 'Delivery handled.', status: 200 });
-    log({ level: 'debug', event: 'x', message: 'y' });
+    log({ level: 'debug', event: 'duplicate', message: 'y' });
     expect(lines).toEqual([]);
   });
 });

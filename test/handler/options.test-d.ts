@@ -3,6 +3,7 @@
 // expected-error directive below fails the type check if the options it marks compile.
 import { describe, expectTypeOf, it } from 'vitest';
 import { createNodeWebhookHandler, type NodeWebhookHandler } from '../../src/node/index.js';
+import { park } from '../../src/park.js';
 import { createWebhookHandler, type WebhookHandler } from '../../src/web/index.js';
 
 const onPayment = async (): Promise<void> => {};
@@ -44,5 +45,20 @@ describe('handler options', () => {
   it('refuse options without onPayment', () => {
     // @ts-expect-error onPayment is required
     createWebhookHandler({ environment: 'production', webhookUrl });
+  });
+
+  it('take an onPayment that returns nothing or park(...), and nothing else', () => {
+    createWebhookHandler({ environment: 'production', webhookUrl, onPayment: () => {} });
+    createWebhookHandler({ environment: 'production', webhookUrl, onPayment: () => park('unknown order') });
+    createNodeWebhookHandler({
+      environment: 'production',
+      webhookUrl,
+      onPayment: (webhook) =>
+        Promise.resolve(webhook.amount > 100 ? park('amount differs', { amount: webhook.amount }) : undefined),
+    });
+    // @ts-expect-error a value that is not park(...) means nothing to the handler
+    createWebhookHandler({ environment: 'production', webhookUrl, onPayment: () => Promise.resolve('done') });
+    // @ts-expect-error nor does a bare reason
+    createNodeWebhookHandler({ environment: 'production', webhookUrl, onPayment: () => ({ reason: 'unknown order' }) });
   });
 });

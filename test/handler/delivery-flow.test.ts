@@ -1,4 +1,4 @@
-// The pipeline's options, hooks and edge answers, through the Web handler
+// The delivery flow's options, hooks and edge answers, through the Web handler
 // called with Request objects.
 import { describe, expect, it } from 'vitest';
 import { createMemoryStore } from '../../src/dedup/memory.js';
@@ -6,6 +6,7 @@ import type { DedupStore } from '../../src/dedup/store.js';
 import type { WebhookLogRecord } from '../../src/handler/hooks.js';
 import type { WebhookHandlerOptions } from '../../src/handler/options.js';
 import { createNodeWebhookHandler } from '../../src/node/index.js';
+import { park } from '../../src/park.js';
 import { createWebhookHandler } from '../../src/web/index.js';
 import { PUBLIC_KEY, signDelivery, webhookBody, type SignedDelivery } from '../helpers/sign.js';
 
@@ -365,5 +366,23 @@ describe('deduplication key and handler context', () => {
     const response = await handler(request);
     expect(response.status).toBe(500);
     expect(((await response.json()) as { code: string }).code).toBe('INVALID_ARGUMENT');
+  });
+
+  it('records a delivery parked after the deadline as handled, and logs its reason', async () => {
+    const logs: WebhookLogRecord[] = [];
+    const pending: Promise<unknown>[] = [];
+    const handler = createWebhookHandler({
+      ...base,
+      handlerTimeoutMs: 50,
+      logger: (record) => logs.push(record),
+      onPayment: () => new Promise((resolve) => setTimeout(() => resolve(park('unknown order')), 100)),
+    });
+    const delivery = signDelivery(webhookBody());
+    const late = await handler(toRequest(delivery), { waitUntil: (promise) => void pending.push(promise) });
+    expect(late.status).toBe(500);
+    await Promise.all(pending);
+    expect(logs.map((record) => record.event)).toEqual(['handler-timeout', 'late-handler-settled']);
+    expect(logs[1]?.message).toContain('unknown order');
+    expect(await (await handler(toRequest(delivery))).json()).toEqual({ ok: true, duplicate: true });
   });
 });

@@ -1,0 +1,111 @@
+// The deadlines of one delivery share one timer, each stage still ending at
+// its own deadline; onPayment's abort signal exists only once read.
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { DeliveryContext } from '../../src/handler/context.js';
+import { Deadline, LATE } from '../../src/handler/deadline.js';
+
+const never = new Promise<never>(() => {});
+const after = <T>(ms: number, value: T) => new Promise<T>((resolve) => setTimeout(resolve, ms, value));
+
+describe('Deadline', () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('ends each stage at its own deadline, whether shorter or longer than the one before', async () => {
+    const deadline = new Deadline();
+    const ended: Array<[string, number]> = [];
+    const start = Date.now();
+    const stage = async <T>(name: string, work: Promise<T>, ms: number) => {
+      const result = await deadline.race(work, ms);
+      ended.push([result === LATE ? `${name} late` : name, Date.now() - start]);
+    };
+    const first = stage('claim', after(10, 'token'), 100);
+    await vi.advanceTimersByTimeAsync(10);
+    await first;
+    // Longer than the timer armed for the first stage: it is re-armed, not fired early.
+    const second = stage('handler', never, 1_000);
+    await vi.advanceTimersByTimeAsync(1_000);
+    await second;
+    // Shorter than what is left of the timer: re-armed sooner.
+    const third = stage('complete', never, 50);
+    await vi.advanceTimersByTimeAsync(50);
+    await third;
+    expect(ended).toEqual([
+      ['claim', 10],
+      ['handler late', 1_010],
+      ['complete late', 1_060],
+    ]);
+    deadline.answered();
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('arms one timer for a delivery whose stages all finish in time, and clears it once answered', async () => {
+    const setTimer = vi.spyOn(globalThis, 'setTimeout');
+    const deadline = new Deadline();
+    for (const ms of [5_000, 10_000, 5_000]) expect(await deadline.race(Promise.resolve(ms), ms)).toBe(ms);
+    expect(await deadline.run(() => Promise.resolve('done'), 10_000)).toEqual({ kind: 'done', value: 'done' });
+    expect(setTimer).toHaveBeenCalledTimes(1);
+    expect(vi.getTimerCount()).toBe(1);
+    deadline.answered();
+    expect(vi.getTimerCount()).toBe(0);
+    // A stage after the answer (bookkeeping) clears its timer when it ends.
+    expect(await deadline.race(Promise.resolve('late bookkeeping'), 5_000)).toBe('late bookkeeping');
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('runs a function to done, threw or late, a synchronous one without a timer', async () => {
+    const deadline = new Deadline();
+    expect(await deadline.run(() => 1, 100)).toEqual({ kind: 'done', value: 1 });
+    expect(vi.getTimerCount()).toBe(0);
+    const error = new Error('db down');
+    expect(
+      await deadline.run(() => {
+        throw error;
+      }, 100),
+    ).toEqual({ kind: 'threw', error });
+    expect(await deadline.run(() => Promise.reject(error), 100)).toEqual({ kind: 'threw', error });
+    const late = deadline.run(() => after(500, 'eventually'), 100);
+    await vi.advanceTimersByTimeAsync(100);
+    const outcome = await late;
+    expect(outcome.kind).toBe('late');
+    await vi.advanceTimersByTimeAsync(400);
+    expect(await (outcome as { work: Promise<string> }).work).toBe('eventually');
+  });
+});
+
+describe('DeliveryContext', () => {
+  it('makes its signal only when read, aborted when read after the deadline', () => {
+    const Original = globalThis.AbortController;
+    let made = 0;
+    globalThis.AbortController = class extends Original {
+      constructor() {
+        super();
+        made++;
+      }
+    };
+    try {
+      const context = new DeliveryContext('key', 1, undefined);
+      const reason = new Error('late');
+      DeliveryContext.abort(context, reason);
+      expect(made).toBe(0);
+      expect([context.signal.aborted, context.signal.reason]).toEqual([true, reason]);
+      expect(made).toBe(1);
+    } finally {
+      globalThis.AbortController = Original;
+    }
+  });
+
+  it('aborts a signal already read, and keeps one signal per context', () => {
+    const context = new DeliveryContext('key', 1, undefined);
+    const { signal } = context;
+    expect(signal.aborted).toBe(false);
+    DeliveryContext.abort(context, 'late');
+    expect([signal.aborted, signal.reason]).toEqual([true, 'late']);
+    expect(context.signal).toBe(signal);
+    expect({ key: context.key, timestamp: context.timestamp }).toEqual({ key: 'key', timestamp: 1 });
+  });
+});
