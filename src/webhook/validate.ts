@@ -156,7 +156,7 @@ const AMOUNT: Reader = (context, path, value) => {
 };
 
 /** `fields.amount`, `data.amount`: as {@link AMOUNT}, but only a strict parse is refused for it. */
-const INNER_AMOUNT: Reader = (context, path, value) => AMOUNT(context.strict ? context : context.soft, path, value);
+const SOFT_AMOUNT = /* @__PURE__ */ soft(AMOUNT);
 
 /**
  * A merchant field (spec §2.2 says string). Lenient keeps any JSON scalar as
@@ -164,9 +164,8 @@ const INNER_AMOUNT: Reader = (context, path, value) => AMOUNT(context.strict ? c
  * object or array.
  */
 const FIELD_VALUE: Reader = (context, path, value) => {
-  if (context.strict || typeof value === 'string') return STRING(context, path, value);
-  STRING(context.soft, path, value);
-  return isScalar(value) ? value : undefined;
+  const text = STRING(context.soft, path, value);
+  return context.strict ? text : isScalar(value) ? value : undefined;
 };
 
 /** `service`, `item`: an object with a string `id`, rebuilt as `{ id }`. */
@@ -206,36 +205,41 @@ const record =
 const DATA_STRINGS: readonly string[] = ['accountId', 'description', 'webhookUrl', 'name_en'];
 
 /**
- * Which fields a parse requires: `always` (their absence refuses even a
- * lenient parse, CONTRACT §4), `strict` (a lenient parse notes the absence as
- * a deviation), or `strict-only` (a lenient parse does not mind at all:
- * `requestDate`, which real deliveries of the signed-body variant omit).
+ * Which fields a parse requires: `ALWAYS` (their absence refuses even a
+ * lenient parse, CONTRACT §4), `NOTED` (a lenient parse notes the absence as
+ * a deviation), `STRICT_ONLY` (a lenient parse does not mind at all:
+ * `requestDate`, which real deliveries of the signed-body variant omit), or
+ * `OPTIONAL`. Numbers, not words: this table is in every bundle.
  */
-type Presence = 'always' | 'strict' | 'strict-only' | 'optional';
+const ALWAYS = 0;
+const NOTED = 1;
+const STRICT_ONLY = 2;
+const OPTIONAL = 3;
+type Presence = typeof ALWAYS | typeof NOTED | typeof STRICT_ONLY | typeof OPTIONAL;
 
 /** The top-level fields of spec §2 in the order their issues are reported: name, reader, presence. */
 const FIELDS: ReadonlyArray<readonly [name: string, read: Reader, presence: Presence]> = [
-  ['id', ID, 'always'],
-  ['transactionId', ID, 'always'],
-  ['status', STRING, 'always'],
-  ['amount', AMOUNT, 'always'],
+  ['id', ID, ALWAYS],
+  ['transactionId', ID, ALWAYS],
+  ['status', STRING, ALWAYS],
+  ['amount', AMOUNT, ALWAYS],
   // `fields` must be an object when present; its entries are checked softly in lenient mode.
-  ['fields', /* @__PURE__ */ record((key) => (key === 'amount' ? INNER_AMOUNT : FIELD_VALUE)), 'strict'],
-  ['transactionDate', /* @__PURE__ */ soft(MILLISECONDS), 'strict'],
-  ['requestDate', /* @__PURE__ */ soft(MILLISECONDS), 'strict-only'],
-  ['service', /* @__PURE__ */ soft(WITH_ID), 'optional'],
-  ['item', /* @__PURE__ */ soft(WITH_ID), 'optional'],
-  ['accountId', /* @__PURE__ */ soft(STRING), 'optional'],
-  ['net', /* @__PURE__ */ soft(NUMBER), 'optional'],
-  ['receiptNumber', /* @__PURE__ */ soft(STRING), 'optional'],
-  ['transactionType', /* @__PURE__ */ soft(STRING), 'optional'],
-  ['clientId', /* @__PURE__ */ soft(STRING), 'optional'],
+  ['fields', /* @__PURE__ */ record((key) => (key === 'amount' ? SOFT_AMOUNT : FIELD_VALUE)), NOTED],
+  ['transactionDate', /* @__PURE__ */ soft(MILLISECONDS), NOTED],
+  ['requestDate', /* @__PURE__ */ soft(MILLISECONDS), STRICT_ONLY],
+  ['service', /* @__PURE__ */ soft(WITH_ID), OPTIONAL],
+  ['item', /* @__PURE__ */ soft(WITH_ID), OPTIONAL],
+  ['accountId', /* @__PURE__ */ soft(STRING), OPTIONAL],
+  ['net', /* @__PURE__ */ soft(NUMBER), OPTIONAL],
+  ['receiptNumber', /* @__PURE__ */ soft(STRING), OPTIONAL],
+  ['transactionType', /* @__PURE__ */ soft(STRING), OPTIONAL],
+  ['clientId', /* @__PURE__ */ soft(STRING), OPTIONAL],
   [
     'data',
     /* @__PURE__ */ soft(
-      record((key) => (key === 'amount' ? INNER_AMOUNT : DATA_STRINGS.includes(key) ? STRING : undefined)),
+      record((key) => (key === 'amount' ? SOFT_AMOUNT : DATA_STRINGS.includes(key) ? STRING : undefined)),
     ),
-    'optional',
+    OPTIONAL,
   ],
 ];
 
@@ -277,9 +281,9 @@ export function validateWebhookObject(
     if (entry !== undefined) {
       const checked = read(context, name, entry);
       if (checked !== undefined) webhook[name] = checked;
-    } else if (presence === 'always' || (strict && presence !== 'optional')) {
+    } else if (presence === ALWAYS || (strict && presence !== OPTIONAL)) {
       read(context, name, entry);
-    } else if (presence === 'strict') {
+    } else if (presence === NOTED) {
       // A lenient parse notes the absence (read reports through `soft`).
       read(context.soft, name, entry);
     }
