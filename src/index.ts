@@ -36,7 +36,11 @@ export type {
   ServiceStatusInfo,
   UnknownServiceError,
 } from './service-status.js';
-export { normaliseStatus } from './status.js';
+export { amountMatches, toMinorUnits } from './order/amount.js';
+export { orderReference } from './order/reference.js';
+export type { OrderReferenceOptions } from './order/reference.js';
+export { shouldApplyStatus } from './order/state.js';
+export { isFinalStatus, normaliseStatus } from './status.js';
 export type { PaymentStatus } from './status.js';
 export { parseWebhook, safeParseWebhook } from './webhook/parse.js';
 export type { SafeParseWebhookResult, WebhookBody, WebhookParseError } from './webhook/parse.js';
@@ -49,6 +53,7 @@ export type {
   WebhookSchema,
 } from './webhook/standard-schema.js';
 export type {
+  CanceledPaymentWebhook,
   FailedPaymentWebhook,
   KnownWebhookFields,
   ParseWebhookOptions,
@@ -56,11 +61,13 @@ export type {
   PaymentWebhook,
   PaymentWebhookBase,
   PaymentWebhookWithStatus,
+  PendingPaymentWebhook,
   ProcessingPaymentWebhook,
   SucceededPaymentWebhook,
   UnknownStatusPaymentWebhook,
   WebhookData,
   WebhookFields,
+  WebhookFieldValue,
   WebhookItem,
   WebhookService,
 } from './webhook/types.js';

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { normaliseStatus } from '../src/status.js';
+import { isFinalStatus, normaliseStatus, type PaymentStatus } from '../src/status.js';
 
 describe('normaliseStatus', () => {
   const spellings: Array<[unknown, string]> = [
@@ -18,6 +18,14 @@ describe('normaliseStatus', () => {
     ['PROCESSING', 'PROCESSING'],
     ['processing', 'PROCESSING'],
     ['Processing', 'PROCESSING'],
+    // the payments gateway's documented list adds CANCELED (also spelled CANCELLED) and PENDING
+    ['CANCELED', 'CANCELED'],
+    ['canceled', 'CANCELED'],
+    ['CANCELLED', 'CANCELED'],
+    ['Cancelled', 'CANCELED'],
+    ['PENDING', 'PENDING'],
+    ['pending', 'PENDING'],
+    [' Pending\n', 'PENDING'],
     // whitespace around the word
     [' SUCCEEDED ', 'SUCCEEDED'],
     ['\tsuccess\n', 'SUCCEEDED'],
@@ -32,8 +40,13 @@ describe('normaliseStatus', () => {
     ['SUC CEEDED', 'UNKNOWN'],
     ['fail', 'UNKNOWN'],
     ['FAILURE', 'UNKNOWN'],
-    ['pending', 'UNKNOWN'],
     ['refunded', 'UNKNOWN'],
+    // no document of the service names these: never a success
+    ['PAID', 'UNKNOWN'],
+    ['paid', 'UNKNOWN'],
+    ['EXPIRED', 'UNKNOWN'],
+    ['CANCEL', 'UNKNOWN'],
+    ['CANCELLLED', 'UNKNOWN'],
     ['PROCESSİNG', 'UNKNOWN'],
     ['UNKNOWN', 'UNKNOWN'],
     // non-strings
@@ -50,10 +63,10 @@ describe('normaliseStatus', () => {
     expect(normaliseStatus(raw)).toBe(expected);
   });
 
-  it('never throws and only returns the four statuses', () => {
+  it('never throws and only returns the six statuses', () => {
     fc.assert(
       fc.property(fc.anything(), (raw) => {
-        expect(['SUCCEEDED', 'FAILED', 'PROCESSING', 'UNKNOWN']).toContain(normaliseStatus(raw));
+        expect(['SUCCEEDED', 'FAILED', 'CANCELED', 'PROCESSING', 'PENDING', 'UNKNOWN']).toContain(normaliseStatus(raw));
       }),
     );
   });
@@ -64,6 +77,9 @@ describe('normaliseStatus', () => {
       ['success', 'SUCCEEDED'],
       ['failed', 'FAILED'],
       ['processing', 'PROCESSING'],
+      ['canceled', 'CANCELED'],
+      ['cancelled', 'CANCELED'],
+      ['pending', 'PENDING'],
     );
     const space = fc.constantFrom('', ' ', '\t', '\n', '  \r\n');
     fc.assert(
@@ -85,6 +101,33 @@ describe('normaliseStatus', () => {
       fc.property(fc.string(), (raw) => {
         const word = raw.trim().toLowerCase();
         expect(normaliseStatus(raw) === 'SUCCEEDED').toBe(word === 'succeeded' || word === 'success');
+      }),
+    );
+  });
+});
+
+describe('isFinalStatus', () => {
+  it.each<[PaymentStatus, boolean]>([
+    ['SUCCEEDED', true],
+    ['FAILED', true],
+    ['CANCELED', true],
+    ['PROCESSING', false],
+    ['PENDING', false],
+    ['UNKNOWN', false],
+  ])('%s → %s', (status, final) => {
+    expect(isFinalStatus(status)).toBe(final);
+  });
+
+  it('calls a cancelled payment final and a pending one not', () => {
+    expect(isFinalStatus(normaliseStatus('CANCELLED'))).toBe(true);
+    expect(isFinalStatus(normaliseStatus('canceled'))).toBe(true);
+    expect(isFinalStatus(normaliseStatus('PENDING'))).toBe(false);
+  });
+
+  it('never calls an unrecognised status final', () => {
+    fc.assert(
+      fc.property(fc.string(), (raw) => {
+        if (normaliseStatus(raw) === 'UNKNOWN') expect(isFinalStatus(normaliseStatus(raw))).toBe(false);
       }),
     );
   });

@@ -170,7 +170,7 @@ describe('verifyWebhook', () => {
 
     it('INVALID_PAYLOAD last, with the issues', async () => {
       const result = await verifyWebhook(
-        asRequest(signDelivery(webhookBody({ amount: '100' }), { timestamp: NOW })),
+        asRequest(signDelivery(webhookBody({ amount: 'ten' }), { timestamp: NOW })),
         base,
       );
       expect(result.ok).toBe(false);
@@ -178,6 +178,16 @@ describe('verifyWebhook', () => {
       expect(result.error.code).toBe('INVALID_PAYLOAD');
       expect(result.error.issues?.map((issue) => issue.path)).toContain('amount');
       expect(await code(asRequest(signDelivery('', { timestamp: NOW })))).toBe('INVALID_PAYLOAD');
+    });
+
+    it('reads numeric text in amount as its number (CONTRACT §7), and refuses it with strict', async () => {
+      const request = asRequest(signDelivery(webhookBody({ amount: '100' }), { timestamp: NOW }));
+      const result = await verifyWebhook(request, base);
+      if (!result.ok) throw new Error(result.error.message);
+      expect(result.webhook.amount).toBe(100);
+      expect(result.webhook.rawAmount).toBe('100');
+      const strict = asRequest(signDelivery(webhookBody({ amount: '100' }), { timestamp: NOW }));
+      expect(await code(strict, { ...base, strict: true })).toBe('INVALID_PAYLOAD');
     });
 
     it('honours toleranceMs and now as a Date', async () => {

@@ -57,17 +57,17 @@ function bodyError(message: string, cause: unknown): WebhookParseError {
  * It never throws, whatever it is given.
  *
  * @param body - Raw JSON text, UTF-8 bytes, or an already parsed object.
- * @param options - `strict: true` also requires `requestDate`.
+ * @param options - `strict: true` refuses every deviation from spec §2.
  * @returns `{ success: true, webhook }` or `{ success: false, error }`.
  *
  * @example
  * ```ts
  * import { safeParseWebhook } from 'payhook';
  *
- * const result = safeParseWebhook('{"id":"t1_DEBIT","transactionId":"t1","status":"success","amount":"100","fields":{},"transactionDate":1763712345000}');
+ * const result = safeParseWebhook('{"id":"t1_DEBIT","transactionId":"t1","status":"success","amount":"ten"}');
  * if (!result.success) {
  *   console.log(result.error.code);    // 'INVALID_PAYLOAD'
- *   console.log(result.error.issues);  // [{ path: 'amount', message: 'expected number, got string' }]
+ *   console.log(result.error.issues);  // [{ path: 'amount', message: 'expected number or numeric text, got string' }]
  * }
  * ```
  */
@@ -100,16 +100,26 @@ export function safeParseWebhook(body: WebhookBody, options?: ParseWebhookOption
  * group typed when present, unknown top-level keys in `extra`, and the
  * original object in `raw`.
  *
- * Required: `id` and `transactionId` (non-empty strings), `status` (a
- * string), `amount` (a finite number — never a numeric string), `fields` (an
- * object whose `amount` is a number and every other value a string) and
- * `transactionDate` (integer milliseconds). `requestDate` is optional unless
- * `strict: true`. Each optional group, when present, must have the shape of
- * the spec. Only this checks the payload: it does not verify a signature —
- * use `verifyWebhook` for bodies from the network.
+ * Lenient by default: the service's signed word is not refused for its
+ * shape. Only these refuse a body (CONTRACT §4): it is not an object; `id`,
+ * `transactionId` or `status` is missing or not a string; `amount` is missing
+ * or neither a number nor numeric text; `fields` is present but not an
+ * object. Everything else is accepted and each departure from spec §2 noted
+ * in `webhook.deviations`: numeric text in `amount` / `fields.amount` is read
+ * as its number (`rawAmount`, `raw` keep the text), a merchant field of any
+ * JSON scalar is kept as given, `transactionDate` may be absent (the payments
+ * gateway sends it once the payment is final), a missing `fields` reads as
+ * `{}`, and a value of another shape than the spec's is left out of its typed
+ * place (`raw` keeps it). Unknown top-level keys go to `extra`.
+ *
+ * `strict: true` refuses every such deviation: `id` and `transactionId`
+ * non-empty, `amount` and `fields.amount` numbers, every other `fields`
+ * value text, `fields`, `transactionDate` and `requestDate` present, each
+ * optional group of the spec's shape. Only this checks the payload: it does
+ * not verify a signature — use `verifyWebhook` for bodies from the network.
  *
  * @param body - Raw JSON text, UTF-8 bytes, or an already parsed object.
- * @param options - `strict: true` also requires `requestDate`.
+ * @param options - `strict: true` refuses every deviation from spec §2.
  * @returns The typed webhook.
  * @throws PayhookError `INVALID_BODY` (not JSON, not an object) or
  *   `INVALID_PAYLOAD` (every problem in the message and in `error.issues`).
@@ -123,6 +133,11 @@ export function safeParseWebhook(body: WebhookBody, options?: ParseWebhookOption
  * webhook.rawStatus;         // 'success'
  * webhook.operation;         // 'DEBIT'
  * webhook.fields.paymentId;  // 'order-17'
+ *
+ * const pending = parseWebhook({ id: 't2_DEBIT', transactionId: 't2', status: 'PENDING', amount: '100', fields: {} });
+ * pending.amount;            // 100
+ * pending.rawAmount;         // '100'
+ * pending.deviations;        // amount (numeric text), transactionDate (absent)
  * ```
  */
 export function parseWebhook(body: WebhookBody, options?: ParseWebhookOptions): PaymentWebhook {

@@ -119,7 +119,7 @@ function toStandardIssue(issue: PayhookIssue): StandardSchemaIssue {
  * rules and options as `safeParseWebhook`. It accepts a parsed object (what
  * frameworks hand to a schema) as well as raw JSON text or bytes.
  *
- * @param options - `strict: true` also requires `requestDate`.
+ * @param options - `strict: true` refuses every deviation from spec §2.
  * @returns A Standard Schema whose output is a {@link PaymentWebhook}.
  *
  * @example
@@ -155,7 +155,7 @@ export function createWebhookSchema(options?: ParseWebhookOptions): WebhookSchem
  * import { webhookSchema } from 'payhook';
  *
  * const result = webhookSchema['~standard'].validate({ hello: 'world' });
- * console.log(result.issues?.length); // 6: every required field is missing
+ * console.log(result.issues?.length); // 4: id, transactionId, status and amount are missing
  * ```
  */
 export const webhookSchema: WebhookSchema = /* @__PURE__ */ createWebhookSchema();

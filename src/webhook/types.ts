@@ -5,6 +5,7 @@
  *
  * @module
  */
+import type { PayhookIssue } from '../lib/errors.js';
 import type { PaymentStatus } from '../status.js';
 
 /**
@@ -22,9 +23,26 @@ import type { PaymentStatus } from '../status.js';
 export type PaymentOperation = 'DEBIT' | 'CREDIT' | 'UNKNOWN';
 
 /**
+ * A value of the `fields` object other than `amount`: the spec (§2.2) says
+ * text, but a merchant's `additionalData` value can come back as any JSON
+ * scalar (a number, a boolean, `null`), and a lenient parse keeps it as given.
+ * With `strict: true` every such value is a `string`.
+ *
+ * @example
+ * ```ts
+ * import type { WebhookFieldValue } from 'payhook';
+ *
+ * const asText = (value: WebhookFieldValue | undefined): string | undefined =>
+ *   typeof value === 'string' || typeof value === 'number' ? String(value) : undefined;
+ * ```
+ */
+export type WebhookFieldValue = string | number | boolean | null;
+
+/**
  * The known keys of the `fields` object (spec §2.2). Each is optional: the
- * spec does not promise any of them, and payhook checks the type of each one
- * that is present.
+ * spec does not promise any of them. `amount` is always a number (numeric
+ * text is read as its number); the others hold what was sent, as
+ * {@link WebhookFieldValue}.
  *
  * @example
  * ```ts
@@ -34,36 +52,43 @@ export type PaymentOperation = 'DEBIT' | 'CREDIT' | 'UNKNOWN';
  * ```
  */
 export interface KnownWebhookFields {
-  /** Amount captured on the payment form. */
+  /**
+   * Amount captured on the payment form, as a number. Numeric text (`"100"`,
+   * as a copy of the service's documentation shows it) is read as its number;
+   * `webhook.raw.fields.amount` keeps the text. Left out when it is neither.
+   */
   readonly amount?: number;
-  /** The PaymentId you passed to `POST /v1/payment`: usually your order id. */
-  readonly paymentId?: string;
+  /** The PaymentId you passed to `POST /v1/payment`: usually your order id (see `orderReference`). */
+  readonly paymentId?: WebhookFieldValue;
   /** Seen in the signed-body variant: the callback URL the payment was created with. */
-  readonly webhook_url?: string;
+  readonly webhook_url?: WebhookFieldValue;
   /** Seen in the signed-body variant: where the payer was sent after paying. */
-  readonly success_redirect_url?: string;
+  readonly success_redirect_url?: WebhookFieldValue;
   /** Seen in the signed-body variant: the merchant's name. */
-  readonly name?: string;
+  readonly name?: WebhookFieldValue;
   /** Seen in the signed-body variant: the QR transaction's id. */
-  readonly qrTransactionId?: string;
+  readonly qrTransactionId?: WebhookFieldValue;
 }
 
 /**
  * The `fields` object of a webhook (spec §2.2): the known keys with their
- * types, and one `string` per `additionalData` entry you passed when creating
- * the payment, under that entry's `fieldId`. Read a field of your own as
- * `webhook.fields.orderId` (typed `string | undefined`).
+ * types, and one value per `additionalData` entry you passed when creating
+ * the payment, under that entry's `fieldId`, as sent (text in the spec; any
+ * JSON scalar is kept). Read a field of your own as `webhook.fields.orderId`
+ * (typed `WebhookFieldValue | undefined`). An object or array value is left
+ * out (`webhook.raw.fields` keeps it, `webhook.deviations` says so).
  *
  * @example
  * ```ts
  * import type { WebhookFields } from 'payhook';
  *
  * function orderOf(fields: WebhookFields): string | undefined {
- *   return fields.paymentId ?? fields['orderId'];
+ *   const value = fields.paymentId ?? fields['orderId'];
+ *   return typeof value === 'string' ? value : undefined;
  * }
  * ```
  */
-export type WebhookFields = KnownWebhookFields & { readonly [fieldId: string]: string | undefined };
+export type WebhookFields = KnownWebhookFields & { readonly [fieldId: string]: WebhookFieldValue | undefined };
 
 /**
  * The `service` group: present when card acceptance is enabled for the
@@ -143,12 +168,27 @@ export interface PaymentWebhookBase {
   readonly rawStatus: string;
   /** Debit or credit, from the suffix of `id`. */
   readonly operation: PaymentOperation;
-  /** The payment amount (a finite number). */
+  /**
+   * The payment amount, a finite number. Numeric text (`"100"`, `"99.90"`:
+   * digits, an optional leading `-` and an optional fraction) is read as its
+   * number; `rawAmount` keeps what was sent. Compare it with an order's
+   * amount through `toMinorUnits` / `amountMatches`, never with `===`.
+   */
   readonly amount: number;
-  /** The payment form's fields and your additional data. */
+  /** `amount` exactly as received: the number, or the numeric text it was read from. */
+  readonly rawAmount: number | string;
+  /**
+   * The payment form's fields and your additional data. An empty object when
+   * the body has none (a lenient parse accepts that; see `deviations`).
+   */
   readonly fields: WebhookFields;
-  /** Transaction processing time, UNIX time in milliseconds. */
-  readonly transactionDate: number;
+  /**
+   * Transaction processing time, UNIX time in milliseconds. The payments
+   * gateway sends it once the payment is final, so a `PROCESSING` or
+   * `PENDING` delivery may come without it; a lenient parse accepts its
+   * absence (required with `strict: true`).
+   */
+  readonly transactionDate?: number;
   /**
    * Request creation time, UNIX time in milliseconds. Absent from real
    * deliveries of the signed-body variant; required with `strict: true`.
@@ -175,6 +215,15 @@ export interface PaymentWebhookBase {
    * some). An object without prototype; empty when there are none.
    */
   readonly extra: Readonly<Record<string, unknown>>;
+  /**
+   * What a lenient parse accepted that `strict: true` refuses, each with its
+   * path: numeric text read as a number, a merchant field that is not text, a
+   * missing `fields` or `transactionDate`, an optional group of another shape
+   * (left out of its typed place; `raw` keeps it). Empty for a delivery of
+   * exactly the spec's shape, and always empty with `strict: true`. Worth a
+   * log line; never a reason to refuse a genuine delivery.
+   */
+  readonly deviations: readonly PayhookIssue[];
   /** The original parsed body, untouched. */
   readonly raw: Readonly<Record<string, unknown>>;
 }
@@ -210,6 +259,22 @@ export interface FailedPaymentWebhook extends PaymentWebhookBase {
 }
 
 /**
+ * A webhook whose payment was cancelled (`CANCELED` or `CANCELLED`): final,
+ * and not paid. Release the order as for a failure.
+ *
+ * @example
+ * ```ts
+ * import type { CanceledPaymentWebhook } from 'payhook';
+ *
+ * const note = (webhook: CanceledPaymentWebhook): string => `payment ${webhook.id} cancelled`;
+ * ```
+ */
+export interface CanceledPaymentWebhook extends PaymentWebhookBase {
+  /** The normalised status. */
+  readonly status: 'CANCELED';
+}
+
+/**
  * A webhook whose payment is not final yet.
  *
  * @example
@@ -225,8 +290,24 @@ export interface ProcessingPaymentWebhook extends PaymentWebhookBase {
 }
 
 /**
+ * A webhook whose payment is pending: not final yet, nothing to fulfil.
+ *
+ * @example
+ * ```ts
+ * import type { PendingPaymentWebhook } from 'payhook';
+ *
+ * const wait = (webhook: PendingPaymentWebhook): string => `pending ${webhook.id}`;
+ * ```
+ */
+export interface PendingPaymentWebhook extends PaymentWebhookBase {
+  /** The normalised status. */
+  readonly status: 'PENDING';
+}
+
+/**
  * A webhook whose status payhook does not recognise (see `rawStatus`).
- * Never treat it as paid; log it and look the payment up.
+ * (`PAID`, `EXPIRED`, …: no document of the service names them). Never treat
+ * it as paid or as final; log it and look the payment up.
  *
  * @example
  * ```ts
@@ -253,8 +334,10 @@ export interface UnknownStatusPaymentWebhook extends PaymentWebhookBase {
  *     case 'SUCCEEDED':
  *       return `fulfil ${webhook.fields.paymentId}`;
  *     case 'FAILED':
+ *     case 'CANCELED':
  *       return `release ${webhook.fields.paymentId}`;
  *     case 'PROCESSING':
+ *     case 'PENDING':
  *       return 'wait';
  *     case 'UNKNOWN':
  *       return `investigate ${webhook.rawStatus}`;
@@ -267,7 +350,12 @@ export interface UnknownStatusPaymentWebhook extends PaymentWebhookBase {
  * ```
  */
 export type PaymentWebhook =
-  SucceededPaymentWebhook | FailedPaymentWebhook | ProcessingPaymentWebhook | UnknownStatusPaymentWebhook;
+  | SucceededPaymentWebhook
+  | FailedPaymentWebhook
+  | CanceledPaymentWebhook
+  | ProcessingPaymentWebhook
+  | PendingPaymentWebhook
+  | UnknownStatusPaymentWebhook;
 
 /**
  * The webhook variant with a given status.
@@ -293,8 +381,13 @@ export type PaymentWebhookWithStatus<S extends PaymentStatus> = Extract<PaymentW
  */
 export interface ParseWebhookOptions {
   /**
-   * Also require `requestDate` (an integer). Off by default, because real
-   * deliveries of the signed-body variant omit it.
+   * Refuse every deviation from spec §2 instead of noting it in
+   * `webhook.deviations`: `id` and `transactionId` non-empty, `amount` and
+   * `fields.amount` numbers (not numeric text), every other `fields` value
+   * text, `fields`, `transactionDate` and `requestDate` present, each optional
+   * group of the spec's shape. Off by default: the service's signed word is
+   * not refused for its shape (real deliveries of the signed-body variant omit
+   * `requestDate`, non-final ones `transactionDate`).
    */
   readonly strict?: boolean;
 }

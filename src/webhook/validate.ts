@@ -45,16 +45,46 @@ const MESSAGE_ISSUES = 10;
 const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
 
 type Issues = PayhookIssue[];
+
+/**
+ * Where a reader reports. `issues` refuse the delivery; `soft` is the context
+ * whose `issues` are the lenient parse's deviations (the problems it accepts:
+ * `strict: true` refuses them). In strict mode `soft` is the context itself.
+ */
+interface Context {
+  readonly strict: boolean;
+  readonly issues: Issues;
+  readonly soft: Context;
+}
+
+/** The context of one parse: strict reports everything to `issues`; lenient its deviations apart. */
+function newContext(strict: boolean, issues: Issues, deviations: Issues): Context {
+  const soft = { strict, issues: strict ? issues : deviations } as { strict: boolean; issues: Issues; soft: Context };
+  soft.soft = soft;
+  return strict ? soft : { strict, issues, soft };
+}
+
 /** Checks one value at `path`: its (possibly rebuilt) value, or `undefined` after reporting an issue. */
-type Reader = (issues: Issues, path: string | (() => string), value: unknown) => unknown;
+type Reader = (context: Context, path: string | (() => string), value: unknown) => unknown;
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
+/** A JSON scalar: what a merchant field may hold in lenient mode. */
+const isScalar = (value: unknown): boolean =>
+  typeof value === 'string' || typeof value === 'boolean' || value === null || Number.isFinite(value);
+
+/**
+ * Numeric text: decimal digits with an optional leading minus and an optional
+ * fraction (`100`, `99.90`, `-5`). No exponent, sign `+`, spaces or commas:
+ * such text is not what a payment service writes for an amount.
+ */
+const NUMERIC_TEXT = /^-?\d+(?:\.\d+)?$/;
+
 /** A reader that keeps the value when `test` accepts it, else reports "expected <expected>, got …". */
 const is =
   (expected: string, test: (value: unknown) => boolean): Reader =>
-  (issues, path, value) => {
+  (context, path, value) => {
     if (test(value)) return value;
     // A number is shown (it is short and says what is wrong); text is not echoed.
     const got =
@@ -70,7 +100,7 @@ const is =
               ? 'empty string'
               : typeof value;
     // A path is built only for an issue (most values pass).
-    issues.push({
+    context.issues.push({
       path: typeof path === 'string' ? path : path(),
       message: `expected ${expected}, ${value === undefined ? 'but it is missing' : `got ${got}`}`,
     });
@@ -81,6 +111,7 @@ const STRING = /* @__PURE__ */ is('string', (value) => typeof value === 'string'
 const NON_EMPTY_STRING = /* @__PURE__ */ is('non-empty string', (value) => typeof value === 'string' && value !== '');
 // Number.isFinite is false for anything but a finite number (it does not convert).
 const NUMBER = /* @__PURE__ */ is('number', Number.isFinite);
+const NUMBER_OR_TEXT = /* @__PURE__ */ is('number or numeric text', Number.isFinite);
 /** UNIX time in milliseconds: a non-negative safe integer. */
 const MILLISECONDS = /* @__PURE__ */ is(
   'integer milliseconds',
@@ -89,31 +120,84 @@ const MILLISECONDS = /* @__PURE__ */ is(
 const OBJECT = /* @__PURE__ */ is('object', isObject);
 const WITH_ID_OBJECT = /* @__PURE__ */ is('object with a string id', isObject);
 
+/**
+ * A reader whose problems refuse only a strict parse: a lenient parse notes
+ * them as deviations and leaves the value out of its typed place (`raw` keeps it).
+ */
+const soft =
+  (read: Reader): Reader =>
+  (context, path, value) =>
+    read(context.soft, path, value);
+
+/**
+ * `id`, `transactionId`: any string (CONTRACT §4); strict also refuses empty
+ * text, which a lenient parse notes as a deviation and keeps.
+ */
+const ID: Reader = (context, path, value) => {
+  if (context.strict || typeof value !== 'string')
+    return (context.strict ? NON_EMPTY_STRING : STRING)(context, path, value);
+  NON_EMPTY_STRING(context.soft, path, value);
+  return value;
+};
+
+/**
+ * An amount: a finite number; lenient also reads numeric text as its number
+ * (noted as a deviation; `rawAmount` or `raw` keeps the text).
+ */
+const AMOUNT: Reader = (context, path, value) => {
+  if (!context.strict && typeof value === 'string' && NUMERIC_TEXT.test(value)) {
+    const amount = Number(value);
+    if (Number.isFinite(amount)) {
+      NUMBER(context.soft, path, value);
+      return amount;
+    }
+  }
+  return (context.strict ? NUMBER : NUMBER_OR_TEXT)(context, path, value);
+};
+
+/** `fields.amount`, `data.amount`: as {@link AMOUNT}, but only a strict parse is refused for it. */
+const SOFT_AMOUNT = /* @__PURE__ */ soft(AMOUNT);
+
+/**
+ * A merchant field (spec §2.2 says string). Lenient keeps any JSON scalar as
+ * given (a number, a boolean, `null`: noted as a deviation) and leaves out an
+ * object or array.
+ */
+const FIELD_VALUE: Reader = (context, path, value) => {
+  const text = STRING(context.soft, path, value);
+  return context.strict ? text : isScalar(value) ? value : undefined;
+};
+
 /** `service`, `item`: an object with a string `id`, rebuilt as `{ id }`. */
-const WITH_ID: Reader = (issues, path, value) => {
-  if (WITH_ID_OBJECT(issues, path, value) === undefined) return undefined;
-  const id = STRING(issues, `${path as string}.id`, ownValue(value as object, 'id'));
+const WITH_ID: Reader = (context, path, value) => {
+  if (WITH_ID_OBJECT(context, path, value) === undefined) return undefined;
+  const id = STRING(context, `${path as string}.id`, ownValue(value as object, 'id'));
   return id === undefined ? undefined : { id };
 };
 
 /**
  * An object copied into a fresh one without a prototype (so `__proto__`,
  * `constructor`, `prototype` are ordinary entries), each entry checked by
- * the reader `readerOf` picks for its key (none: any value).
+ * the reader `readerOf` picks for its key (none: any value, kept). An entry
+ * its reader refuses is left out (in strict mode the whole parse fails anyway).
  */
 const record =
   (readerOf: (key: string) => Reader | undefined): Reader =>
-  (issues, path, value) => {
-    if (OBJECT(issues, path, value) === undefined) return undefined;
+  (context, path, value) => {
+    if (OBJECT(context, path, value) === undefined) return undefined;
     const out = Object.create(null) as Record<string, unknown>;
     for (const key of Object.keys(value as object)) {
       const entry = (value as Record<string, unknown>)[key];
-      readerOf(key)?.(
-        issues,
-        () => (IDENTIFIER.test(key) ? `${path as string}.${key}` : `${path as string}[${JSON.stringify(key)}]`),
-        entry,
-      );
-      out[key] = entry;
+      const read = readerOf(key);
+      const checked =
+        read === undefined
+          ? entry
+          : read(
+              context,
+              () => (IDENTIFIER.test(key) ? `${path as string}.${key}` : `${path as string}[${JSON.stringify(key)}]`),
+              entry,
+            );
+      if (checked !== undefined) out[key] = checked;
     }
     return out;
   };
@@ -121,28 +205,41 @@ const record =
 const DATA_STRINGS: readonly string[] = ['accountId', 'description', 'webhookUrl', 'name_en'];
 
 /**
- * The top-level fields of spec §2 in the order their issues are reported:
- * name, reader, required (`requestDate` only with `strict`).
+ * Which fields a parse requires: `ALWAYS` (their absence refuses even a
+ * lenient parse, CONTRACT §4), `NOTED` (a lenient parse notes the absence as
+ * a deviation), `STRICT_ONLY` (a lenient parse does not mind at all:
+ * `requestDate`, which real deliveries of the signed-body variant omit), or
+ * `OPTIONAL`. Numbers, not words: this table is in every bundle.
  */
-const FIELDS: ReadonlyArray<readonly [name: string, read: Reader, required?: boolean]> = [
-  ['id', NON_EMPTY_STRING, true],
-  ['transactionId', NON_EMPTY_STRING, true],
-  ['status', STRING, true],
-  ['amount', NUMBER, true],
-  // Every value of `fields` is a string, except its `amount`.
-  ['fields', /* @__PURE__ */ record((key) => (key === 'amount' ? NUMBER : STRING)), true],
-  ['transactionDate', MILLISECONDS, true],
-  ['requestDate', MILLISECONDS],
-  ['service', WITH_ID],
-  ['item', WITH_ID],
-  ['accountId', STRING],
-  ['net', NUMBER],
-  ['receiptNumber', STRING],
-  ['transactionType', STRING],
-  ['clientId', STRING],
+const ALWAYS = 0;
+const NOTED = 1;
+const STRICT_ONLY = 2;
+const OPTIONAL = 3;
+type Presence = typeof ALWAYS | typeof NOTED | typeof STRICT_ONLY | typeof OPTIONAL;
+
+/** The top-level fields of spec §2 in the order their issues are reported: name, reader, presence. */
+const FIELDS: ReadonlyArray<readonly [name: string, read: Reader, presence: Presence]> = [
+  ['id', ID, ALWAYS],
+  ['transactionId', ID, ALWAYS],
+  ['status', STRING, ALWAYS],
+  ['amount', AMOUNT, ALWAYS],
+  // `fields` must be an object when present; its entries are checked softly in lenient mode.
+  ['fields', /* @__PURE__ */ record((key) => (key === 'amount' ? SOFT_AMOUNT : FIELD_VALUE)), NOTED],
+  ['transactionDate', /* @__PURE__ */ soft(MILLISECONDS), NOTED],
+  ['requestDate', /* @__PURE__ */ soft(MILLISECONDS), STRICT_ONLY],
+  ['service', /* @__PURE__ */ soft(WITH_ID), OPTIONAL],
+  ['item', /* @__PURE__ */ soft(WITH_ID), OPTIONAL],
+  ['accountId', /* @__PURE__ */ soft(STRING), OPTIONAL],
+  ['net', /* @__PURE__ */ soft(NUMBER), OPTIONAL],
+  ['receiptNumber', /* @__PURE__ */ soft(STRING), OPTIONAL],
+  ['transactionType', /* @__PURE__ */ soft(STRING), OPTIONAL],
+  ['clientId', /* @__PURE__ */ soft(STRING), OPTIONAL],
   [
     'data',
-    /* @__PURE__ */ record((key) => (key === 'amount' ? NUMBER : DATA_STRINGS.includes(key) ? STRING : undefined)),
+    /* @__PURE__ */ soft(
+      record((key) => (key === 'amount' ? SOFT_AMOUNT : DATA_STRINGS.includes(key) ? STRING : undefined)),
+    ),
+    OPTIONAL,
   ],
 ];
 
@@ -159,22 +256,36 @@ function operationOf(id: string): PaymentOperation {
  * builds the typed {@link PaymentWebhook}. Never throws for any object (a
  * getter that throws is the caller's problem: safeParseWebhook catches it).
  *
- * Lenient by default: `requestDate` may be absent. `strict: true` requires it.
+ * Lenient by default (CONTRACT §4): only a missing or non-string `id`,
+ * `transactionId` or `status`, an `amount` that is neither a number nor
+ * numeric text, or a `fields` that is present but not an object refuse the
+ * body. Every other problem is a deviation: noted in `webhook.deviations`,
+ * the value left out of its typed place (numeric text and merchant scalars
+ * excepted, see the readers). `strict: true` refuses every deviation and
+ * requires `requestDate`.
  */
 export function validateWebhookObject(
   value: Record<string, unknown>,
   options?: { strict?: boolean },
 ): WebhookValidation {
+  const strict = options?.strict === true;
   const issues: Issues = [];
+  const deviations: Issues = [];
+  const context = newContext(strict, issues, deviations);
   // Every own key read once: the known ones here, the others into `extra`.
   const extra = Object.create(null) as Record<string, unknown>;
   for (const key of Object.keys(value)) if (!KNOWN.has(key)) extra[key] = value[key];
   const webhook: Record<string, unknown> = {};
-  for (const [name, read, required] of FIELDS) {
+  for (const [name, read, presence] of FIELDS) {
     const entry = ownValue(value, name);
-    if (entry !== undefined || required === true || (name === 'requestDate' && options?.strict === true)) {
-      const checked = read(issues, name, entry);
-      if (entry !== undefined) webhook[name] = checked;
+    if (entry !== undefined) {
+      const checked = read(context, name, entry);
+      if (checked !== undefined) webhook[name] = checked;
+    } else if (presence === ALWAYS || (strict && presence !== OPTIONAL)) {
+      read(context, name, entry);
+    } else if (presence === NOTED) {
+      // A lenient parse notes the absence (read reports through `soft`).
+      read(context.soft, name, entry);
     }
   }
   if (issues.length > 0) {
@@ -189,8 +300,12 @@ export function validateWebhookObject(
   // `status` keeps its place; the raw spelling goes to `rawStatus`.
   webhook['status'] = normaliseStatus(status);
   webhook['rawStatus'] = status;
+  webhook['rawAmount'] = ownValue(value, 'amount');
   webhook['operation'] = operationOf(webhook['id'] as string);
+  // A lenient parse of a body without `fields` still gives an object to read.
+  webhook['fields'] ??= Object.create(null);
   webhook['extra'] = extra;
+  webhook['deviations'] = deviations;
   webhook['raw'] = value;
   return { success: true, webhook: webhook as unknown as PaymentWebhook };
 }

@@ -20,6 +20,8 @@ function body(overrides: Record<string, unknown> = {}, omit: string[] = []): Rec
   return value;
 }
 
+const STRICT = { strict: true } as const;
+
 function issuesOf(value: unknown, options?: { strict?: boolean }): Array<{ path: string; message: string }> {
   const result = safeParseWebhook(value as object, options);
   if (result.success) throw new Error('expected a failure');
@@ -218,12 +220,26 @@ describe('parseWebhook: the conformance deliveries', () => {
     }
   });
 
-  it.each(['signed-but-not-a-webhook', 'signed-amount-string'])('rejects %s as INVALID_PAYLOAD', (name) => {
-    const vector = fixtures.requests.find((candidate) => candidate.name === name);
+  it('rejects signed-but-not-a-webhook as INVALID_PAYLOAD, lenient or strict', () => {
+    const vector = fixtures.requests.find((candidate) => candidate.name === 'signed-but-not-a-webhook');
     expect(vector).toBeDefined();
-    const result = safeParseWebhook(vector!.request.body);
-    expect(result.success).toBe(false);
-    if (!result.success) expect(result.error.code).toBe('INVALID_PAYLOAD');
+    for (const options of [undefined, STRICT]) {
+      const result = safeParseWebhook(vector!.request.body, options);
+      expect(result.success).toBe(false);
+      if (!result.success) expect(result.error.code).toBe('INVALID_PAYLOAD');
+    }
+  });
+
+  it('reads the amount text of signed-amount-string (CONTRACT §4: numeric text), and refuses it with strict', () => {
+    const vector = fixtures.requests.find((candidate) => candidate.name === 'signed-amount-string');
+    expect(vector).toBeDefined();
+    const webhook = parseWebhook(vector!.request.body);
+    expect(webhook.amount).toBe(100);
+    expect(webhook.rawAmount).toBe('100');
+    expect(issuesOf(vector!.request.body, STRICT)).toEqual([
+      { path: 'amount', message: 'expected number, got string' },
+      { path: 'requestDate', message: 'expected integer milliseconds, but it is missing' },
+    ]);
   });
 
   it.each(['body-not-json', 'body-json-array'])('rejects %s as INVALID_BODY', (name) => {
@@ -243,13 +259,30 @@ describe('parseWebhook: the conformance deliveries', () => {
   });
 });
 
-describe('validation failures, each with its path', () => {
+describe('validation failures with strict: true, each with its path', () => {
   it('lists every missing required field of an unrelated object', () => {
-    expect(issuesOf({ hello: 'world' })).toEqual([
+    expect(issuesOf({ hello: 'world' }, STRICT)).toEqual([
       { path: 'id', message: 'expected non-empty string, but it is missing' },
       { path: 'transactionId', message: 'expected non-empty string, but it is missing' },
       { path: 'status', message: 'expected string, but it is missing' },
       { path: 'amount', message: 'expected number, but it is missing' },
+      { path: 'fields', message: 'expected object, but it is missing' },
+      { path: 'transactionDate', message: 'expected integer milliseconds, but it is missing' },
+      { path: 'requestDate', message: 'expected integer milliseconds, but it is missing' },
+    ]);
+  });
+
+  it('lists only what CONTRACT §4 refuses when lenient, and notes the rest', () => {
+    expect(issuesOf({ hello: 'world' })).toEqual([
+      { path: 'id', message: 'expected string, but it is missing' },
+      { path: 'transactionId', message: 'expected string, but it is missing' },
+      { path: 'status', message: 'expected string, but it is missing' },
+      { path: 'amount', message: 'expected number or numeric text, but it is missing' },
+    ]);
+    const webhook = parseWebhook({ id: 'a_DEBIT', transactionId: 'a', status: 'PENDING', amount: 5, hello: 'world' });
+    expect(webhook.fields).toEqual({});
+    expect(webhook.extra).toEqual({ hello: 'world' });
+    expect(webhook.deviations).toEqual([
       { path: 'fields', message: 'expected object, but it is missing' },
       { path: 'transactionDate', message: 'expected integer milliseconds, but it is missing' },
     ]);
@@ -329,17 +362,32 @@ describe('validation failures, each with its path', () => {
   ];
 
   it.each(cases)('%s', (_name, overrides, path, message) => {
-    const issues = issuesOf(body(overrides));
+    const issues = issuesOf(body(overrides), STRICT);
     expect(issues).toEqual([{ path, message }]);
-    const result = safeParseWebhook(body(overrides));
+    const result = safeParseWebhook(body(overrides), STRICT);
     if (result.success) throw new Error('expected a failure');
     expect(result.error.message).toContain(`${path}: ${message}`);
+  });
+
+  // CONTRACT §4: only these refuse a lenient parse; every other case above is a deviation.
+  const fatal = new Set(['id', 'transactionId', 'status', 'amount', 'fields']);
+  it.each(cases)('lenient: %s', (_name, overrides, path, message) => {
+    const result = safeParseWebhook(body(overrides));
+    const numericText = typeof overrides['amount'] === 'string';
+    if (fatal.has(path) && !numericText && !(path !== 'fields' && overrides[path] === '')) {
+      if (result.success) throw new Error('expected a failure');
+      expect(result.error.issues.map((issue) => issue.path)).toEqual([path]);
+      return;
+    }
+    if (!result.success) throw new Error(result.error.message);
+    expect(result.webhook.deviations).toEqual([{ path, message }]);
+    expect(result.webhook.raw).toEqual(body(overrides));
   });
 
   it('reports every problem at once, in the message and in error.issues', () => {
     let caught: unknown;
     try {
-      parseWebhook(body({ amount: '100', fields: { amount: 'x', paymentId: 1 }, service: {} }, ['id']));
+      parseWebhook(body({ amount: '100', fields: { amount: 'x', paymentId: 1 }, service: {} }, ['id']), STRICT);
     } catch (error) {
       caught = error;
     }
@@ -360,7 +408,7 @@ describe('validation failures, each with its path', () => {
 
   it('keeps a long list of problems out of the message but in error.issues', () => {
     const fieldsValue = Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`f${i}`, i]));
-    const result = safeParseWebhook(body({ fields: fieldsValue }));
+    const result = safeParseWebhook(body({ fields: fieldsValue }), STRICT);
     if (result.success) throw new Error('expected a failure');
     expect(result.error.issues).toHaveLength(50);
     expect(result.error.message).toContain('and 40 more');
@@ -445,13 +493,20 @@ describe('hostile keys', () => {
     expect(Object.getOwnPropertyDescriptor(webhook.data, '__proto__')?.value).toEqual({ polluted: true });
   });
 
-  it('rejects hostile keys in fields when their values are not strings, by path', () => {
-    const issues = issuesOf(
-      JSON.parse(
-        '{"id":"a","transactionId":"a","status":"s","amount":1,"transactionDate":1,"fields":{"__proto__":{"x":1}}}',
-      ),
+  it('rejects hostile keys in fields when their values are not strings, by path (strict)', () => {
+    const value: unknown = JSON.parse(
+      '{"id":"a","transactionId":"a","status":"s","amount":1,"transactionDate":1,"fields":{"__proto__":{"x":1}}}',
     );
-    expect(issues).toEqual([{ path: 'fields.__proto__', message: 'expected string, got object' }]);
+    expect(issuesOf(value, STRICT)).toEqual([
+      { path: 'fields.__proto__', message: 'expected string, got object' },
+      { path: 'requestDate', message: 'expected integer milliseconds, but it is missing' },
+    ]);
+    // Lenient: the object value is left out of fields (no prototype touched) and noted.
+    const webhook = parseWebhook(value as object);
+    expect(Object.getPrototypeOf(webhook.fields)).toBeNull();
+    expect(Object.keys(webhook.fields)).toEqual([]);
+    expect(webhook.deviations).toEqual([{ path: 'fields.__proto__', message: 'expected string, got object' }]);
+    expect(({} as Record<string, unknown>)['x']).toBeUndefined();
   });
 
   it('reads only own keys of a caller-built object, never inherited ones', () => {

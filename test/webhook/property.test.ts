@@ -101,13 +101,13 @@ describe('safeParseWebhook on arbitrary input', () => {
     );
   });
 
-  it('reports a failure for every required field removed from a valid delivery', () => {
+  it('reports a failure for every required field removed from a valid delivery (strict)', () => {
     const required = ['id', 'transactionId', 'status', 'amount', 'fields', 'transactionDate'] as const;
     fc.assert(
       fc.property(validDelivery, fc.subarray([...required], { minLength: 1 }), (delivery, removed) => {
-        const value: Record<string, unknown> = { ...delivery };
+        const value: Record<string, unknown> = { requestDate: 1, ...delivery };
         for (const key of removed) delete value[key];
-        const result = safeParseWebhook(value);
+        const result = safeParseWebhook(value, { strict: true });
         expect(result.success).toBe(false);
         if (!result.success)
           expect(result.error.issues.map((issue) => issue.path)).toEqual(
@@ -115,6 +115,97 @@ describe('safeParseWebhook on arbitrary input', () => {
           );
       }),
       { numRuns: 200 },
+    );
+  });
+
+  it('refuses a delivery with a field removed only when CONTRACT §4 does, and notes the rest (lenient)', () => {
+    const required = ['id', 'transactionId', 'status', 'amount', 'fields', 'transactionDate'] as const;
+    const fatal: readonly string[] = ['id', 'transactionId', 'status', 'amount'];
+    fc.assert(
+      fc.property(validDelivery, fc.subarray([...required], { minLength: 1 }), (delivery, removed) => {
+        const value: Record<string, unknown> = { ...delivery };
+        for (const key of removed) delete value[key];
+        const result = safeParseWebhook(value);
+        const refused = removed.filter((key) => fatal.includes(key));
+        if (refused.length > 0) {
+          if (result.success) throw new Error('expected a failure');
+          expect(result.error.issues.map((issue) => issue.path)).toEqual(
+            required.filter((key) => refused.includes(key)),
+          );
+        } else {
+          if (!result.success) throw result.error;
+          expect(result.webhook.deviations.map((issue) => issue.path)).toEqual(removed);
+        }
+      }),
+      { numRuns: 200 },
+    );
+  });
+});
+
+/** Any JSON-ish value for a field, biased towards the shapes the rules distinguish. */
+const anyValue = fc.oneof(
+  fc.constantFrom(undefined, null, '', 'x', '100', '99.90', '-5', '1e2', ' 7', '.5', true, 0, -1, 1.5, {}, []),
+  fc.string(),
+  fc.double(),
+  fc.dictionary(fc.string(), fc.oneof(fc.string(), fc.integer(), fc.constant(null), fc.object())),
+);
+
+/** CONTRACT §4, written out on its own: does it refuse this object? */
+function contractRefuses(value: Record<string, unknown>): boolean {
+  const text = (key: string) => typeof value[key] === 'string';
+  const amount = value['amount'];
+  const amountOk = Number.isFinite(amount) || (typeof amount === 'string' && /^-?\d+(\.\d+)?$/.test(amount));
+  const fields = value['fields'];
+  const fieldsOk = fields === undefined || (typeof fields === 'object' && fields !== null && !Array.isArray(fields));
+  return !(text('id') && text('transactionId') && text('status') && amountOk && fieldsOk);
+}
+
+describe('the lenient rule (CONTRACT §4) over arbitrary objects', () => {
+  const candidate = fc.record(
+    {
+      id: anyValue,
+      transactionId: anyValue,
+      status: anyValue,
+      amount: anyValue,
+      fields: anyValue,
+      transactionDate: anyValue,
+      requestDate: anyValue,
+      net: anyValue,
+      service: anyValue,
+      data: anyValue,
+      unknownKey: anyValue,
+    },
+    { requiredKeys: [] },
+  );
+
+  it('refuses exactly what the contract refuses, and a strict success is a lenient one without deviations', () => {
+    fc.assert(
+      fc.property(candidate, (value) => {
+        const lenient = safeParseWebhook(value);
+        expect(lenient.success).toBe(!contractRefuses(value));
+        const strict = safeParseWebhook(value, { strict: true });
+        if (strict.success) {
+          if (!lenient.success) throw lenient.error;
+          expect(lenient.webhook.deviations).toEqual([]);
+          expect(lenient.webhook).toEqual(strict.webhook);
+        }
+        if (lenient.success) {
+          // Every typed value is of its type; anything else stays in raw.
+          expect(Number.isFinite(lenient.webhook.amount)).toBe(true);
+          expect(lenient.webhook.raw).toBe(value);
+          expect(lenient.webhook.rawAmount).toBe(value.amount);
+          const { transactionDate } = lenient.webhook;
+          expect(transactionDate === undefined || Number.isSafeInteger(transactionDate)).toBe(true);
+          for (const entry of Object.values(lenient.webhook.fields)) {
+            expect(entry === null || ['string', 'number', 'boolean'].includes(typeof entry)).toBe(true);
+          }
+          if (lenient.webhook.fields.amount !== undefined) {
+            expect(Number.isFinite(lenient.webhook.fields.amount)).toBe(true);
+          }
+          if ('unknownKey' in value) expect(lenient.webhook.extra['unknownKey']).toBe(value.unknownKey);
+        }
+      }),
+      { numRuns: 2000 },
     );
   });
 });

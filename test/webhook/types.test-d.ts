@@ -3,11 +3,14 @@ import type { PayhookIssue } from '../../src/errors.js';
 import { parseWebhook, safeParseWebhook } from '../../src/webhook/parse.js';
 import { webhookSchema, type StandardSchemaV1 } from '../../src/webhook/standard-schema.js';
 import type {
+  CanceledPaymentWebhook,
   FailedPaymentWebhook,
   PaymentWebhook,
   PaymentWebhookWithStatus,
+  PendingPaymentWebhook,
   SucceededPaymentWebhook,
   WebhookData,
+  WebhookFieldValue,
   WebhookItem,
   WebhookService,
 } from '../../src/webhook/types.js';
@@ -16,15 +19,19 @@ declare const webhook: PaymentWebhook;
 
 describe('PaymentWebhook', () => {
   it('is a union discriminated by the normalised status', () => {
-    expectTypeOf(webhook.status).toEqualTypeOf<'SUCCEEDED' | 'FAILED' | 'PROCESSING' | 'UNKNOWN'>();
+    expectTypeOf(webhook.status).toEqualTypeOf<
+      'SUCCEEDED' | 'FAILED' | 'CANCELED' | 'PROCESSING' | 'PENDING' | 'UNKNOWN'
+    >();
     expectTypeOf(webhook.rawStatus).toEqualTypeOf<string>();
     expectTypeOf(webhook.operation).toEqualTypeOf<'DEBIT' | 'CREDIT' | 'UNKNOWN'>();
     if (webhook.status === 'SUCCEEDED') {
       expectTypeOf(webhook).toEqualTypeOf<SucceededPaymentWebhook>();
     } else {
-      expectTypeOf(webhook.status).toEqualTypeOf<'FAILED' | 'PROCESSING' | 'UNKNOWN'>();
+      expectTypeOf(webhook.status).toEqualTypeOf<'FAILED' | 'CANCELED' | 'PROCESSING' | 'PENDING' | 'UNKNOWN'>();
     }
     expectTypeOf<PaymentWebhookWithStatus<'FAILED'>>().toEqualTypeOf<FailedPaymentWebhook>();
+    expectTypeOf<PaymentWebhookWithStatus<'CANCELED'>>().toEqualTypeOf<CanceledPaymentWebhook>();
+    expectTypeOf<PaymentWebhookWithStatus<'PENDING'>>().toEqualTypeOf<PendingPaymentWebhook>();
   });
 
   it('narrows in a switch, and an exhaustive switch reaches never', () => {
@@ -35,7 +42,11 @@ describe('PaymentWebhook', () => {
       case 'FAILED':
         expectTypeOf(webhook).toEqualTypeOf<FailedPaymentWebhook>();
         break;
+      case 'CANCELED':
+        expectTypeOf(webhook).toEqualTypeOf<CanceledPaymentWebhook>();
+        break;
       case 'PROCESSING':
+      case 'PENDING':
       case 'UNKNOWN':
         break;
       default:
@@ -49,8 +60,10 @@ describe('PaymentWebhook', () => {
         case 'SUCCEEDED':
           return 'fulfil';
         case 'FAILED':
+        case 'CANCELED':
           return 'release';
         case 'PROCESSING':
+        case 'PENDING':
           return 'wait';
         // 'UNKNOWN' is missing on purpose.
         default: {
@@ -67,12 +80,15 @@ describe('PaymentWebhook', () => {
     expectTypeOf(webhook.id).toEqualTypeOf<string>();
     expectTypeOf(webhook.transactionId).toEqualTypeOf<string>();
     expectTypeOf(webhook.amount).toEqualTypeOf<number>();
-    expectTypeOf(webhook.transactionDate).toEqualTypeOf<number>();
+    expectTypeOf(webhook.rawAmount).toEqualTypeOf<number | string>();
+    expectTypeOf(webhook.deviations).toEqualTypeOf<readonly PayhookIssue[]>();
     expectTypeOf(webhook.raw).toEqualTypeOf<Readonly<Record<string, unknown>>>();
     expectTypeOf(webhook.extra).toEqualTypeOf<Readonly<Record<string, unknown>>>();
   });
 
-  it('makes requestDate and every optional group optional', () => {
+  it('makes transactionDate, requestDate and every optional group optional', () => {
+    // The payments gateway sends transactionDate only once the payment is final.
+    expectTypeOf(webhook.transactionDate).toEqualTypeOf<number | undefined>();
     expectTypeOf(webhook.requestDate).toEqualTypeOf<number | undefined>();
     expectTypeOf(webhook.service).toEqualTypeOf<WebhookService | undefined>();
     expectTypeOf(webhook.accountId).toEqualTypeOf<string | undefined>();
@@ -92,11 +108,12 @@ describe('PaymentWebhook', () => {
     /* eslint-enable @typescript-eslint/no-empty-object-type */
   });
 
-  it('types fields: known keys and the merchant field ids as strings', () => {
+  it('types fields: amount a number, the other keys and merchant field ids as JSON scalars', () => {
+    expectTypeOf<WebhookFieldValue>().toEqualTypeOf<string | number | boolean | null>();
     expectTypeOf(webhook.fields.amount).toEqualTypeOf<number | undefined>();
-    expectTypeOf(webhook.fields.paymentId).toEqualTypeOf<string | undefined>();
-    expectTypeOf(webhook.fields.webhook_url).toEqualTypeOf<string | undefined>();
-    expectTypeOf(webhook.fields['orderId']).toEqualTypeOf<string | undefined>();
+    expectTypeOf(webhook.fields.paymentId).toEqualTypeOf<WebhookFieldValue | undefined>();
+    expectTypeOf(webhook.fields.webhook_url).toEqualTypeOf<WebhookFieldValue | undefined>();
+    expectTypeOf(webhook.fields['orderId']).toEqualTypeOf<WebhookFieldValue | undefined>();
     expectTypeOf(webhook.data?.amount).toEqualTypeOf<number | undefined>();
     expectTypeOf(webhook.data?.description).toEqualTypeOf<string | undefined>();
     expectTypeOf(webhook.service?.id).toEqualTypeOf<string | undefined>();

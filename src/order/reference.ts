@@ -1,0 +1,78 @@
+/**
+ * Finding the merchant's order a payment webhook belongs to.
+ *
+ * @module
+ */
+import { ownValue } from '../lib/object.js';
+import type { PaymentWebhookBase } from '../webhook/types.js';
+
+/**
+ * Options of {@link orderReference}.
+ *
+ * @example
+ * ```ts
+ * import type { OrderReferenceOptions } from 'payhook';
+ *
+ * const options: OrderReferenceOptions = { fieldIds: ['orderId'] };
+ * ```
+ */
+export interface OrderReferenceOptions {
+  /**
+   * The `fieldId`s of your own `additionalData` entries that hold the order
+   * reference, tried in order after `paymentId`.
+   */
+  readonly fieldIds?: readonly string[];
+}
+
+/** A reference as text: non-empty text as given, a finite number in its shortest form; nothing else. */
+function asReference(value: unknown): string | undefined {
+  if (typeof value === 'string') return value === '' ? undefined : value;
+  return Number.isFinite(value) ? String(value) : undefined;
+}
+
+/**
+ * The merchant's reference of the order a webhook pays for, looked up where
+ * the service puts the data you passed when creating the payment:
+ *
+ * 1. `fields.paymentId`: the PaymentId you passed to `POST /v1/payment` (spec §2.2);
+ * 2. `fields[fieldId]` for each of `options.fieldIds`: your own `additionalData` entries;
+ * 3. `data.paymentId`, then `data[fieldId]` for each of `options.fieldIds`:
+ *    WEB integrations carry the data you passed in `data` (spec §2.1).
+ *
+ * The first that is non-empty text, or a finite number (given as its text,
+ * `17` → `'17'`), wins. `undefined` when none is: park the delivery as an
+ * unknown order. `transactionId` is never used: if your orders are keyed on
+ * the transaction id you created the payment with, read `webhook.transactionId`.
+ *
+ * @param webhook - The verified webhook (its `fields` and `data` are read).
+ * @param options - `fieldIds`: your own field ids to try after `paymentId`.
+ * @returns The order reference as text, or `undefined`.
+ *
+ * @example
+ * ```ts
+ * import { orderReference, park, type PaymentWebhook } from 'payhook';
+ *
+ * declare const orders: Map<string, { amountMinor: number }>;
+ *
+ * function onPayment(webhook: PaymentWebhook) {
+ *   const reference = orderReference(webhook, { fieldIds: ['orderId'] });
+ *   const order = reference === undefined ? undefined : orders.get(reference);
+ *   if (order === undefined) return park('unknown order', { reference });
+ *   // … apply the status to the order
+ * }
+ * ```
+ */
+export function orderReference(
+  webhook: Pick<PaymentWebhookBase, 'fields' | 'data'>,
+  options?: OrderReferenceOptions,
+): string | undefined {
+  const keys = ['paymentId', ...(options?.fieldIds ?? [])];
+  for (const group of [webhook.fields, webhook.data]) {
+    if (typeof group !== 'object' || group === null) continue;
+    for (const key of keys) {
+      const reference = asReference(ownValue(group, key));
+      if (reference !== undefined) return reference;
+    }
+  }
+  return undefined;
+}

@@ -1,0 +1,68 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { orderReference } from '../../src/order/reference.js';
+import { parseWebhook } from '../../src/webhook/parse.js';
+import { fixtures } from '../conformance/fixtures.js';
+
+const delivery = (extra: Record<string, unknown>) =>
+  parseWebhook({ id: 'a_DEBIT', transactionId: 'tx-1', status: 'SUCCEEDED', amount: 100, ...extra });
+
+describe('orderReference', () => {
+  it('reads fields.paymentId, the PaymentId passed to POST /v1/payment (spec §2.2)', () => {
+    expect(orderReference(delivery({ fields: { paymentId: 'order-17', orderId: 'other' } }))).toBe('order-17');
+  });
+
+  it('reads the paymentId of every valid conformance delivery', () => {
+    const valid = fixtures.requests.filter((vector) => vector.expect['ok'] === true);
+    expect(valid.length).toBeGreaterThan(30);
+    for (const vector of valid) {
+      const raw = JSON.parse(vector.request.body) as { fields: { paymentId: string } };
+      expect(orderReference(parseWebhook(vector.request.body)), vector.name).toBe(raw.fields.paymentId);
+    }
+  });
+
+  it('gives a numeric paymentId as its text (a merchant field may come back as a number)', () => {
+    expect(orderReference(delivery({ fields: { paymentId: 17 } }))).toBe('17');
+  });
+
+  it('falls back to your own field ids, in order, then to data (WEB integrations)', () => {
+    const fields = { orderId: 'ord-1', cartId: 'cart-9' };
+    expect(orderReference(delivery({ fields }), { fieldIds: ['orderId', 'cartId'] })).toBe('ord-1');
+    expect(orderReference(delivery({ fields }), { fieldIds: ['cartId', 'orderId'] })).toBe('cart-9');
+    expect(orderReference(delivery({ fields: {}, data: { paymentId: 'web-3' } }))).toBe('web-3');
+    expect(orderReference(delivery({ fields: {}, data: { orderId: 42 } }), { fieldIds: ['orderId'] })).toBe('42');
+    // fields wins over data.
+    expect(
+      orderReference(delivery({ fields: { orderId: 'f' }, data: { paymentId: 'd' } }), { fieldIds: ['orderId'] }),
+    ).toBe('f');
+  });
+
+  it('skips empty text, booleans and null, and gives undefined when nothing is left (park: unknown order)', () => {
+    expect(orderReference(delivery({ fields: { paymentId: '', orderId: 'o' } }), { fieldIds: ['orderId'] })).toBe('o');
+    expect(orderReference(delivery({ fields: { paymentId: null } }))).toBeUndefined();
+    expect(orderReference(delivery({ fields: { paymentId: true } }))).toBeUndefined();
+    expect(orderReference(delivery({}))).toBeUndefined();
+    // Never the transaction id, never an inherited key.
+    expect(orderReference(delivery({ fields: {} }), { fieldIds: ['transactionId', 'constructor', '__proto__'] })).toBe(
+      undefined,
+    );
+  });
+
+  it('returns the first usable value of the documented order, for any fields and data', () => {
+    const value = fc.oneof(fc.string(), fc.double(), fc.boolean(), fc.constant(null));
+    const keys = fc.constantFrom('paymentId', 'orderId', 'cartId', 'other');
+    fc.assert(
+      fc.property(fc.dictionary(keys, value), fc.dictionary(keys, value), (fields, data) => {
+        const webhook = delivery({ fields, data });
+        const usable = (v: unknown) => (typeof v === 'string' ? v !== '' : typeof v === 'number' && Number.isFinite(v));
+        const order = ['paymentId', 'orderId'];
+        const candidates: unknown[] = [...order.map((k) => webhook.fields[k]), ...order.map((k) => webhook.data?.[k])];
+        const first = candidates.find(usable) as string | number | undefined;
+        expect(orderReference(webhook, { fieldIds: ['orderId'] })).toBe(
+          first === undefined ? undefined : String(first),
+        );
+      }),
+      { numRuns: 2_000 },
+    );
+  });
+});
