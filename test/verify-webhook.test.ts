@@ -180,14 +180,14 @@ describe('verifyWebhook', () => {
       expect(await code(asRequest(signDelivery('', { timestamp: NOW })))).toBe('INVALID_PAYLOAD');
     });
 
-    it('reads numeric text in amount as its number (CONTRACT §7), and refuses it with strict', async () => {
-      const request = asRequest(signDelivery(webhookBody({ amount: '100' }), { timestamp: NOW }));
+    it('reads numeric text in fields.amount as its number, but refuses it in amount (vector signed-amount-string)', async () => {
+      const request = asRequest(signDelivery(webhookBody({ fields: { amount: '100' } }), { timestamp: NOW }));
       const result = await verifyWebhook(request, base);
       if (!result.ok) throw new Error(result.error.message);
-      expect(result.webhook.amount).toBe(100);
-      expect(result.webhook.rawAmount).toBe('100');
-      const strict = asRequest(signDelivery(webhookBody({ amount: '100' }), { timestamp: NOW }));
-      expect(await code(strict, { ...base, strict: true })).toBe('INVALID_PAYLOAD');
+      expect(result.webhook.fields.amount).toBe(100);
+      expect(await code(request, { ...base, strict: true })).toBe('INVALID_PAYLOAD');
+      const topLevel = asRequest(signDelivery(webhookBody({ amount: '100' }), { timestamp: NOW }));
+      expect(await code(topLevel, base)).toBe('INVALID_PAYLOAD');
     });
 
     it('honours toleranceMs and now as a Date', async () => {

@@ -1,5 +1,5 @@
-// The default deduplication key of a delivery. Internal: the receiving
-// pipeline and the inbox use it, merchants pass their own `dedupKey`.
+// The default deduplication key of a delivery. Internal: the delivery
+// flow and the inbox use it, merchants pass their own `dedupKey`.
 import type { PaymentWebhook } from '../webhook/types.js';
 
 /**

@@ -6,6 +6,7 @@ import type { DedupStore } from '../dedup/store.js';
 import { resolveClock } from '../lib/clock.js';
 import { duration } from '../lib/duration.js';
 import { misuse } from '../lib/misuse.js';
+import { defaultDedupKey } from '../dedup/key.js';
 import type { SchemeFactory } from '../lib/signature-scheme.js';
 import { prepareVerifier, type PreparedVerifier } from '../verify-webhook.js';
 import type { PaymentWebhook } from '../webhook/types.js';
@@ -34,17 +35,6 @@ export interface Settings {
 }
 
 const DAY_MS = 86_400_000;
-
-/**
- * One key per delivery *and state*: a PROCESSING then SUCCEEDED (or FAILED
- * then SUCCEEDED) delivery of one transaction are two updates, and the second
- * must reach onPayment. `status` is the normalised one, so a redelivery whose
- * raw status differs only in letter case is still a duplicate; the `_DEBIT` /
- * `_CREDIT` suffix of `id` keeps a refund apart from its payment.
- */
-function defaultDedupKey(webhook: PaymentWebhook): string {
-  return `${webhook.id}:${webhook.status}`;
-}
 
 /** Internal: checks `options` for a handler made by `factory`; throws `INVALID_ARGUMENT` for misuse. */
 export function resolveSettings(

@@ -222,7 +222,8 @@ const FIELDS: ReadonlyArray<readonly [name: string, read: Reader, presence: Pres
   ['id', ID, ALWAYS],
   ['transactionId', ID, ALWAYS],
   ['status', STRING, ALWAYS],
-  ['amount', AMOUNT, ALWAYS],
+  // Text here is refused: the service's own verifier does (vector signed-amount-string).
+  ['amount', NUMBER, ALWAYS],
   // `fields` must be an object when present; its entries are checked softly in lenient mode.
   ['fields', /* @__PURE__ */ record((key) => (key === 'amount' ? SOFT_AMOUNT : FIELD_VALUE)), NOTED],
   ['transactionDate', /* @__PURE__ */ soft(MILLISECONDS), NOTED],
@@ -256,10 +257,10 @@ function operationOf(id: string): PaymentOperation {
  * builds the typed {@link PaymentWebhook}. Never throws for any object (a
  * getter that throws is the caller's problem: safeParseWebhook catches it).
  *
- * Lenient by default (CONTRACT §4): only a missing or non-string `id`,
- * `transactionId` or `status`, an `amount` that is neither a number nor
- * numeric text, or a `fields` that is present but not an object refuse the
- * body. Every other problem is a deviation: noted in `webhook.deviations`,
+ * Lenient by default (CONTRACT.md §6): only a missing or non-string `id`,
+ * `transactionId` or `status`, an `amount` that is not a number, or a
+ * `fields` that is present but not an object refuse the body (numeric text
+ * in `fields.amount` or `data.amount` is read as its number). Every other problem is a deviation: noted in `webhook.deviations`,
  * the value left out of its typed place (numeric text and merchant scalars
  * excepted, see the readers). `strict: true` refuses every deviation and
  * requires `requestDate`.
