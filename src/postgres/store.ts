@@ -7,17 +7,9 @@
 import type { ClaimOptions, ClaimResult, CompleteOptions, DedupStore } from '../dedup/store.js';
 import { checkKey, checkLease, checkRetention, checkToken, newClaimToken } from '../dedup/token.js';
 import { misuse } from '../lib/misuse.js';
-import {
-  asText,
-  checkTable,
-  migration,
-  runnerFor,
-  withTable,
-  unavailable,
-  type PostgresClientLike,
-  type Row,
-  type Run,
-} from './client.js';
+import { asText, checkTable, fault, runnerFor, type PostgresClientLike, type Run } from './client.js';
+import { schemaFor } from './schema.js';
+import { storeSql, storeSteps } from './sql.js';
 
 /**
  * Options of {@link createPostgresStore}.
@@ -53,6 +45,14 @@ export interface PostgresStoreOptions {
    * @defaultValue `1000`
    */
   pruneLimit?: number;
+  /**
+   * Create or upgrade the table from inside the first statement that needs
+   * it (a webhook request). Off by default: run {@link PostgresStore.migrate}
+   * at deploy instead, and the store's first statement fails with
+   * `INVALID_ARGUMENT` naming that fix when the table is missing or behind.
+   * @defaultValue `false`
+   */
+  autoMigrate?: boolean;
 }
 
 /**
@@ -68,14 +68,22 @@ export interface PostgresStoreOptions {
  * ```
  */
 export interface PostgresStore extends DedupStore {
-  /** The DDL of the store's table, to copy into your own migrations. */
+  /** The DDL of the store's table and its schema version record, to copy into your own migrations. */
   readonly schema: string;
   /**
-   * Creates the table and its index if they do not exist (safe to repeat and
-   * to run from several processes). The store also does this by itself the
-   * first time it finds the table missing.
+   * Brings the table to the schema version this payhook needs: applies the
+   * missing steps in one transaction under an advisory lock and records the
+   * version in `payhook_schema` (beside the table). Safe to repeat and to run
+   * from many processes at once.
    */
   migrate(): Promise<void>;
+  /**
+   * Resolves when the table is at the schema version this payhook needs;
+   * rejects with `INVALID_ARGUMENT` naming the fix when it is missing or
+   * behind (or `STORE_UNAVAILABLE` when PostgreSQL cannot be reached). Await
+   * it at start-up to fail fast; the store also checks once by itself.
+   */
+  check(): Promise<void>;
   /**
    * Deletes up to `limit` rows whose lease or retention has passed, skipping
    * rows another session has locked; resolves how many it deleted.
@@ -85,19 +93,6 @@ export interface PostgresStore extends DedupStore {
 
 // Past about 1000 years a timestamp leaves PostgreSQL's range; no lease or retention needs more.
 const MAX_MS = 1000 * 365.25 * 86_400_000;
-
-function storeDdl(table: string): string[] {
-  const index = `${table.replace('.', '_')}_expires_at`;
-  return [
-    `CREATE TABLE IF NOT EXISTS ${table} (
-  key text PRIMARY KEY,
-  state text NOT NULL CHECK (state IN ('claimed', 'completed')),
-  token text,
-  expires_at timestamptz NOT NULL
-)`,
-    `CREATE INDEX IF NOT EXISTS ${index} ON ${table} (expires_at)`,
-  ];
-}
 
 /** Milliseconds as the SQL parameter (`null` for Infinity, which the SQL maps to `'infinity'`). */
 function duration(ms: number): string | null {
@@ -172,30 +167,30 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
   const table = checkTable(options.table ?? 'payhook_dedup', 'createPostgresStore');
   const pruneEvery = count(options.pruneEvery, 'pruneEvery', 1000);
   const pruneLimit = count(options.pruneLimit, 'pruneLimit', 1000);
-  const ddl = storeDdl(table);
-  const migrate = migration(run, ddl);
+  const schema = schemaFor({
+    kind: 'store',
+    client: options.client,
+    table,
+    caller: 'createPostgresStore',
+    steps: storeSteps(table),
+    autoMigrate: options.autoMigrate === true,
+  });
+  const sql = storeSql(table);
+  const fix = 'Run `await store.migrate()` once, and grant the role SELECT, INSERT, UPDATE, DELETE on the table.';
 
-  const claimSql = `INSERT INTO ${table} AS t (key, state, token, expires_at)
-VALUES ($1::text, 'claimed', $2::text, clock_timestamp() + $3::float8 * interval '1 millisecond')
-ON CONFLICT (key) DO UPDATE SET state = 'claimed', token = excluded.token, expires_at = excluded.expires_at
-WHERE t.expires_at <= clock_timestamp()
-RETURNING t.token`;
-  const stateSql = `SELECT state, expires_at > clock_timestamp() AS live FROM ${table} WHERE key = $1::text`;
-  // A row that is gone (pruned after its lease passed) is completed too: nobody else holds it.
-  const completeSql = `INSERT INTO ${table} AS t (key, state, token, expires_at)
-VALUES ($1::text, 'completed', NULL,
-  COALESCE(clock_timestamp() + $3::float8 * interval '1 millisecond', 'infinity'::timestamptz))
-ON CONFLICT (key) DO UPDATE SET state = 'completed', token = NULL, expires_at = excluded.expires_at
-WHERE t.state = 'claimed' AND t.token = $2::text`;
-  const releaseSql = `DELETE FROM ${table} WHERE key = $1::text AND state = 'claimed' AND token = $2::text`;
-  const pruneSql = `DELETE FROM ${table} WHERE ctid = ANY (ARRAY(
-  SELECT ctid FROM ${table} WHERE expires_at <= clock_timestamp() LIMIT $1::int FOR UPDATE SKIP LOCKED))
-RETURNING 1`;
+  /** Runs one statement after the schema check, every driver error turned into the store's coded failure. */
+  async function statement(what: string, text: string, values: readonly unknown[]) {
+    if (!schema.checked) await schema.ready();
+    try {
+      return await run(text, values);
+    } catch (error) {
+      throw fault(what, error, fix);
+    }
+  }
 
   async function prune(pruneOptions?: { limit?: number }): Promise<number> {
     const limit = count(pruneOptions?.limit, 'limit', pruneLimit);
-    const rows = await withTable(migrate, 'prune', () => run(pruneSql, [String(limit)]));
-    return rows.length;
+    return (await statement('prune', sql.prune, [String(limit)])).length;
   }
 
   let claims = 0;
@@ -206,8 +201,9 @@ RETURNING 1`;
   }
 
   return {
-    schema: ddl.map((statement) => `${statement};`).join('\n'),
-    migrate,
+    schema: schema.ddl,
+    migrate: schema.migrate,
+    check: schema.ready,
     prune,
     async claim(key: string, claimOptions: ClaimOptions): Promise<ClaimResult> {
       checkKey(key);
@@ -217,15 +213,9 @@ RETURNING 1`;
       maybePrune();
       // A row can expire, be released or be pruned between the two statements: look again, a few times.
       for (let attempt = 0; attempt < 3; attempt++) {
-        const taken = await withTable(migrate, 'claim', () => run(claimSql, [asText(key), token, lease]));
+        const taken = await statement('claim', sql.claim, [asText(key), token, lease]);
         if (taken.length > 0) return { status: 'claimed', token };
-        let rows: Row[];
-        try {
-          rows = await run(stateSql, [asText(key)]);
-        } catch (error) {
-          throw unavailable('claim', error);
-        }
-        const row = rows[0];
+        const [row] = await statement('claim', sql.state, [asText(key)]);
         if (row !== undefined && row['live'] === true) {
           return { status: row['state'] === 'completed' ? 'completed' : 'in-progress' };
         }
@@ -237,13 +227,15 @@ RETURNING 1`;
       checkKey(key);
       checkToken(token);
       checkRetention(completeOptions?.retentionMs);
-      const retention = duration(completeOptions.retentionMs);
-      await withTable(migrate, 'complete', () => run(completeSql, [asText(key), token, retention]));
+      const values = [asText(key), token, duration(completeOptions.retentionMs)];
+      const updated = await statement('complete', sql.complete, values);
+      // Nothing updated: the claim is gone (pruned after its lease passed), or another claim holds the key.
+      if (updated.length === 0) await statement('complete', sql.completeGone, values);
     },
     async release(key: string, token: string): Promise<void> {
       checkKey(key);
       checkToken(token);
-      await withTable(migrate, 'release', () => run(releaseSql, [asText(key), token]));
+      await statement('release', sql.release, [asText(key), token]);
     },
   };
 }
