@@ -47,9 +47,11 @@ export interface PgPoolClientLike extends PgQueryable {
 
 /**
  * The slice of a `pg` `Pool` the inbox uses: it checks out one connection per
- * transaction with `connect()`. `totalCount` is how payhook tells a `Pool`
- * (whose `connect()` hands out a connection) from a `Client` (whose
- * `connect()` opens itself).
+ * transaction with `connect(callback)` (the callback form: payhook attaches
+ * its `'error'` listener inside it, before any later network message can
+ * reach the connection). `totalCount` is how payhook tells a `Pool` (whose
+ * `connect()` hands out a connection) from a `Client` (whose `connect()`
+ * opens itself).
  *
  * @example
  * ```ts
@@ -60,7 +62,7 @@ export interface PgPoolClientLike extends PgQueryable {
  * ```
  */
 export interface PgPoolLike extends PgQueryable {
-  connect(): Promise<PgPoolClientLike>;
+  connect(callback: (error: Error | undefined, connection: PgPoolClientLike | undefined) => void): void;
   readonly totalCount: number;
 }
 
@@ -215,16 +217,81 @@ function isPgPool(client: unknown): client is PgPoolLike {
   return isPg(client) && typeof (client as PgPoolLike).connect === 'function' && 'totalCount' in client;
 }
 
-function postgresJsTransaction(tx: PostgresJsTransactionLike, caller: string): Transaction {
+/**
+ * Whether a driver error means the connection itself is gone: no SQLSTATE
+ * (a socket error, or postgres.js's own CONNECTION_* codes), or a state of
+ * class 08 (connection exception) or 57P (the server ending the session, e.g.
+ * `pg_terminate_backend`).
+ */
+export function isConnectionLoss(error: unknown): boolean {
+  const state = sqlState(error);
+  return state === undefined || state.startsWith('08') || state.startsWith('57P');
+}
+
+/** Whether payhook may still send statements on a transaction's connection. */
+interface Liveness {
+  lost: unknown;
+  /** Resolves when postgres.js has given the transaction up because its connection closed. */
+  readonly closed: Promise<void>;
+}
+
+/** How long a transaction whose statement lost its connection waits for postgres.js to see the close. */
+const CLOSE_GRACE_MS = 2000;
+
+/**
+ * Called when a postgres.js transaction or savepoint callback is about to
+ * fail after its connection was lost. Failing it would make postgres.js send
+ * `rollback` on that closed connection, which throws out of a timer and ends
+ * the process. So once postgres.js has seen the close (it then rejects
+ * `begin()` by itself, and PostgreSQL has rolled the transaction back), the
+ * callback is left unsettled: it holds nothing but its own closure. When the
+ * close does not come within a grace period the connection is alive after
+ * all, and the callback fails as usual.
+ */
+async function holdIfClosed(liveness: Liveness): Promise<void> {
+  if (liveness.lost === undefined) return;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const grace = new Promise<'open'>((resolve) => {
+    timer = setTimeout(resolve, CLOSE_GRACE_MS, 'open');
+  });
+  const outcome = await Promise.race([liveness.closed.then(() => 'closed' as const), grace]);
+  clearTimeout(timer);
+  if (outcome === 'closed') await new Promise<never>(() => {});
+}
+
+/**
+ * A runner that sends nothing more once its connection was lost: postgres.js
+ * writes a statement given to a closed transaction connection to a socket that
+ * is gone, which throws out of a timer and ends the process.
+ */
+function guardedRunner(run: Run, liveness: Liveness): Run {
+  return async (text, values) => {
+    if (liveness.lost !== undefined) throw connectionLost(liveness.lost);
+    try {
+      return await run(text, values);
+    } catch (error) {
+      if (isConnectionLoss(error)) liveness.lost ??= error;
+      throw error;
+    }
+  };
+}
+
+function postgresJsTransaction(tx: PostgresJsTransactionLike, caller: string, liveness: Liveness): Transaction {
   return {
-    run: runnerFor(tx, caller),
+    run: guardedRunner(runnerFor(tx, caller), liveness),
     connection: tx,
     // postgres.js tracks failed statements per scope and fails the scope for
     // them, so the savepoint must be its own (a raw SAVEPOINT would not isolate them).
     async savepoint<T>(work: (scope: Connection) => Promise<T>): Promise<T> {
+      if (liveness.lost !== undefined) throw connectionLost(liveness.lost);
       let result: { value: T } | undefined;
       await tx.savepoint(async (inner) => {
-        result = { value: await work({ run: runnerFor(inner, caller), connection: inner }) };
+        try {
+          result = { value: await work({ run: guardedRunner(runnerFor(inner, caller), liveness), connection: inner }) };
+        } catch (error) {
+          await holdIfClosed(liveness);
+          throw error;
+        }
       });
       if (result === undefined) throw new Error('postgres.js ended a savepoint without running it');
       return result.value;
@@ -247,12 +314,20 @@ function connectionLost(cause: unknown): Error {
  */
 function pgTransact(pool: PgPoolLike): Transact {
   return async (work, holder) => {
-    const connection = await pool.connect();
     let broken: Error | undefined;
     const onError = (error: Error) => {
       broken ??= connectionLost(error);
     };
-    connection.on('error', onError);
+    // The listener goes on in the callback itself: a promise would resume a tick later, and a
+    // message that arrived in the same network read (the server ending the session) would find none.
+    const connection = await new Promise<PgPoolClientLike>((resolve, reject) => {
+      pool.connect((error, checkedOut) => {
+        if (error !== undefined && error !== null) return reject(error);
+        if (checkedOut === undefined) return reject(new Error('pg Pool.connect gave no connection'));
+        checkedOut.on('error', onError);
+        resolve(checkedOut);
+      });
+    });
     let released = false;
     const release = () => {
       if (released) return;
@@ -270,8 +345,7 @@ function pgTransact(pool: PgPoolLike): Transact {
       try {
         return await run(text, values);
       } catch (error) {
-        // A driver error without an SQLSTATE is about the connection itself, not the statement.
-        if (sqlState(error) === undefined) broken ??= connectionLost(error);
+        if (isConnectionLoss(error)) broken ??= connectionLost(error);
         throw error;
       }
     };
@@ -321,9 +395,25 @@ export function transactorFor(client: unknown, caller: string): Transact {
     }
     return async <T>(work: (tx: Transaction) => Promise<T>) => {
       let result: { value: T } | undefined;
-      await begin(async (tx) => {
-        result = { value: await work(postgresJsTransaction(tx, caller)) };
-      });
+      let closed!: () => void;
+      const liveness: Liveness = { lost: undefined, closed: new Promise<void>((resolve) => (closed = resolve)) };
+      try {
+        await begin(async (tx) => {
+          try {
+            result = { value: await work(postgresJsTransaction(tx, caller, liveness)) };
+          } catch (error) {
+            await holdIfClosed(liveness);
+            throw error;
+          }
+        });
+      } catch (error) {
+        // postgres.js gives a transaction up when its connection closes, while `work` may still be running.
+        if (isConnectionLoss(error)) {
+          liveness.lost ??= error;
+          closed();
+        }
+        throw error;
+      }
       if (result === undefined) throw new Error('postgres.js ended a transaction without running it');
       return result.value;
     };

@@ -7,7 +7,7 @@
  */
 import { PayhookError } from '../errors.js';
 import { describeError } from '../lib/misuse.js';
-import type { Holder } from './client.js';
+import { isMisconfiguration, type Holder } from './client.js';
 import type { InboxDelivery, InboxOutcome, InboxProcessOptions, InboxWorker } from './inbox-types.js';
 
 /** One attempt at one row, as the loop sees it. */
@@ -30,6 +30,8 @@ const DEFAULT_STOP_MS = 10_000;
 const DEFAULT_MAX_BACKOFF_MS = 10_000;
 const DEFAULT_REMIND_MS = 300_000;
 const FIRST_BACKOFF_MS = 250;
+/** How long failures must last before they are an outage worth a report. */
+const BLIP_MS = 1000;
 
 function nonNegative(value: unknown, name: string, fallback: number): number {
   const n = value ?? fallback;
@@ -96,19 +98,22 @@ export function startWorker(deps: WorkerDeps, concurrency: number, options: Inbo
     });
 
   // The outage, shared by every loop: when it began, how many failures in a row, when it was last reported.
+  // A blip (a dropped connection that the next try replaces) is not reported: only a failure that lasts.
   let downSince: number | undefined;
+  let reportedAt: number | undefined;
   let failures = 0;
-  let remindedAt = 0;
   function failed(error: unknown): number {
     deps.remember(error);
     const now = Date.now();
-    if (downSince === undefined) {
-      downSince = now;
-      remindedAt = now;
-      onError(outage(error, 'failed; the inbox worker keeps retrying with back-off'));
-    } else if (remindEveryMs > 0 && now - remindedAt >= remindEveryMs) {
-      remindedAt = now;
-      onError(outage(error, `still failing after ${seconds(now - downSince)}`));
+    downSince ??= now;
+    if (reportedAt === undefined) {
+      if (now - downSince >= BLIP_MS || isMisconfiguration(error)) {
+        reportedAt = now;
+        onError(outage(error, 'the inbox worker keeps retrying with back-off'));
+      }
+    } else if (remindEveryMs > 0 && now - reportedAt >= remindEveryMs) {
+      reportedAt = now;
+      onError(outage(error, `still failing after ${seconds(now - downSince)}, the worker keeps retrying`));
     }
     failures++;
     const ceiling = Math.min(maxBackoffMs, FIRST_BACKOFF_MS * 2 ** Math.min(failures - 1, 20));
@@ -118,9 +123,10 @@ export function startWorker(deps: WorkerDeps, concurrency: number, options: Inbo
   function succeeded(): void {
     if (downSince === undefined) return;
     const outageMs = Date.now() - downSince;
-    downSince = undefined;
+    const reported = reportedAt !== undefined;
+    downSince = reportedAt = undefined;
     failures = 0;
-    call(() => recover(outageMs));
+    if (reported) call(() => recover(outageMs));
   }
 
   const held = new Set<() => void>();
@@ -179,10 +185,13 @@ export function startWorker(deps: WorkerDeps, concurrency: number, options: Inbo
   };
 }
 
-function outage(error: unknown, what: string): PayhookError {
-  if (error instanceof PayhookError && error.code === 'INVALID_ARGUMENT') {
-    return new PayhookError('INVALID_ARGUMENT', `${error.message} (${what})`, { cause: error });
+/** One report of an outage: `state` says what goes on, the first line of the cause says why. */
+function outage(error: unknown, state: string): PayhookError {
+  if (isMisconfiguration(error)) {
+    return new PayhookError('INVALID_ARGUMENT', `${describeError(error)} (${state})`, { cause: error });
   }
   const cause = error instanceof PayhookError && error.cause !== undefined ? error.cause : error;
-  return new PayhookError('STORE_UNAVAILABLE', `PostgreSQL ${what}: ${describeError(cause)}`, { cause: error });
+  return new PayhookError('STORE_UNAVAILABLE', `PostgreSQL is failing (${describeError(cause)}); ${state}.`, {
+    cause: error,
+  });
 }

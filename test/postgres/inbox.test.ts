@@ -284,7 +284,7 @@ describe('createPostgresInbox misuse and outages', () => {
     await expect(inbox.stats()).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
     const errors: unknown[] = [];
     const worker = inbox.process(async () => {}, { pollIntervalMs: 10, onError: (error) => errors.push(error) });
-    await expect.poll(() => errors.length).toBeGreaterThan(0);
+    await expect.poll(() => errors.length, { timeout: 5000 }).toBeGreaterThan(0);
     // One report for the outage, however many tries: not one per attempt.
     await new Promise((resolve) => setTimeout(resolve, 1500));
     await worker.stop();

@@ -25,11 +25,17 @@ if (process.env.DRIVER === 'pg') {
 const inbox = createPostgresInbox({ client, table: process.env.INBOX_TABLE });
 
 if (process.env.ROLE === 'receiver') {
+  const store = createPostgresStore({ client, table: process.env.STORE_TABLE });
+  // The recipe's start-up check: fail fast when the tables are not migrated.
+  await Promise.all([store.check(), inbox.check()]);
   const handler = createNodeWebhookHandler({
     publicKeys: process.env.PUBLIC_KEY,
     webhookUrl: 'https://shop.example.kg/webhooks/payments',
-    store: createPostgresStore({ client, table: process.env.STORE_TABLE }),
-    storeTimeoutMs: 5_000,
+    store,
+    storeTimeoutMs: 1_000,
+    handlerTimeoutMs: 1_000,
+    // Short, so that a claim whose completion was cut off by the test's faults frees its delivery soon.
+    leaseMs: 3_500,
     onPayment: inbox.enqueue,
     logger: false,
   });
