@@ -86,8 +86,17 @@ function errorText(error: unknown): string {
  *    and the row is retried after `retryDelayMs`, up to `maxAttempts`, with
  *    `attempts`, `next_attempt_at` and `last_error` recorded. A worker that
  *    dies mid-row loses its transaction: the row is simply taken again.
- * 3. **Watch**: `inbox.stats()` counts pending, retrying, failed and done rows
- *    and the oldest pending age.
+ *    Return `park(reason)` to acknowledge a delivery without applying it: the
+ *    row is marked `parked`, never retried.
+ * 3. **Watch**: `inbox.health()` resolves the numbers to alert on (pending,
+ *    retrying, failed, parked, oldest pending age, last error) and never
+ *    rejects; `inbox.stats()` counts rows by state.
+ *
+ * The table is versioned: run `inbox.migrate()` at deploy (or set
+ * `autoMigrate`); `inbox.check()` fails fast at start-up, naming the fix, when
+ * it is missing or behind. A worker survives database outages (back-off with
+ * jitter, one report per change of state) and stops cleanly with
+ * `worker.stop()`.
  *
  * Keep the handler to database work in `tx`: something it does outside (an
  * e-mail, an HTTP call) is not rolled back and may happen again on a retry.
@@ -122,12 +131,17 @@ function errorText(error: unknown): string {
  * import postgres from 'postgres';
  * import { createPostgresInbox } from 'payhook/postgres';
  *
- * const inbox = createPostgresInbox({ client: postgres(process.env.DATABASE_URL!) });
+ * const sql = postgres(process.env.DATABASE_URL!, { fetch_types: false });
+ * const inbox = createPostgresInbox({ client: sql });
+ * await inbox.check();
  * const worker = inbox.process(async (webhook, tx) => {
  *   if (webhook.status !== 'SUCCEEDED') return;
  *   await tx.query('UPDATE orders SET paid_at = now() WHERE id = $1 AND paid_at IS NULL', [webhook.fields.paymentId]);
  * });
- * process.once('SIGTERM', () => void worker.stop());
+ * process.once('SIGTERM', async () => {
+ *   await worker.stop({ timeoutMs: 8_000 });
+ *   await sql.end({ timeout: 1 });
+ * });
  * ```
  */
 export function createPostgresInbox(options: PostgresInboxOptions): PostgresInbox {

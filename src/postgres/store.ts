@@ -116,9 +116,10 @@ function count(value: unknown, name: string, fallback: number): number {
  *   its lease (or retention) has passed, atomically under concurrency. When
  *   no row comes back, one `SELECT` tells a running claim from a completed
  *   delivery.
- * - `complete` and `release`: one statement each, acting only on the caller's
- *   own token (complete also when the row was pruned meanwhile), as the
- *   contract requires.
+ * - `complete`: one `UPDATE` of the caller's own claim; only when that claim
+ *   is gone (pruned after its lease passed) a second statement records the
+ *   completion anyway. `release`: one statement acting on the caller's own
+ *   token, as the contract requires.
  * - Leases and retention are measured by the database clock
  *   (`clock_timestamp()`), so app servers with skewed clocks agree.
  * - Keys are stored as they are, except one holding a NUL or a lone
@@ -127,13 +128,19 @@ function count(value: unknown, name: string, fallback: number): number {
  *   deleted in bounded background batches every `pruneEvery` claims, or by
  *   {@link PostgresStore.prune}. Neither blocks a delivery.
  *
- * The table (`schema` holds the DDL) is created by `migrate()`, or by the
- * store itself the first time a statement finds it missing. `client` is a `pg`
- * Pool or Client, or a postgres.js `sql` — neither is a payhook dependency;
- * hosted PostgreSQL (Neon, Supabase, Vercel Postgres) works through them. A
- * failing statement rejects with `STORE_UNAVAILABLE`, so the handler answers
- * 503 and the service retries. With `pg`, add a `pool.on('error', …)`
+ * The table (`schema` holds the DDL) is versioned: run `migrate()` at deploy
+ * (or set `autoMigrate`); the store checks the version once, before its first
+ * statement, and `check()` does it at start-up. `client` is a `pg` Pool or
+ * Client, or a postgres.js `sql` — neither is a payhook dependency; hosted
+ * PostgreSQL (Neon, Supabase, Vercel Postgres) works through them. A failing
+ * statement rejects with `STORE_UNAVAILABLE`, so the handler answers 503 and
+ * the service retries; a missing table or privilege rejects with
+ * `INVALID_ARGUMENT` naming the fix. With `pg`, add a `pool.on('error', …)`
  * listener: an idle connection that breaks otherwise crashes the process.
+ * With postgres.js, pass `fetch_types: false`: payhook needs no array types,
+ * and a connection dropped while postgres.js fetches them ends the process
+ * with an unhandled rejection (payhook turns the fetch off by itself once one
+ * of its statements has succeeded).
  *
  * @throws {@link PayhookError} `INVALID_ARGUMENT` when `client` is neither
  * driver or `table` is not a plain identifier.
@@ -147,7 +154,7 @@ function count(value: unknown, name: string, fallback: number): number {
  * const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL });
  * pool.on('error', (error) => console.error('idle PostgreSQL connection failed', error));
  * const store = createPostgresStore({ client: pool });
- * await store.migrate();
+ * await store.migrate(); // at deploy; in the receiver: await store.check()
  * ```
  *
  * @example
@@ -156,7 +163,9 @@ function count(value: unknown, name: string, fallback: number): number {
  * import postgres from 'postgres';
  * import { createPostgresStore } from 'payhook/postgres';
  *
- * const store = createPostgresStore({ client: postgres(process.env.DATABASE_URL!), table: 'shop.payhook_dedup' });
+ * const sql = postgres(process.env.DATABASE_URL!, { fetch_types: false });
+ * const store = createPostgresStore({ client: sql, table: 'shop.payhook_dedup' });
+ * await store.check();
  * ```
  */
 export function createPostgresStore(options: PostgresStoreOptions): PostgresStore {
