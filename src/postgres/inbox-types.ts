@@ -3,6 +3,7 @@
  *
  * @module
  */
+import type { Parked } from '../park.js';
 import type { PaymentWebhook } from '../webhook/types.js';
 import type { PostgresClientLike } from './client.js';
 
@@ -27,6 +28,15 @@ export interface PostgresInboxOptions {
    * @defaultValue `'payhook_inbox'`
    */
   table?: string;
+  /**
+   * Create or upgrade the table from inside the first statement that needs
+   * it (a webhook request or a worker). Off by default: run
+   * {@link PostgresInbox.migrate} at deploy instead; the inbox's first
+   * statement fails with `INVALID_ARGUMENT` naming that fix when the table is
+   * missing or behind.
+   * @defaultValue `false`
+   */
+  autoMigrate?: boolean;
 }
 
 /**
@@ -76,7 +86,9 @@ export interface InboxDelivery {
 /**
  * Your processing function: apply the payment through `tx`. Resolve to mark
  * the row done in the same transaction; throw to roll your statements back
- * and retry the row later.
+ * and retry the row later; return `park(reason)` (from `payhook`) to
+ * acknowledge a delivery you will not apply: the row is marked `parked` with
+ * the reason, never retried, and counted in the stats.
  *
  * @example
  * ```ts
@@ -93,12 +105,13 @@ export type InboxHandler = (
   webhook: PaymentWebhook,
   tx: InboxTransaction,
   delivery: InboxDelivery,
-) => Promise<void> | void;
+) => Promise<void | Parked> | void | Parked;
 
 /**
  * What one {@link PostgresInbox.processNext} call did: nothing was due
- * (`idle`), the row was applied (`done`), it failed and will be retried
- * (`retrying`), or it failed its last attempt (`failed`).
+ * (`idle`), the row was applied (`done`), the handler parked it (`parked`),
+ * it failed and will be retried (`retrying`), or it failed its last attempt
+ * (`failed`).
  *
  * @example
  * ```ts
@@ -107,7 +120,7 @@ export type InboxHandler = (
  * const busy = (outcome: InboxOutcome): boolean => outcome !== 'idle';
  * ```
  */
-export type InboxOutcome = 'idle' | 'done' | 'retrying' | 'failed';
+export type InboxOutcome = 'idle' | 'done' | 'parked' | 'retrying' | 'failed';
 
 /**
  * How failed rows are retried.
@@ -176,11 +189,32 @@ export interface InboxProcessOptions extends InboxRetryOptions {
   /** Stops the worker when aborted, as {@link InboxWorker.stop} does. */
   signal?: InboxAbortSignal;
   /**
-   * Called when your handler throws (with the row) and when the database
-   * fails (without).
-   * @defaultValue `console.error`
+   * Called when your handler throws (with the row: once per failed attempt),
+   * and when the database fails (without the row): once when an outage
+   * begins and once every `outageReminderMs` while it lasts, never once per
+   * retry. The error is a `PayhookError`: `STORE_UNAVAILABLE` for an outage,
+   * `INVALID_ARGUMENT` when the table is missing or behind (its message
+   * names the fix).
+   * @defaultValue one line on `console.error`, without a stack trace
    */
   onError?: (error: unknown, delivery?: InboxDelivery) => void;
+  /**
+   * Called once when the database answers again after an outage, with how
+   * long it lasted. Pending rows are then processed without a restart.
+   * @defaultValue one line on `console.error`
+   */
+  onRecover?: (outageMs: number) => void;
+  /**
+   * The longest wait between two tries while the database is failing; the
+   * wait doubles from 250 ms up to this, with random jitter.
+   * @defaultValue `10000`
+   */
+  maxBackoffMs?: number;
+  /**
+   * How often `onError` is reminded that an outage goes on; `0`: never.
+   * @defaultValue `300000` (5 minutes)
+   */
+  outageReminderMs?: number;
 }
 
 /**
@@ -195,8 +229,15 @@ export interface InboxProcessOptions extends InboxRetryOptions {
  * ```
  */
 export interface InboxWorker {
-  /** Stops taking rows, lets the rows in hand finish, then resolves. */
-  stop(): Promise<void>;
+  /**
+   * Stops taking rows and lets the rows in hand finish, for at most
+   * `timeoutMs`; then resolves. Rows still in hand after that are abandoned:
+   * on a `pg` Pool their connections are destroyed (PostgreSQL rolls them
+   * back), on postgres.js `sql.end({ timeout })` does it. An abandoned row is
+   * simply taken again later. The worker leaves no timer behind, so once you
+   * end the client too the process exits by itself.
+   */
+  stop(options?: { timeoutMs?: number }): Promise<void>;
   /** Resolves once the worker has stopped (by `stop()` or the signal). */
   readonly stopped: Promise<void>;
 }
@@ -218,10 +259,33 @@ export interface InboxStats {
   readonly retrying: number;
   /** Rows given up after `maxAttempts`. */
   readonly failed: number;
+  /** Rows the handler parked (acknowledged without applying). */
+  readonly parked: number;
   /** Rows applied. */
   readonly done: number;
   /** Age of the oldest pending row, by the database clock; `null` when none is pending. */
   readonly oldestPendingMs: number | null;
+}
+
+/**
+ * The numbers to alert on, from {@link PostgresInbox.health}: the row counts
+ * of {@link InboxStats} (as last read), the last error this process saw, and
+ * whether the last read succeeded.
+ *
+ * @example
+ * ```ts
+ * import type { InboxHealth } from 'payhook/postgres';
+ *
+ * const page = (health: InboxHealth) => !health.databaseUp || health.failed > 0;
+ * ```
+ */
+export interface InboxHealth extends InboxStats {
+  /** Whether the counts were read just now; `false`: PostgreSQL failed and they are the last known ones. */
+  readonly databaseUp: boolean;
+  /** The last error a worker or statement of this inbox met in this process, as one line; `null`: none. */
+  readonly lastError: string | null;
+  /** When that error happened (milliseconds since the epoch); `null`: none. */
+  readonly lastErrorAt: number | null;
 }
 
 /**
@@ -236,10 +300,22 @@ export interface InboxStats {
  * ```
  */
 export interface PostgresInbox {
-  /** The DDL of the inbox table, to copy into your own migrations. */
+  /** The DDL of the inbox table and its schema version record, to copy into your own migrations. */
   readonly schema: string;
-  /** Creates the table and index if missing (safe to repeat; also done by itself on first use). */
+  /**
+   * Brings the table to the schema version this payhook needs, in one
+   * transaction under an advisory lock, recording the version in
+   * `payhook_schema` (beside the table). Safe to repeat and to run from many
+   * processes at once.
+   */
   migrate(): Promise<void>;
+  /**
+   * Resolves when the table is at the schema version this payhook needs;
+   * rejects with `INVALID_ARGUMENT` naming the fix when it is missing or
+   * behind, `STORE_UNAVAILABLE` when PostgreSQL cannot be reached. Await it
+   * at start-up to fail fast.
+   */
+  check(): Promise<void>;
   /**
    * Stores one verified delivery, once per `webhook.id` and status
    * (`INSERT … ON CONFLICT DO NOTHING`). Pass it as the handler's
@@ -251,12 +327,18 @@ export interface PostgresInbox {
   processNext(handler: InboxHandler, options?: InboxRetryOptions): Promise<InboxOutcome>;
   /** Starts a worker that processes due rows until stopped. */
   process(handler: InboxHandler, options?: InboxProcessOptions): InboxWorker;
-  /** Counts rows by state. */
+  /** Counts rows by state; rejects with `STORE_UNAVAILABLE` when PostgreSQL fails. */
   stats(): Promise<InboxStats>;
+  /**
+   * The numbers to alert on ({@link InboxHealth}); never rejects: when
+   * PostgreSQL fails it resolves the last known counts with `databaseUp:
+   * false` and the error. Safe to call from a timer or a metrics scrape.
+   */
+  health(): Promise<InboxHealth>;
   /** Puts every `failed` row back to pending with fresh attempts; resolves how many. */
   retryFailed(): Promise<number>;
   /**
-   * Deletes up to `limit` (default 1000) `done` rows applied more than
+   * Deletes up to `limit` (default 1000) `done` and `parked` rows applied more than
    * `olderThanMs` ago; resolves how many. Keep them at least as long as the
    * store in front remembers deliveries (`retentionMs`): once a row is gone, a
    * redelivery of it would be stored and applied again.

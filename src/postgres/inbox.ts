@@ -5,15 +5,16 @@
  *
  * @module
  */
-import { PayhookError } from '../errors.js';
 import { describeError, misuse } from '../lib/misuse.js';
+import { isParked } from '../park.js';
 import { parseWebhook } from '../webhook/parse.js';
 import type { PaymentWebhook } from '../webhook/types.js';
 import type {
   InboxDelivery,
   InboxHandler,
-  InboxOutcome,
+  InboxHealth,
   InboxRetryOptions,
+  InboxStats,
   InboxTransaction,
   PostgresInbox,
   PostgresInboxOptions,
@@ -21,35 +22,16 @@ import type {
 import {
   asText,
   checkTable,
-  migration,
+  fault,
   runnerFor,
   transactorFor,
-  unavailable,
-  withTable,
+  type Holder,
   type Row,
-  type Run,
   type Transaction,
 } from './client.js';
-
-function inboxDdl(table: string): string[] {
-  const index = `${table.replace('.', '_')}_due`;
-  return [
-    `CREATE TABLE IF NOT EXISTS ${table} (
-  id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-  delivery_id text NOT NULL,
-  status text NOT NULL,
-  body json NOT NULL,
-  state text NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'done', 'failed')),
-  attempts integer NOT NULL DEFAULT 0,
-  next_attempt_at timestamptz NOT NULL DEFAULT clock_timestamp(),
-  last_error text,
-  received_at timestamptz NOT NULL DEFAULT clock_timestamp(),
-  done_at timestamptz,
-  UNIQUE (delivery_id, status)
-)`,
-    `CREATE INDEX IF NOT EXISTS ${index} ON ${table} (next_attempt_at, id) WHERE state = 'pending'`,
-  ];
-}
+import { schemaFor } from './schema.js';
+import { inboxSql, inboxSteps } from './sql.js';
+import { startWorker, type Attempt } from './worker.js';
 
 const defaultRetryDelay = (attempt: number): number => Math.min(1000 * 2 ** (attempt - 1), 3_600_000);
 
@@ -104,8 +86,17 @@ function errorText(error: unknown): string {
  *    and the row is retried after `retryDelayMs`, up to `maxAttempts`, with
  *    `attempts`, `next_attempt_at` and `last_error` recorded. A worker that
  *    dies mid-row loses its transaction: the row is simply taken again.
- * 3. **Watch**: `inbox.stats()` counts pending, retrying, failed and done rows
- *    and the oldest pending age.
+ *    Return `park(reason)` to acknowledge a delivery without applying it: the
+ *    row is marked `parked`, never retried.
+ * 3. **Watch**: `inbox.health()` resolves the numbers to alert on (pending,
+ *    retrying, failed, parked, oldest pending age, last error) and never
+ *    rejects; `inbox.stats()` counts rows by state.
+ *
+ * The table is versioned: run `inbox.migrate()` at deploy (or set
+ * `autoMigrate`); `inbox.check()` fails fast at start-up, naming the fix, when
+ * it is missing or behind. A worker survives database outages (back-off with
+ * jitter, one report per change of state) and stops cleanly with
+ * `worker.stop()`.
  *
  * Keep the handler to database work in `tx`: something it does outside (an
  * e-mail, an HTTP call) is not rolled back and may happen again on a retry.
@@ -140,63 +131,68 @@ function errorText(error: unknown): string {
  * import postgres from 'postgres';
  * import { createPostgresInbox } from 'payhook/postgres';
  *
- * const inbox = createPostgresInbox({ client: postgres(process.env.DATABASE_URL!) });
+ * const sql = postgres(process.env.DATABASE_URL!, { fetch_types: false });
+ * const inbox = createPostgresInbox({ client: sql });
+ * await inbox.check();
  * const worker = inbox.process(async (webhook, tx) => {
  *   if (webhook.status !== 'SUCCEEDED') return;
  *   await tx.query('UPDATE orders SET paid_at = now() WHERE id = $1 AND paid_at IS NULL', [webhook.fields.paymentId]);
  * });
- * process.once('SIGTERM', () => void worker.stop());
+ * process.once('SIGTERM', async () => {
+ *   await worker.stop({ timeoutMs: 8_000 });
+ *   await sql.end({ timeout: 1 });
+ * });
  * ```
  */
 export function createPostgresInbox(options: PostgresInboxOptions): PostgresInbox {
   if (typeof options !== 'object' || options === null) {
     throw misuse('createPostgresInbox needs { client }: a pg Pool or a postgres.js sql instance.');
   }
-  const run: Run = runnerFor(options.client, 'createPostgresInbox');
+  const run = runnerFor(options.client, 'createPostgresInbox');
   const transact = transactorFor(options.client, 'createPostgresInbox');
   const table = checkTable(options.table ?? 'payhook_inbox', 'createPostgresInbox');
-  const ddl = inboxDdl(table);
-  const migrate = migration(run, ddl);
+  const schema = schemaFor({
+    kind: 'inbox',
+    client: options.client,
+    table,
+    caller: 'createPostgresInbox',
+    steps: inboxSteps(table),
+    autoMigrate: options.autoMigrate === true,
+  });
+  const sql = inboxSql(table);
+  const fix = 'Run `await inbox.migrate()` once, and grant the role SELECT, INSERT, UPDATE, DELETE on the table.';
 
-  const enqueueSql = `INSERT INTO ${table} (delivery_id, status, body) VALUES ($1::text, $2::text, $3::text::json)
-ON CONFLICT (delivery_id, status) DO NOTHING`;
-  const takeSql = `SELECT id::text AS id, delivery_id, status, body::text AS body, attempts FROM ${table}
-WHERE state = 'pending' AND next_attempt_at <= clock_timestamp()
-ORDER BY next_attempt_at, id LIMIT 1 FOR UPDATE SKIP LOCKED`;
-  const doneSql = `UPDATE ${table} SET state = 'done', attempts = attempts + 1, done_at = clock_timestamp()
-WHERE id = $1::bigint`;
-  const failSql = `UPDATE ${table} SET attempts = attempts + 1, last_error = $2::text,
-  next_attempt_at = clock_timestamp() + $3::float8 * interval '1 millisecond',
-  state = CASE WHEN attempts + 1 >= $4::int THEN 'failed' ELSE 'pending' END
-WHERE id = $1::bigint RETURNING state`;
-  const statsSql = `SELECT count(*) FILTER (WHERE state = 'pending')::int AS pending,
-  count(*) FILTER (WHERE state = 'pending' AND attempts > 0)::int AS retrying,
-  count(*) FILTER (WHERE state = 'failed')::int AS failed,
-  count(*) FILTER (WHERE state = 'done')::int AS done,
-  (extract(epoch FROM clock_timestamp() - min(received_at) FILTER (WHERE state = 'pending')) * 1000)::float8
-    AS oldest_pending_ms
-FROM ${table}`;
-  const retryFailedSql = `UPDATE ${table} SET state = 'pending', attempts = 0, next_attempt_at = clock_timestamp()
-WHERE state = 'failed' RETURNING 1`;
-  const pruneSql = `DELETE FROM ${table} WHERE ctid = ANY (ARRAY(
-  SELECT ctid FROM ${table} WHERE state = 'done' AND done_at < clock_timestamp() - $1::float8 * interval '1 millisecond'
-  LIMIT $2::int FOR UPDATE SKIP LOCKED))
-RETURNING 1`;
+  let lastError: { text: string; at: number } | undefined;
+  const remember = (error: unknown) => {
+    lastError = { text: describeError(error), at: Date.now() };
+  };
+
+  /** Runs `work` after the schema check, every driver error turned into the inbox's coded failure. */
+  async function guarded<T>(what: string, work: () => Promise<T>): Promise<T> {
+    try {
+      if (!schema.checked) await schema.ready();
+      return await work();
+    } catch (error) {
+      const coded = fault(`inbox ${what}`, error, fix);
+      remember(coded);
+      throw coded;
+    }
+  }
 
   async function enqueue(webhook: PaymentWebhook): Promise<void> {
     if (typeof webhook !== 'object' || webhook === null || typeof webhook.id !== 'string') {
       throw misuse('inbox.enqueue needs the verified webhook that onPayment receives.');
     }
-    const body = JSON.stringify(webhook.raw);
-    await withTable(migrate, 'inbox insert', () => run(enqueueSql, [asText(webhook.id), webhook.status, body]));
+    const values = [asText(webhook.id), webhook.status, JSON.stringify(webhook.raw)];
+    await guarded('insert', () => run(sql.enqueue, values));
   }
 
   async function processRow(
     tx: Transaction,
     handler: InboxHandler,
     retry: Required<InboxRetryOptions>,
-  ): Promise<{ outcome: InboxOutcome; error?: unknown; delivery?: InboxDelivery }> {
-    const row: Row | undefined = (await tx.run(takeSql))[0];
+  ): Promise<Attempt> {
+    const row: Row | undefined = (await tx.run(sql.take))[0];
     if (row === undefined) return { outcome: 'idle' };
     const delivery: InboxDelivery = {
       id: String(row['id']),
@@ -204,114 +200,80 @@ RETURNING 1`;
       status: String(row['status']),
       attempt: Number(row['attempts']) + 1,
     };
+    let result: unknown;
     try {
       // In a savepoint: a failure undoes the handler's statements while the row's attempt is still recorded.
-      await tx.savepoint(async ({ run: handlerRun, connection }) => {
+      result = await tx.savepoint(async ({ run: handlerRun, connection }) => {
         const handlerTx: InboxTransaction = { query: (text, values) => handlerRun(text, values ?? []), connection };
-        await handler(parseWebhook(String(row['body'])), handlerTx, delivery);
+        return handler(parseWebhook(String(row['body'])), handlerTx, delivery);
       });
     } catch (error) {
       const delay = delayOf(retry.retryDelayMs, delivery.attempt);
-      const [failed] = await tx.run(failSql, [delivery.id, errorText(error), delay, String(retry.maxAttempts)]);
+      const [failed] = await tx.run(sql.fail, [delivery.id, errorText(error), delay, String(retry.maxAttempts)]);
       return { outcome: failed?.['state'] === 'failed' ? 'failed' : 'retrying', error, delivery };
     }
-    await tx.run(doneSql, [delivery.id]);
+    if (isParked(result)) {
+      await tx.run(sql.parked, [delivery.id, result.park.replaceAll('\0', '\\0')]);
+      return { outcome: 'parked', delivery };
+    }
+    await tx.run(sql.done, [delivery.id]);
     return { outcome: 'done', delivery };
   }
 
-  async function next(
-    handler: InboxHandler,
-    retry: Required<InboxRetryOptions>,
-    onError?: (error: unknown, delivery?: InboxDelivery) => void,
-  ): Promise<InboxOutcome> {
-    const result = await withTable(migrate, 'inbox processing', () => transact((tx) => processRow(tx, handler, retry)));
-    if (result.error !== undefined && onError !== undefined) onError(result.error, result.delivery);
-    return result.outcome;
-  }
+  const attempt = (handler: InboxHandler, retry: Required<InboxRetryOptions>, holder?: Holder) =>
+    guarded('processing', () => transact((tx) => processRow(tx, handler, retry), holder));
 
   function checkHandler(handler: unknown): asserts handler is InboxHandler {
     if (typeof handler !== 'function') throw misuse('The inbox needs a handler: async (webhook, tx) => { … }.');
   }
 
+  async function stats(): Promise<InboxStats> {
+    const [row] = await guarded('stats', () => run(sql.stats));
+    const oldest = row?.['oldest_pending_ms'];
+    return {
+      pending: Number(row?.['pending'] ?? 0),
+      retrying: Number(row?.['retrying'] ?? 0),
+      failed: Number(row?.['failed'] ?? 0),
+      parked: Number(row?.['parked'] ?? 0),
+      done: Number(row?.['done'] ?? 0),
+      oldestPendingMs: oldest === null || oldest === undefined ? null : Math.max(0, Number(oldest)),
+    };
+  }
+
+  let known: InboxStats = { pending: 0, retrying: 0, failed: 0, parked: 0, done: 0, oldestPendingMs: null };
+  async function health(): Promise<InboxHealth> {
+    let databaseUp = true;
+    try {
+      known = await stats();
+    } catch {
+      databaseUp = false;
+    }
+    return { ...known, databaseUp, lastError: lastError?.text ?? null, lastErrorAt: lastError?.at ?? null };
+  }
+
   return {
-    schema: ddl.map((statement) => `${statement};`).join('\n'),
-    migrate,
+    schema: schema.ddl,
+    migrate: schema.migrate,
+    check: schema.ready,
     enqueue,
     processNext(handler, retryOptions) {
       checkHandler(handler);
-      return next(handler, retrySettings(retryOptions));
+      return attempt(handler, retrySettings(retryOptions)).then((result) => result.outcome);
     },
     process(handler, processOptions = {}) {
       checkHandler(handler);
       const retry = retrySettings(processOptions);
       const concurrency = positiveInteger(processOptions.concurrency, 'concurrency', 1);
-      const pollIntervalMs = processOptions.pollIntervalMs ?? 1000;
-      if (typeof pollIntervalMs !== 'number' || !(pollIntervalMs >= 0) || !Number.isFinite(pollIntervalMs)) {
-        throw misuse('pollIntervalMs must be a finite number of milliseconds of 0 or more.');
-      }
-      const { signal } = processOptions;
-      const report = processOptions.onError ?? ((error: unknown) => console.error('payhook inbox:', error));
-      // A throwing onError must not end the loop (and with it the worker).
-      const onError = (error: unknown, delivery?: InboxDelivery) => {
-        try {
-          report(error, delivery);
-        } catch {
-          // Nothing left to tell.
-        }
-      };
-      let stopping = false;
-      const wakers = new Set<() => void>();
-      const stop = () => {
-        stopping = true;
-        for (const wake of wakers) wake();
-      };
-      const pause = () =>
-        new Promise<void>((resolve) => {
-          const wake = () => {
-            clearTimeout(timer);
-            wakers.delete(wake);
-            resolve();
-          };
-          const timer = setTimeout(wake, pollIntervalMs);
-          wakers.add(wake);
-        });
-      const loop = async () => {
-        while (!stopping) {
-          let outcome: InboxOutcome = 'idle';
-          try {
-            outcome = await next(handler, retry, onError);
-          } catch (error) {
-            onError(error instanceof PayhookError ? error : unavailable('inbox processing', error));
-          }
-          if (outcome === 'idle' && !stopping) await pause();
-        }
-      };
-      if (signal?.aborted === true) stopping = true;
-      signal?.addEventListener('abort', stop);
-      const stopped = Promise.all(Array.from({ length: concurrency }, loop)).then(() => {
-        signal?.removeEventListener('abort', stop);
-      });
-      return {
-        stopped,
-        stop() {
-          stop();
-          return stopped;
-        },
-      };
+      return startWorker(
+        { attempt: (holder) => attempt(handler, retry, holder), remember },
+        concurrency,
+        processOptions,
+      );
     },
-    async stats() {
-      const [row] = await withTable(migrate, 'inbox stats', () => run(statsSql));
-      const oldest = row?.['oldest_pending_ms'];
-      return {
-        pending: Number(row?.['pending'] ?? 0),
-        retrying: Number(row?.['retrying'] ?? 0),
-        failed: Number(row?.['failed'] ?? 0),
-        done: Number(row?.['done'] ?? 0),
-        oldestPendingMs: oldest === null || oldest === undefined ? null : Math.max(0, Number(oldest)),
-      };
-    },
+    stats,
+    health,
     async retryFailed() {
-      return (await withTable(migrate, 'inbox retry', () => run(retryFailedSql))).length;
+      return (await guarded('retry', () => run(sql.retryFailed))).length;
     },
     async prune(pruneOptions) {
       const olderThanMs = pruneOptions?.olderThanMs;
@@ -320,7 +282,7 @@ RETURNING 1`;
       }
       const limit = positiveInteger(pruneOptions.limit, 'limit', 1000);
       const values = [String(olderThanMs), String(limit)];
-      return (await withTable(migrate, 'inbox prune', () => run(pruneSql, values))).length;
+      return (await guarded('prune', () => run(sql.prune, values))).length;
     },
   };
 }

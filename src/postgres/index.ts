@@ -13,6 +13,7 @@ export type {
   InboxAbortSignal,
   InboxDelivery,
   InboxHandler,
+  InboxHealth,
   InboxOutcome,
   InboxProcessOptions,
   InboxRetryOptions,

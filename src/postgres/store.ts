@@ -7,17 +7,9 @@
 import type { ClaimOptions, ClaimResult, CompleteOptions, DedupStore } from '../dedup/store.js';
 import { checkKey, checkLease, checkRetention, checkToken, newClaimToken } from '../dedup/token.js';
 import { misuse } from '../lib/misuse.js';
-import {
-  asText,
-  checkTable,
-  migration,
-  runnerFor,
-  withTable,
-  unavailable,
-  type PostgresClientLike,
-  type Row,
-  type Run,
-} from './client.js';
+import { asText, checkTable, fault, runnerFor, type PostgresClientLike, type Run } from './client.js';
+import { schemaFor } from './schema.js';
+import { storeSql, storeSteps } from './sql.js';
 
 /**
  * Options of {@link createPostgresStore}.
@@ -53,6 +45,14 @@ export interface PostgresStoreOptions {
    * @defaultValue `1000`
    */
   pruneLimit?: number;
+  /**
+   * Create or upgrade the table from inside the first statement that needs
+   * it (a webhook request). Off by default: run {@link PostgresStore.migrate}
+   * at deploy instead, and the store's first statement fails with
+   * `INVALID_ARGUMENT` naming that fix when the table is missing or behind.
+   * @defaultValue `false`
+   */
+  autoMigrate?: boolean;
 }
 
 /**
@@ -68,14 +68,22 @@ export interface PostgresStoreOptions {
  * ```
  */
 export interface PostgresStore extends DedupStore {
-  /** The DDL of the store's table, to copy into your own migrations. */
+  /** The DDL of the store's table and its schema version record, to copy into your own migrations. */
   readonly schema: string;
   /**
-   * Creates the table and its index if they do not exist (safe to repeat and
-   * to run from several processes). The store also does this by itself the
-   * first time it finds the table missing.
+   * Brings the table to the schema version this payhook needs: applies the
+   * missing steps in one transaction under an advisory lock and records the
+   * version in `payhook_schema` (beside the table). Safe to repeat and to run
+   * from many processes at once.
    */
   migrate(): Promise<void>;
+  /**
+   * Resolves when the table is at the schema version this payhook needs;
+   * rejects with `INVALID_ARGUMENT` naming the fix when it is missing or
+   * behind (or `STORE_UNAVAILABLE` when PostgreSQL cannot be reached). Await
+   * it at start-up to fail fast; the store also checks once by itself.
+   */
+  check(): Promise<void>;
   /**
    * Deletes up to `limit` rows whose lease or retention has passed, skipping
    * rows another session has locked; resolves how many it deleted.
@@ -85,19 +93,6 @@ export interface PostgresStore extends DedupStore {
 
 // Past about 1000 years a timestamp leaves PostgreSQL's range; no lease or retention needs more.
 const MAX_MS = 1000 * 365.25 * 86_400_000;
-
-function storeDdl(table: string): string[] {
-  const index = `${table.replace('.', '_')}_expires_at`;
-  return [
-    `CREATE TABLE IF NOT EXISTS ${table} (
-  key text PRIMARY KEY,
-  state text NOT NULL CHECK (state IN ('claimed', 'completed')),
-  token text,
-  expires_at timestamptz NOT NULL
-)`,
-    `CREATE INDEX IF NOT EXISTS ${index} ON ${table} (expires_at)`,
-  ];
-}
 
 /** Milliseconds as the SQL parameter (`null` for Infinity, which the SQL maps to `'infinity'`). */
 function duration(ms: number): string | null {
@@ -121,9 +116,10 @@ function count(value: unknown, name: string, fallback: number): number {
  *   its lease (or retention) has passed, atomically under concurrency. When
  *   no row comes back, one `SELECT` tells a running claim from a completed
  *   delivery.
- * - `complete` and `release`: one statement each, acting only on the caller's
- *   own token (complete also when the row was pruned meanwhile), as the
- *   contract requires.
+ * - `complete`: one `UPDATE` of the caller's own claim; only when that claim
+ *   is gone (pruned after its lease passed) a second statement records the
+ *   completion anyway. `release`: one statement acting on the caller's own
+ *   token, as the contract requires.
  * - Leases and retention are measured by the database clock
  *   (`clock_timestamp()`), so app servers with skewed clocks agree.
  * - Keys are stored as they are, except one holding a NUL or a lone
@@ -132,13 +128,19 @@ function count(value: unknown, name: string, fallback: number): number {
  *   deleted in bounded background batches every `pruneEvery` claims, or by
  *   {@link PostgresStore.prune}. Neither blocks a delivery.
  *
- * The table (`schema` holds the DDL) is created by `migrate()`, or by the
- * store itself the first time a statement finds it missing. `client` is a `pg`
- * Pool or Client, or a postgres.js `sql` — neither is a payhook dependency;
- * hosted PostgreSQL (Neon, Supabase, Vercel Postgres) works through them. A
- * failing statement rejects with `STORE_UNAVAILABLE`, so the handler answers
- * 503 and the service retries. With `pg`, add a `pool.on('error', …)`
+ * The table (`schema` holds the DDL) is versioned: run `migrate()` at deploy
+ * (or set `autoMigrate`); the store checks the version once, before its first
+ * statement, and `check()` does it at start-up. `client` is a `pg` Pool or
+ * Client, or a postgres.js `sql` — neither is a payhook dependency; hosted
+ * PostgreSQL (Neon, Supabase, Vercel Postgres) works through them. A failing
+ * statement rejects with `STORE_UNAVAILABLE`, so the handler answers 503 and
+ * the service retries; a missing table or privilege rejects with
+ * `INVALID_ARGUMENT` naming the fix. With `pg`, add a `pool.on('error', …)`
  * listener: an idle connection that breaks otherwise crashes the process.
+ * With postgres.js, pass `fetch_types: false`: payhook needs no array types,
+ * and a connection dropped while postgres.js fetches them ends the process
+ * with an unhandled rejection (payhook turns the fetch off by itself once one
+ * of its statements has succeeded).
  *
  * @throws {@link PayhookError} `INVALID_ARGUMENT` when `client` is neither
  * driver or `table` is not a plain identifier.
@@ -152,7 +154,7 @@ function count(value: unknown, name: string, fallback: number): number {
  * const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL });
  * pool.on('error', (error) => console.error('idle PostgreSQL connection failed', error));
  * const store = createPostgresStore({ client: pool });
- * await store.migrate();
+ * await store.migrate(); // at deploy; in the receiver: await store.check()
  * ```
  *
  * @example
@@ -161,7 +163,9 @@ function count(value: unknown, name: string, fallback: number): number {
  * import postgres from 'postgres';
  * import { createPostgresStore } from 'payhook/postgres';
  *
- * const store = createPostgresStore({ client: postgres(process.env.DATABASE_URL!), table: 'shop.payhook_dedup' });
+ * const sql = postgres(process.env.DATABASE_URL!, { fetch_types: false });
+ * const store = createPostgresStore({ client: sql, table: 'shop.payhook_dedup' });
+ * await store.check();
  * ```
  */
 export function createPostgresStore(options: PostgresStoreOptions): PostgresStore {
@@ -172,30 +176,30 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
   const table = checkTable(options.table ?? 'payhook_dedup', 'createPostgresStore');
   const pruneEvery = count(options.pruneEvery, 'pruneEvery', 1000);
   const pruneLimit = count(options.pruneLimit, 'pruneLimit', 1000);
-  const ddl = storeDdl(table);
-  const migrate = migration(run, ddl);
+  const schema = schemaFor({
+    kind: 'store',
+    client: options.client,
+    table,
+    caller: 'createPostgresStore',
+    steps: storeSteps(table),
+    autoMigrate: options.autoMigrate === true,
+  });
+  const sql = storeSql(table);
+  const fix = 'Run `await store.migrate()` once, and grant the role SELECT, INSERT, UPDATE, DELETE on the table.';
 
-  const claimSql = `INSERT INTO ${table} AS t (key, state, token, expires_at)
-VALUES ($1::text, 'claimed', $2::text, clock_timestamp() + $3::float8 * interval '1 millisecond')
-ON CONFLICT (key) DO UPDATE SET state = 'claimed', token = excluded.token, expires_at = excluded.expires_at
-WHERE t.expires_at <= clock_timestamp()
-RETURNING t.token`;
-  const stateSql = `SELECT state, expires_at > clock_timestamp() AS live FROM ${table} WHERE key = $1::text`;
-  // A row that is gone (pruned after its lease passed) is completed too: nobody else holds it.
-  const completeSql = `INSERT INTO ${table} AS t (key, state, token, expires_at)
-VALUES ($1::text, 'completed', NULL,
-  COALESCE(clock_timestamp() + $3::float8 * interval '1 millisecond', 'infinity'::timestamptz))
-ON CONFLICT (key) DO UPDATE SET state = 'completed', token = NULL, expires_at = excluded.expires_at
-WHERE t.state = 'claimed' AND t.token = $2::text`;
-  const releaseSql = `DELETE FROM ${table} WHERE key = $1::text AND state = 'claimed' AND token = $2::text`;
-  const pruneSql = `DELETE FROM ${table} WHERE ctid = ANY (ARRAY(
-  SELECT ctid FROM ${table} WHERE expires_at <= clock_timestamp() LIMIT $1::int FOR UPDATE SKIP LOCKED))
-RETURNING 1`;
+  /** Runs one statement after the schema check, every driver error turned into the store's coded failure. */
+  async function statement(what: string, text: string, values: readonly unknown[]) {
+    if (!schema.checked) await schema.ready();
+    try {
+      return await run(text, values);
+    } catch (error) {
+      throw fault(what, error, fix);
+    }
+  }
 
   async function prune(pruneOptions?: { limit?: number }): Promise<number> {
     const limit = count(pruneOptions?.limit, 'limit', pruneLimit);
-    const rows = await withTable(migrate, 'prune', () => run(pruneSql, [String(limit)]));
-    return rows.length;
+    return (await statement('prune', sql.prune, [String(limit)])).length;
   }
 
   let claims = 0;
@@ -206,8 +210,9 @@ RETURNING 1`;
   }
 
   return {
-    schema: ddl.map((statement) => `${statement};`).join('\n'),
-    migrate,
+    schema: schema.ddl,
+    migrate: schema.migrate,
+    check: schema.ready,
     prune,
     async claim(key: string, claimOptions: ClaimOptions): Promise<ClaimResult> {
       checkKey(key);
@@ -217,15 +222,9 @@ RETURNING 1`;
       maybePrune();
       // A row can expire, be released or be pruned between the two statements: look again, a few times.
       for (let attempt = 0; attempt < 3; attempt++) {
-        const taken = await withTable(migrate, 'claim', () => run(claimSql, [asText(key), token, lease]));
+        const taken = await statement('claim', sql.claim, [asText(key), token, lease]);
         if (taken.length > 0) return { status: 'claimed', token };
-        let rows: Row[];
-        try {
-          rows = await run(stateSql, [asText(key)]);
-        } catch (error) {
-          throw unavailable('claim', error);
-        }
-        const row = rows[0];
+        const [row] = await statement('claim', sql.state, [asText(key)]);
         if (row !== undefined && row['live'] === true) {
           return { status: row['state'] === 'completed' ? 'completed' : 'in-progress' };
         }
@@ -237,13 +236,15 @@ RETURNING 1`;
       checkKey(key);
       checkToken(token);
       checkRetention(completeOptions?.retentionMs);
-      const retention = duration(completeOptions.retentionMs);
-      await withTable(migrate, 'complete', () => run(completeSql, [asText(key), token, retention]));
+      const values = [asText(key), token, duration(completeOptions.retentionMs)];
+      const updated = await statement('complete', sql.complete, values);
+      // Nothing updated: the claim is gone (pruned after its lease passed), or another claim holds the key.
+      if (updated.length === 0) await statement('complete', sql.completeGone, values);
     },
     async release(key: string, token: string): Promise<void> {
       checkKey(key);
       checkToken(token);
-      await withTable(migrate, 'release', () => run(releaseSql, [asText(key), token]));
+      await statement('release', sql.release, [asText(key), token]);
     },
   };
 }

@@ -3,6 +3,7 @@
 import pg from 'pg';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { park } from '../../src/park.js';
 import { parseWebhook } from '../../src/webhook/parse.js';
 import type { PaymentWebhook } from '../../src/webhook/types.js';
 import { createPostgresInbox, type PostgresInbox } from '../../src/postgres/index.js';
@@ -37,7 +38,9 @@ for (const driver of ['pg', 'postgres.js'] as const) {
       const table = `inbox_${n}`;
       const orders = `orders_${n}`;
       await pool.query(`CREATE TABLE ${orders} (delivery_id text NOT NULL, status text NOT NULL, note text)`);
-      return { inbox: createPostgresInbox({ client: driver === 'pg' ? pool : sql, table }), table, orders };
+      const inbox = createPostgresInbox({ client: driver === 'pg' ? pool : sql, table });
+      await inbox.migrate();
+      return { inbox, table, orders };
     }
 
     it('stores a delivery once per id and status, and hands back the typed webhook', async () => {
@@ -58,7 +61,14 @@ for (const driver of ['pg', 'postgres.js'] as const) {
       expect(seen.map((w) => w.status)).toEqual(['SUCCEEDED', 'FAILED']);
       expect(seen[0]).toEqual(paid);
       expect((await pool.query(`SELECT count(*)::int AS n FROM ${orders}`)).rows).toEqual([{ n: 2 }]);
-      expect(await inbox.stats()).toEqual({ pending: 0, retrying: 0, failed: 0, done: 2, oldestPendingMs: null });
+      expect(await inbox.stats()).toEqual({
+        pending: 0,
+        retrying: 0,
+        failed: 0,
+        parked: 0,
+        done: 2,
+        oldestPendingMs: null,
+      });
     });
 
     it('stores any JSON the service can send, a NUL character included', async () => {
@@ -227,6 +237,24 @@ for (const driver of ['pg', 'postgres.js'] as const) {
       expect(Date.now() - before).toBeLessThan(1000);
     });
 
+    it('parks a delivery the handler returns park() for: acknowledged, not applied, never retried', async () => {
+      const { inbox, table, orders } = await fresh();
+      await inbox.enqueue(webhook());
+      const outcome = await inbox.processNext(async (received, tx) => {
+        await tx.query(`INSERT INTO ${orders} VALUES ($1, $2)`, [received.id, received.status]);
+        return park('unknown order', { paymentId: received.fields.paymentId });
+      });
+      expect(outcome).toBe('parked');
+      expect(await inbox.processNext(async () => {})).toBe('idle');
+      expect(await inbox.stats()).toMatchObject({ pending: 0, parked: 1, done: 0, failed: 0 });
+      expect((await pool.query(`SELECT state, parked_reason, attempts FROM ${table}`)).rows).toEqual([
+        { state: 'parked', parked_reason: 'unknown order', attempts: 1 },
+      ]);
+      // What the handler did before parking commits with the mark, as for a done row.
+      expect((await pool.query(`SELECT count(*)::int AS n FROM ${orders}`)).rows).toEqual([{ n: 1 }]);
+      expect(await inbox.health()).toMatchObject({ parked: 1, databaseUp: true });
+    });
+
     it('reports a failing handler and keeps going', async () => {
       const { inbox } = await fresh();
       await inbox.enqueue(webhook());
@@ -266,6 +294,40 @@ for (const driver of ['pg', 'postgres.js'] as const) {
 }
 
 describe('createPostgresInbox misuse and outages', () => {
+  it('bounds stop(): a row still in hand after timeoutMs is dropped (pg) and taken again later', async () => {
+    const inbox = createPostgresInbox({ client: pool, table: 'inbox_stop_bound', autoMigrate: true });
+    await inbox.enqueue(webhook());
+    let started!: () => void;
+    const began = new Promise<void>((resolve) => (started = resolve));
+    const worker = inbox.process(
+      async () => {
+        started();
+        await new Promise(() => {}); // never settles
+      },
+      { pollIntervalMs: 10_000, onError: silent },
+    );
+    await began;
+    const before = Date.now();
+    await worker.stop({ timeoutMs: 300 });
+    expect(Date.now() - before).toBeLessThan(2_000);
+    // Its transaction was rolled back with the dropped connection: the row is free and pending again.
+    await expect.poll(() => inbox.processNext(async () => {}), { timeout: 5_000 }).toBe('done');
+  });
+
+  it('names the fix when the table was never migrated, and never calls it an outage', async () => {
+    const inbox = createPostgresInbox({ client: pool, table: 'never_migrated' });
+    await expect(inbox.check()).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      message: expect.stringContaining('inbox.migrate()'),
+    });
+    await expect(inbox.enqueue(webhook())).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    expect(await inbox.health()).toMatchObject({ databaseUp: false, lastError: expect.stringContaining('migrate') });
+    await inbox.migrate();
+    await inbox.check();
+    await inbox.enqueue(webhook());
+    expect(await inbox.stats()).toMatchObject({ pending: 1 });
+  });
+
   it('rejects enqueue with STORE_UNAVAILABLE when PostgreSQL cannot be reached', async () => {
     const down = new pg.Pool({ connectionString: 'postgres://postgres@127.0.0.1:1/postgres' });
     down.on('error', () => {});
@@ -275,9 +337,15 @@ describe('createPostgresInbox misuse and outages', () => {
     await expect(inbox.stats()).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
     const errors: unknown[] = [];
     const worker = inbox.process(async () => {}, { pollIntervalMs: 10, onError: (error) => errors.push(error) });
-    await expect.poll(() => errors.length).toBeGreaterThan(1);
+    await expect.poll(() => errors.length, { timeout: 5000 }).toBeGreaterThan(0);
+    // One report for the outage, however many tries: not one per attempt.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
     await worker.stop();
+    expect(errors).toHaveLength(1);
     expect(errors[0]).toMatchObject({ code: 'STORE_UNAVAILABLE' });
+    const health = await inbox.health();
+    expect(health).toMatchObject({ databaseUp: false, pending: 0 });
+    expect(health.lastError).toContain('ECONNREFUSED');
     await down.end();
   });
 

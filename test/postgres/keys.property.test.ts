@@ -36,7 +36,7 @@ describe('PostgreSQL keys, property-based', () => {
     await fc.assert(
       fc.asyncProperty(tricky, tricky, async (a, b) => {
         fc.pre(a !== b);
-        const store = createPostgresStore({ client: pool, table: 'prop_keys', pruneEvery: 0 });
+        const store = createPostgresStore({ client: pool, table: 'prop_keys', pruneEvery: 0, autoMigrate: true });
         const prefix = `${run++}:`;
         expect((await store.claim(prefix + a, { leaseMs: 60_000 })).status).toBe('claimed');
         expect((await store.claim(prefix + b, { leaseMs: 60_000 })).status).toBe('claimed');
@@ -47,7 +47,7 @@ describe('PostgreSQL keys, property-based', () => {
   });
 
   it('stores and hands back a delivery whatever its id holds', async () => {
-    const inbox = createPostgresInbox({ client: pool, table: 'prop_inbox' });
+    const inbox = createPostgresInbox({ client: pool, table: 'prop_inbox', autoMigrate: true });
     await fc.assert(
       fc.asyncProperty(tricky, async (suffix) => {
         const webhook = parseWebhook({ ...webhookBody(), id: `${crypto.randomUUID()}${suffix}_DEBIT` });

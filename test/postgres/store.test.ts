@@ -28,14 +28,20 @@ afterAll(async () => {
   await server?.destroy();
 });
 
-storeContract('postgres via pg Pool', () => createPostgresStore({ client: pool, table: 'dedup_pool' }));
-storeContract('postgres via pg Client', () => createPostgresStore({ client, table: 'dedup_client' }));
-storeContract('postgres via postgres.js', () => createPostgresStore({ client: sql, table: 'dedup_js' }));
+storeContract('postgres via pg Pool', () =>
+  createPostgresStore({ client: pool, table: 'dedup_pool', autoMigrate: true }),
+);
+storeContract('postgres via pg Client', () =>
+  createPostgresStore({ client, table: 'dedup_client', autoMigrate: true }),
+);
+storeContract('postgres via postgres.js', () =>
+  createPostgresStore({ client: sql, table: 'dedup_js', autoMigrate: true }),
+);
 
 describe('createPostgresStore', () => {
   it('shares claims between the two drivers on one table (several app servers)', async () => {
-    const a = createPostgresStore({ client: pool, table: 'shared' });
-    const b = createPostgresStore({ client: sql, table: 'shared' });
+    const a = createPostgresStore({ client: pool, table: 'shared', autoMigrate: true });
+    const b = createPostgresStore({ client: sql, table: 'shared', autoMigrate: true });
     const claim = await a.claim('tx-1', { leaseMs: 10_000 });
     expect(claim.status).toBe('claimed');
     expect((await b.claim('tx-1', { leaseMs: 10_000 })).status).toBe('in-progress');
@@ -45,7 +51,7 @@ describe('createPostgresStore', () => {
   });
 
   it('times leases and retention by the database clock', async () => {
-    const store = createPostgresStore({ client: pool, table: 'clock' });
+    const store = createPostgresStore({ client: pool, table: 'clock', autoMigrate: true });
     const claim = await store.claim('tx-clock', { leaseMs: 30_000 });
     const [lease] = (
       await pool.query(
@@ -61,8 +67,8 @@ describe('createPostgresStore', () => {
     expect(kept).toEqual({ state: 'completed', until: 'infinity' });
   });
 
-  it('creates its table by itself, and migrate() is idempotent and safe to race', async () => {
-    const store = createPostgresStore({ client: sql, table: 'made_by_claim' });
+  it('creates its table by itself when asked to, and migrate() is idempotent and safe to race', async () => {
+    const store = createPostgresStore({ client: sql, table: 'made_by_claim', autoMigrate: true });
     expect((await store.claim('k', { leaseMs: 1000 })).status).toBe('claimed');
     // Separate instances (as separate processes would be) racing to create the same tables.
     for (const table of ['raced', 'raced_2', 'raced_3']) {
@@ -72,7 +78,7 @@ describe('createPostgresStore', () => {
       await Promise.all(racers);
     }
     // And one instance's own concurrent first claims on a missing table.
-    const fresh = createPostgresStore({ client: pool, table: 'raced_claims' });
+    const fresh = createPostgresStore({ client: pool, table: 'raced_claims', autoMigrate: true });
     const claims = await Promise.all(Array.from({ length: 20 }, (_, i) => fresh.claim(`k${i}`, { leaseMs: 1000 })));
     expect(claims.every((claim) => claim.status === 'claimed')).toBe(true);
     await createPostgresStore({ client: pool, table: 'raced' }).migrate();
@@ -83,11 +89,12 @@ describe('createPostgresStore', () => {
     const store = createPostgresStore({ client: pool, table: 'public.by_hand' });
     expect(store.schema).toContain('CREATE TABLE IF NOT EXISTS public.by_hand');
     await client.query(store.schema);
+    await store.check();
     expect((await store.claim('k', { leaseMs: 1000 })).status).toBe('claimed');
   });
 
   it('prunes expired rows in bounded batches, and a pruned claim can still complete', async () => {
-    const store = createPostgresStore({ client: pool, table: 'pruned', pruneEvery: 0 });
+    const store = createPostgresStore({ client: pool, table: 'pruned', autoMigrate: true, pruneEvery: 0 });
     const tokens: string[] = [];
     for (let i = 0; i < 5; i++) {
       const claim = await store.claim(`old-${i}`, { leaseMs: 50 });
@@ -104,7 +111,7 @@ describe('createPostgresStore', () => {
   });
 
   it('prunes in the background every pruneEvery claims', async () => {
-    const store = createPostgresStore({ client: pool, table: 'auto_pruned', pruneEvery: 3 });
+    const store = createPostgresStore({ client: pool, table: 'auto_pruned', autoMigrate: true, pruneEvery: 3 });
     await store.claim('a', { leaseMs: 20 });
     await new Promise((resolve) => setTimeout(resolve, 60));
     await store.claim('b', { leaseMs: 60_000 });
@@ -115,7 +122,7 @@ describe('createPostgresStore', () => {
   });
 
   it('takes over a key whose retention has passed in the same statement', async () => {
-    const store = createPostgresStore({ client: sql, table: 'reuse', pruneEvery: 0 });
+    const store = createPostgresStore({ client: sql, table: 'reuse', autoMigrate: true, pruneEvery: 0 });
     const first = await store.claim('k', { leaseMs: 10_000 });
     if (first.status !== 'claimed') throw new Error('unreachable');
     await store.complete('k', first.token, { retentionMs: 50 });

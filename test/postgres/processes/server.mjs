@@ -21,10 +21,14 @@ const onPayment =
         await pool.query('INSERT INTO handled (delivery_id, pid) VALUES ($1, $2)', [webhook.id, process.pid]);
       };
 
+const store = createPostgresStore({ client: pool, table: process.env.STORE_TABLE });
+// As at a deploy: both tables brought to the current schema version before the first request.
+await Promise.all([store.migrate(), inbox.migrate()]);
+
 const handler = createNodeWebhookHandler({
   publicKeys: process.env.PUBLIC_KEY,
   webhookUrl: 'https://shop.example.kg/webhooks/payments',
-  store: createPostgresStore({ client: pool, table: process.env.STORE_TABLE }),
+  store,
   // Generous: the test machine is shared and busy; a slow claim would be a 503, which is correct but not the point.
   storeTimeoutMs: 15_000,
   onPayment,
