@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { deliveryState } from '../dedup/key.js';
 import { describeError, misuse } from '../lib/misuse.js';
 import { isParked } from '../park.js';
 import { parseWebhook } from '../webhook/parse.js';
@@ -183,7 +184,7 @@ export function createPostgresInbox(options: PostgresInboxOptions): PostgresInbo
     if (typeof webhook !== 'object' || webhook === null || typeof webhook.id !== 'string') {
       throw misuse('inbox.enqueue needs the verified webhook that onPayment receives.');
     }
-    const values = [asText(webhook.id), webhook.status, JSON.stringify(webhook.raw)];
+    const values = [asText(webhook.id), deliveryState(webhook), JSON.stringify(webhook.raw)];
     await guarded('insert', () => run(sql.enqueue, values));
   }
 
