@@ -20,6 +20,7 @@ import { Ledger } from './ledger.mjs';
 import { startRedis } from './redis.mjs';
 import { judge, printDetails, printTable } from './report.mjs';
 import { bomAnd500 } from './scenarios/bom-500.mjs';
+import { deepBody } from './scenarios/deep-body.mjs';
 import { eviction } from './scenarios/eviction.mjs';
 import { flood } from './scenarios/flood.mjs';
 import { invalidPayload } from './scenarios/invalid-payload.mjs';
@@ -28,7 +29,7 @@ import { oversized } from './scenarios/oversized.mjs';
 import { query } from './scenarios/query.mjs';
 import { slowStore } from './scenarios/slow-store.mjs';
 
-const SCENARIOS = [eviction, flood, slowStore, query, oversized, bomAnd500, invalidPayload, mixed];
+const SCENARIOS = [eviction, flood, slowStore, query, oversized, bomAnd500, invalidPayload, mixed, deepBody];
 
 // --quick is the test suite's step: the short subset, and always every scenario of it.
 const suiteStep = process.argv.includes('--quick');
