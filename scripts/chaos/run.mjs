@@ -28,8 +28,20 @@ import { mixed } from './scenarios/mixed.mjs';
 import { oversized } from './scenarios/oversized.mjs';
 import { query } from './scenarios/query.mjs';
 import { slowStore } from './scenarios/slow-store.mjs';
+import { sqliteLock } from './scenarios/sqlite-lock.mjs';
 
-const SCENARIOS = [eviction, flood, slowStore, query, oversized, bomAnd500, invalidPayload, mixed, deepBody];
+const SCENARIOS = [
+  eviction,
+  flood,
+  slowStore,
+  query,
+  oversized,
+  bomAnd500,
+  invalidPayload,
+  mixed,
+  deepBody,
+  sqliteLock,
+];
 
 // --quick is the test suite's step: the short subset, and always every scenario of it.
 const suiteStep = process.argv.includes('--quick');
@@ -81,6 +93,8 @@ function selected(scenario) {
 }
 
 function pairsFor(scenario) {
+  // A scenario with receivers of its own (another runtime, another store) names them.
+  if (scenario.targets !== undefined) return scenario.targets;
   const pairs = [];
   for (const server of SERVERS) {
     for (const store of STORES) {
