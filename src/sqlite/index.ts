@@ -106,7 +106,8 @@ const MAX_BUSY_PAUSE_MS = 50;
 function isBusy(error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false;
   const { errcode, errno, code } = error as { errcode?: unknown; errno?: unknown; code?: unknown };
-  const primary = (value: unknown) => typeof value === 'number' && ((value & 0xff) === 5 || (value & 0xff) === 6);
+  const primary = (value: unknown) =>
+    typeof value === 'number' && value >= 0 && ((value & 0xff) === 5 || (value & 0xff) === 6);
   return primary(errcode) || primary(errno) || (typeof code === 'string' && /^SQLITE_(BUSY|LOCKED)/.test(code));
 }
 
@@ -243,8 +244,10 @@ export function createSqliteStore(options: SqliteStoreOptions): DedupStore {
    * Runs a synchronous step as a store call: misuse and SQLite errors become
    * rejections, never throws. The drivers are synchronous, so a busy file is
    * not waited for inside them (that would stop the event loop): the step is
-   * tried again after a timer, until busyTimeoutMs has passed. Each step is
-   * whole statements in autocommit mode, so a busy attempt changed nothing.
+   * tried again after a timer, until busyTimeoutMs has passed (real time, as
+   * the timers are; the injected clock is for expiry only). Each statement
+   * commits on its own, so the one that found the file busy changed nothing,
+   * and running again those before it (the sweep) is harmless.
    */
   async function attempt<T>(what: string, check: () => void, step: () => T): Promise<T> {
     check();
