@@ -1,17 +1,16 @@
 // Issue 23 defect 1 (and 4): a body nested thousands of levels deep cost tens
 // of milliseconds of event loop per request, forged or carrying a genuine
-// signature replayed from another delivery, and its verdict depended on the
-// key form. The contract (§8) makes a body nested deeper than 64 levels
+// signature replayed from another delivery, and its verdict depended on the key
+// form. The contract (§8) makes a body nested deeper than 64 levels
 // INVALID_BODY before any parse, and (§4) a signature no key can have made
-// SIGNATURE_MISMATCH before any body error. Sent here, on one receiver per
-// key form (PEM, JWK, non-extractable CryptoKey) with default options: each
-// deep shape up to the default maxBodyBytes, forged (a
-// random signature of the right length) and replayed (a genuine delivery's
-// headers over the deep body). Measured: the event-loop time one such body
-// costs (median of 20, alone), and the p99 of genuine deliveries while two
-// clients send such bodies as fast as they can. Judged: no false accept, one
-// code per body and key form, the contract's code, and the same code for a
-// replayed body on every key form.
+// SIGNATURE_MISMATCH before any body error. Sent here, on one receiver per key
+// form (PEM, JWK, non-extractable CryptoKey) with default options: each deep
+// shape up to the default maxBodyBytes, forged (a random signature of the right
+// length) and replayed (a genuine delivery's headers over the deep body).
+// Measured: the event-loop time one such body costs (median of 20, alone), and
+// the p99 of genuine deliveries while two clients send such bodies as fast as
+// they can. Judged: no false accept, one code per body and key form, the
+// contract's code, and the same code for a replayed body on every key form.
 import { randomBytes, webcrypto } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { DEFAULT_MAX_BODY_BYTES } from 'payhook';
