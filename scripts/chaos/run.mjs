@@ -20,6 +20,7 @@ import { Ledger } from './ledger.mjs';
 import { startRedis } from './redis.mjs';
 import { judge, printDetails, printTable } from './report.mjs';
 import { bomAnd500 } from './scenarios/bom-500.mjs';
+import { deepBody } from './scenarios/deep-body.mjs';
 import { eviction } from './scenarios/eviction.mjs';
 import { flood } from './scenarios/flood.mjs';
 import { invalidPayload } from './scenarios/invalid-payload.mjs';
@@ -27,8 +28,20 @@ import { mixed } from './scenarios/mixed.mjs';
 import { oversized } from './scenarios/oversized.mjs';
 import { query } from './scenarios/query.mjs';
 import { slowStore } from './scenarios/slow-store.mjs';
+import { sqliteLock } from './scenarios/sqlite-lock.mjs';
 
-const SCENARIOS = [eviction, flood, slowStore, query, oversized, bomAnd500, invalidPayload, mixed];
+const SCENARIOS = [
+  eviction,
+  flood,
+  slowStore,
+  query,
+  oversized,
+  bomAnd500,
+  invalidPayload,
+  mixed,
+  deepBody,
+  sqliteLock,
+];
 
 // --quick is the test suite's step: the short subset, and always every scenario of it.
 const suiteStep = process.argv.includes('--quick');
@@ -80,6 +93,8 @@ function selected(scenario) {
 }
 
 function pairsFor(scenario) {
+  // A scenario with receivers of its own (another runtime, another store) names them.
+  if (scenario.targets !== undefined) return scenario.targets;
   const pairs = [];
   for (const server of SERVERS) {
     for (const store of STORES) {

@@ -78,7 +78,40 @@ export interface SqliteStoreOptions {
    * @defaultValue `Date.now`
    */
   now?: () => number;
+  /**
+   * How long a store call keeps trying, in milliseconds, while another
+   * connection holds the file's lock (`SQLITE_BUSY`, `SQLITE_LOCKED`). It
+   * waits with timers between short attempts, so the event loop stays free;
+   * past it, the call rejects with `STORE_UNAVAILABLE` and the handler
+   * answers 503. Keep it below the handler's `storeTimeoutMs`, and leave the
+   * driver's own `busy_timeout` at 0: that wait blocks the whole process.
+   * At most 2 147 483 647, the longest timer JavaScript keeps.
+   * @defaultValue 1 000
+   */
+  busyTimeoutMs?: number;
 }
+
+/** The default of {@link SqliteStoreOptions.busyTimeoutMs}. */
+const DEFAULT_BUSY_TIMEOUT_MS = 1_000;
+/** The longest pause between two attempts on a busy file. */
+const MAX_BUSY_PAUSE_MS = 50;
+
+/**
+ * Whether a driver's error says another connection holds the lock: SQLITE_BUSY
+ * (5) or SQLITE_LOCKED (6), or one of their extended codes. node:sqlite puts
+ * the extended code in `errcode`, bun:sqlite its primary code in `errno` and
+ * the name in `code` (`SQLITE_BUSY`), better-sqlite3 the extended name in
+ * `code` (`SQLITE_BUSY_SNAPSHOT`).
+ */
+function isBusy(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const { errcode, errno, code } = error as { errcode?: unknown; errno?: unknown; code?: unknown };
+  const primary = (value: unknown) =>
+    typeof value === 'number' && value >= 0 && ((value & 0xff) === 5 || (value & 0xff) === 6);
+  return primary(errcode) || primary(errno) || (typeof code === 'string' && /^SQLITE_(BUSY|LOCKED)/.test(code));
+}
+
+const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 // A lone surrogate, which UTF-8 cannot carry: the drivers write U+FFFD instead.
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
@@ -143,8 +176,13 @@ function prepare(database: SqliteDatabaseLike, table: string): Statements {
  *
  * - `claim` is one `INSERT … ON CONFLICT … DO UPDATE … WHERE` the old row
  *   expired `… RETURNING`: atomic, also between several processes sharing the
- *   file (open it in WAL mode with a `busy_timeout` then; a busy database
- *   rejects, and the handler answers 503).
+ *   file (open it in WAL mode then).
+ * - A file locked by another connection is waited for with timers, never
+ *   inside the driver, for up to `busyTimeoutMs`; then the call rejects and
+ *   the handler answers 503. Leave the driver's `busy_timeout` at 0 (the
+ *   default of `node:sqlite` and `bun:sqlite`; better-sqlite3 needs
+ *   `{ timeout: 0 }`): the drivers are synchronous, so their wait would stop
+ *   every request of the process.
  * - `complete` and `release` act only on the caller's own claim (complete
  *   also when the claim has expired and nobody re-took it).
  * - Each claim deletes a bounded batch of expired rows, so the file does not
@@ -157,8 +195,9 @@ function prepare(database: SqliteDatabaseLike, table: string): Statements {
  * several, use Redis or PostgreSQL.
  *
  * @throws {@link payhook!PayhookError | PayhookError} `INVALID_ARGUMENT` for a missing database, a
- * bad table name or clock; `STORE_UNAVAILABLE` when the table cannot be
- * created.
+ * bad table name, clock or `busyTimeoutMs`; `STORE_UNAVAILABLE` when the
+ * table cannot be created (also when the file is busy at that moment: that
+ * one step runs synchronously, and is not retried).
  *
  * @example
  * ```ts
@@ -167,7 +206,7 @@ function prepare(database: SqliteDatabaseLike, table: string): Statements {
  * import { createSqliteStore } from 'payhook/sqlite';
  *
  * const database = new DatabaseSync('payhook.sqlite');
- * database.exec('PRAGMA journal_mode = WAL; PRAGMA busy_timeout = 5000');
+ * database.exec('PRAGMA journal_mode = WAL'); // busy_timeout stays 0: payhook waits for a busy file itself
  * const store = createSqliteStore({ database });
  * ```
  *
@@ -191,29 +230,58 @@ export function createSqliteStore(options: SqliteStoreOptions): DedupStore {
   }
   const clock = options.now ?? Date.now;
   if (typeof clock !== 'function') throw misuse('now must be a function returning milliseconds.');
-
-  /** Runs a synchronous step as a store call: misuse and SQLite errors become rejections, never throws. */
-  function settle<T>(step: () => T): Promise<T> {
-    return new Promise<T>((resolve) => resolve(step())); // a throw in the executor rejects
+  const busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
+  if (typeof busyTimeoutMs !== 'number' || !(busyTimeoutMs >= 0 && busyTimeoutMs <= 2_147_483_647)) {
+    throw misuse('busyTimeoutMs must be a number of milliseconds from 0 to 2147483647.');
   }
 
-  function run<T>(what: string, step: () => T): T {
-    try {
-      return step();
-    } catch (cause) {
-      throw new PayhookError('STORE_UNAVAILABLE', `SQLite ${what} failed: ${describeError(cause)}`, { cause });
+  function unavailable(what: string, cause: unknown): PayhookError {
+    const busy = isBusy(cause) ? ` (the file stayed locked by another connection for ${busyTimeoutMs} ms)` : '';
+    return new PayhookError('STORE_UNAVAILABLE', `SQLite ${what} failed${busy}: ${describeError(cause)}`, { cause });
+  }
+
+  /**
+   * Runs a synchronous step as a store call: misuse and SQLite errors become
+   * rejections, never throws. The drivers are synchronous, so a busy file is
+   * not waited for inside them (that would stop the event loop): the step is
+   * tried again after a timer, until busyTimeoutMs has passed (real time, as
+   * the timers are; the injected clock is for expiry only). Each statement
+   * commits on its own, so the one that found the file busy changed nothing,
+   * and running again those before it (the sweep) is harmless.
+   */
+  async function attempt<T>(what: string, check: () => void, step: () => T): Promise<T> {
+    check();
+    const deadline = Date.now() + busyTimeoutMs;
+    for (let tries = 0; ; tries++) {
+      try {
+        return step();
+      } catch (cause) {
+        const left = deadline - Date.now();
+        if (!isBusy(cause) || left <= 0) throw unavailable(what, cause);
+        // 1, 2, 4 … ms up to MAX_BUSY_PAUSE_MS, with jitter so processes sharing the file do not retry in step.
+        const pauseMs = Math.min(2 ** tries, MAX_BUSY_PAUSE_MS) * (0.5 + Math.random() / 2);
+        await pause(Math.min(pauseMs, left));
+      }
     }
   }
 
-  const statements = run('creating the table', () => prepare(database, table));
+  let statements: Statements;
+  try {
+    statements = prepare(database, table);
+  } catch (cause) {
+    throw unavailable('creating the table', cause);
+  }
 
   return {
-    claim: (key: string, claimOptions: ClaimOptions): Promise<ClaimResult> =>
-      settle(() => {
-        checkKey(key);
-        checkLease(claimOptions?.leaseMs);
-        const token = newClaimToken();
-        return run('claim', () => {
+    claim: (key: string, claimOptions: ClaimOptions): Promise<ClaimResult> => {
+      const token = newClaimToken();
+      return attempt(
+        'claim',
+        () => {
+          checkKey(key);
+          checkLease(claimOptions?.leaseMs);
+        },
+        (): ClaimResult => {
           const now = clock();
           statements.sweep.run(now);
           const stored = storedKey(key);
@@ -224,24 +292,33 @@ export function createSqliteStore(options: SqliteStoreOptions): DedupStore {
           // which reads as held: the service retries either way.
           const row = statements.read.get(stored, now) as { state?: unknown } | null | undefined;
           return row?.state === 'completed' ? { status: 'completed' } : { status: 'in-progress' };
-        });
-      }),
+        },
+      );
+    },
     complete: (key: string, token: string, completeOptions: CompleteOptions): Promise<void> =>
-      settle(() => {
-        checkKey(key);
-        checkToken(token);
-        checkRetention(completeOptions?.retentionMs);
-        const { retentionMs } = completeOptions;
-        run('complete', () => {
+      attempt(
+        'complete',
+        () => {
+          checkKey(key);
+          checkToken(token);
+          checkRetention(completeOptions?.retentionMs);
+        },
+        () => {
+          const { retentionMs } = completeOptions;
           const now = clock();
           statements.complete.run(storedKey(key), retentionMs === Infinity ? null : now + retentionMs, token, now);
-        });
-      }),
+        },
+      ),
     release: (key: string, token: string): Promise<void> =>
-      settle(() => {
-        checkKey(key);
-        checkToken(token);
-        run('release', () => statements.release.run(storedKey(key), token));
-      }),
+      attempt(
+        'release',
+        () => {
+          checkKey(key);
+          checkToken(token);
+        },
+        () => {
+          statements.release.run(storedKey(key), token);
+        },
+      ),
   };
 }

@@ -1,6 +1,7 @@
 // Starts test/sqlite/server.mjs in one of the pinned runtimes of the matrix
 // (test/runtimes), on a database file, and hands back a DedupStore driving
-// it over loopback. A runtime that is missing or fails to start fails the
+// it over loopback; or a whole receiver (receiver.mjs) on such a file, and
+// the process that locks it (lock.mjs). A runtime that is missing or fails to start fails the
 // suite (runtimeBinary throws), never skips it.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -15,15 +16,19 @@ import { runtimeBinary } from '../runtimes/binaries.mjs';
 export type Runtime = 'node22' | 'node24' | 'deno' | 'bun';
 
 const here = dirname(fileURLToPath(import.meta.url));
-let bundled: Promise<string> | undefined;
+const bundles = new Map<string, Promise<string>>();
 
-/** payhook/sqlite bundled from the sources into one ESM file every runtime can import. */
-function storeModule(): Promise<string> {
-  bundled ??= (async () => {
-    const file = join(mkdtempSync(join(tmpdir(), 'payhook-sqlite-')), 'sqlite.mjs');
-    writeFileSync(file, await bundleForWorkerd(join(here, '..', '..', 'src', 'sqlite', 'index.ts')));
-    return file;
-  })();
+/** `entry` (a source file) bundled into one ESM file every runtime can import. */
+function bundle(entry: string): Promise<string> {
+  let bundled = bundles.get(entry);
+  if (bundled === undefined) {
+    bundled = (async () => {
+      const file = join(mkdtempSync(join(tmpdir(), 'payhook-sqlite-')), 'bundle.mjs');
+      writeFileSync(file, await bundleForWorkerd(join(here, entry)));
+      return file;
+    })();
+    bundles.set(entry, bundled);
+  }
   return bundled;
 }
 
@@ -32,21 +37,26 @@ export function databaseFile(): string {
   return join(mkdtempSync(join(tmpdir(), 'payhook-sqlite-db-')), 'payhook.sqlite');
 }
 
-export interface RunningStore {
-  store: DedupStore;
+export interface RunningProcess {
+  port: number;
   version: string;
   /** Ends the process at once, as a crash would (SIGKILL). */
-  kill(): Promise<void>;
+  kill: () => Promise<void>;
 }
 
-export async function startStore(runtime: Runtime, database: string): Promise<RunningStore> {
+export interface RunningStore extends Omit<RunningProcess, 'port'> {
+  store: DedupStore;
+}
+
+/** Starts `script` (in this folder) in `runtime` with `args`, and waits for its `listening <port>` line. */
+async function startListening(runtime: Runtime, script: string, args: string[]): Promise<RunningProcess> {
   const { path, version } = runtimeBinary(runtime);
-  const script = join(here, 'server.mjs');
-  const args =
+  const file = join(here, script);
+  const command =
     runtime === 'deno'
-      ? ['run', '--no-lock', '--no-prompt', '--allow-net=127.0.0.1', '--allow-read', '--allow-write', script]
-      : [script];
-  const child: ChildProcess = spawn(path, [...args, await storeModule(), database], {
+      ? ['run', '--no-lock', '--no-prompt', '--allow-net=127.0.0.1', '--allow-read', '--allow-write', file]
+      : [file];
+  const child: ChildProcess = spawn(path, [...command, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, DENO_NO_UPDATE_CHECK: '1', NO_COLOR: '1' },
   });
@@ -68,16 +78,74 @@ export async function startStore(runtime: Runtime, database: string): Promise<Ru
     });
   });
   const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
-  const store = remoteStore(async (operation, body) => {
-    const response = await fetch(`http://127.0.0.1:${port}/store/${operation}`, { method: 'POST', body });
-    return response.json();
-  });
   return {
-    store,
+    port,
     version,
     kill: async () => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       await exited;
     },
   };
+}
+
+export async function startStore(runtime: Runtime, database: string): Promise<RunningStore> {
+  const { port, version, kill } = await startListening(runtime, 'server.mjs', [
+    await bundle(join('..', '..', 'src', 'sqlite', 'index.ts')),
+    database,
+  ]);
+  const store = remoteStore(async (operation, body) => {
+    const response = await fetch(`http://127.0.0.1:${port}/store/${operation}`, { method: 'POST', body });
+    return response.json();
+  });
+  return { store, version, kill };
+}
+
+/**
+ * Starts a whole receiver (test/sqlite/receiver.mjs) in `runtime` on
+ * `database` in `journalMode`, with these handler options (JSON:
+ * `publicKeys` at least).
+ */
+export async function startReceiver(
+  runtime: Runtime,
+  database: string,
+  journalMode: 'wal' | 'delete',
+  handler: Record<string, unknown>,
+): Promise<RunningProcess> {
+  return startListening(runtime, 'receiver.mjs', [
+    await bundle('receiver-entry.ts'),
+    database,
+    JSON.stringify({ journalMode, handler }),
+  ]);
+}
+
+export interface Lock {
+  /** Resolves with performance.now() when the lock is held. */
+  held: Promise<number>;
+  /** Resolves with performance.now() when the holder announces it lets go (no write lands before). */
+  unlocking: Promise<number>;
+  /** Resolves when the holder has exited. */
+  exited: Promise<void>;
+}
+
+/** Holds `database` from another process (Node 24's node:sqlite) for `ms`, in one EXCLUSIVE transaction. */
+export function lockFile(database: string, ms: number): Lock {
+  const { path } = runtimeBinary('node24');
+  const child = spawn(path, [join(here, 'lock.mjs'), database, String(ms)], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const line = (text: string) =>
+    new Promise<number>((resolve, reject) => {
+      child.stdout.on('data', () => {
+        if (output.includes(`${text}\n`)) resolve(performance.now());
+      });
+      child.on('exit', () => reject(new Error(`the lock holder exited before "${text}":\n${output}`)));
+    });
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const held = line('locked');
+  const unlocking = line('unlocking');
+  held.catch(() => undefined);
+  unlocking.catch(() => undefined);
+  return { held, unlocking, exited: new Promise((resolve) => child.on('exit', () => resolve())) };
 }

@@ -1,7 +1,10 @@
 // createSqliteStore on its own, in Node, with stand-in databases: misuse is
 // INVALID_ARGUMENT at creation; a database that fails (locked, closed, full)
 // is STORE_UNAVAILABLE, as a rejection and never a synchronous throw, so the
-// handler answers 503. The real databases are in sqlite.test.ts.
+// handler answers 503; a locked file is tried again after timers, as each
+// driver reports it, and only for busyTimeoutMs. The real databases are in
+// sqlite.test.ts and busy.test.ts.
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createSqliteStore, type SqliteDatabaseLike } from '../../src/sqlite/index.js';
 
@@ -25,6 +28,10 @@ describe('createSqliteStore', () => {
       { database: database(), table: 'x; DROP TABLE orders' },
       { database: database(), table: '' },
       { database: database(), now: 5 },
+      { database: database(), busyTimeoutMs: -1 },
+      { database: database(), busyTimeoutMs: Number.NaN },
+      { database: database(), busyTimeoutMs: 2_147_483_648 },
+      { database: database(), busyTimeoutMs: '100' },
     ];
     for (const options of wrong) {
       expect(() => createSqliteStore(options as never), JSON.stringify(options)).toThrow(
@@ -45,7 +52,7 @@ describe('createSqliteStore', () => {
   });
 
   it('rejects (never throws) with STORE_UNAVAILABLE when a statement fails', async () => {
-    const store = createSqliteStore({ database: database() });
+    const store = createSqliteStore({ database: database(), busyTimeoutMs: 20 });
     const calls = [
       () => store.claim('k', { leaseMs: 1000 }),
       () => store.complete('k', 'token', { retentionMs: 1000 }),
@@ -66,5 +73,107 @@ describe('createSqliteStore', () => {
     let pending: Promise<unknown> | undefined;
     expect(() => (pending = store.claim('', { leaseMs: 1000 }))).not.toThrow();
     await expect(pending).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+  });
+
+  describe('a file locked by another connection', () => {
+    /** How each driver reports SQLITE_BUSY / SQLITE_LOCKED (primary and extended codes). */
+    const busyErrors: Record<string, () => Error> = {
+      'node:sqlite SQLITE_BUSY': () =>
+        Object.assign(new Error('database is locked'), { code: 'ERR_SQLITE_ERROR', errcode: 5 }),
+      'node:sqlite SQLITE_BUSY_SNAPSHOT': () =>
+        Object.assign(new Error('database is locked'), { code: 'ERR_SQLITE_ERROR', errcode: 517 }),
+      'node:sqlite SQLITE_LOCKED': () =>
+        Object.assign(new Error('database table is locked'), { code: 'ERR_SQLITE_ERROR', errcode: 6 }),
+      'bun:sqlite SQLITE_BUSY': () => Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY', errno: 5 }),
+      'better-sqlite3 SQLITE_BUSY_RECOVERY': () =>
+        Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY_RECOVERY' }),
+      'better-sqlite3 SQLITE_LOCKED_SHAREDCACHE': () =>
+        Object.assign(new Error('database table is locked'), { code: 'SQLITE_LOCKED_SHAREDCACHE' }),
+    };
+
+    /** A database whose statements throw `error()` for the first `failures` runs, counting every run. */
+    function lockedFor(failures: number, error: () => Error) {
+      const counter = { runs: 0 };
+      const step = (result: unknown) => () => {
+        counter.runs++;
+        if (counter.runs <= failures) throw error();
+        return result;
+      };
+      const db: SqliteDatabaseLike = {
+        exec: () => undefined,
+        prepare: (sql) => ({ run: step(undefined), get: step(sql.includes('RETURNING') ? { token: 't' } : undefined) }),
+      };
+      return { db, counter };
+    }
+
+    for (const [driver, error] of Object.entries(busyErrors)) {
+      it(`tries again after timers (${driver}), never waiting inside the driver`, async () => {
+        const { db, counter } = lockedFor(3, error);
+        const store = createSqliteStore({ database: db, busyTimeoutMs: 2_000 });
+        let ticks = 0;
+        const ticker = setInterval(() => ticks++, 0);
+        try {
+          const result = await store.claim('k', { leaseMs: 1_000 });
+          expect(result.status).toBe('claimed');
+        } finally {
+          clearInterval(ticker);
+        }
+        // Three busy attempts, then the sweep and the claim.
+        expect(counter.runs).toBe(5);
+        // The waits were timers: other work ran in between.
+        expect(ticks).toBeGreaterThan(0);
+      });
+    }
+
+    it('rejects with STORE_UNAVAILABLE once busyTimeoutMs has passed, saying the file stayed locked', async () => {
+      const { db, counter } = lockedFor(Infinity, busyErrors['node:sqlite SQLITE_BUSY']!);
+      const store = createSqliteStore({ database: db, busyTimeoutMs: 150 });
+      for (const call of [
+        () => store.claim('k', { leaseMs: 1_000 }),
+        () => store.complete('k', 'token', { retentionMs: 1_000 }),
+        () => store.release('k', 'token'),
+      ]) {
+        const before = counter.runs;
+        const started = performance.now();
+        await expect(call()).rejects.toMatchObject({
+          code: 'STORE_UNAVAILABLE',
+          message: expect.stringMatching(/locked by another connection for 150 ms.*database is locked/),
+        });
+        const took = performance.now() - started;
+        expect(took).toBeGreaterThanOrEqual(140);
+        expect(took).toBeLessThan(1_000);
+        expect(counter.runs - before).toBeGreaterThan(2);
+      }
+    });
+
+    it('does not wait at all with busyTimeoutMs 0', async () => {
+      const { db, counter } = lockedFor(Infinity, busyErrors['bun:sqlite SQLITE_BUSY']!);
+      const store = createSqliteStore({ database: db, busyTimeoutMs: 0 });
+      await expect(store.release('k', 'token')).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+      expect(counter.runs).toBe(1);
+    });
+
+    it('tries again exactly the errors whose SQLite code is BUSY or LOCKED, primary or extended (property)', async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.integer({ min: -0xffff, max: 0xffff }),
+          fc.constantFrom('errcode', 'errno'),
+          async (code, field) => {
+            const { db, counter } = lockedFor(1, () =>
+              Object.assign(new Error(`sqlite error ${code}`), { [field]: code }),
+            );
+            const store = createSqliteStore({ database: db, busyTimeoutMs: 500 });
+            const outcome = await store.release('k', 'token').then(
+              () => 'done',
+              (error: { code?: string }) => error.code,
+            );
+            const busy = code >= 0 && ((code & 0xff) === 5 || (code & 0xff) === 6);
+            expect(outcome).toBe(busy ? 'done' : 'STORE_UNAVAILABLE');
+            expect(counter.runs).toBe(busy ? 2 : 1);
+          },
+        ),
+        { numRuns: 300 },
+      );
+    });
   });
 });

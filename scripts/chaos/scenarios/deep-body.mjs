@@ -1,0 +1,249 @@
+// Issue 23 defect 1 (and 4): a body nested thousands of levels deep cost tens
+// of milliseconds of event loop per request, forged or carrying a genuine
+// signature replayed from another delivery, and its verdict depended on the key
+// form. The contract (§8) makes a body nested deeper than 64 levels
+// INVALID_BODY before any parse, and (§4) a signature no key can have made
+// SIGNATURE_MISMATCH before any body error. Sent here, on one receiver per key
+// form (PEM, JWK, non-extractable CryptoKey) with default options: each deep
+// shape up to the default maxBodyBytes, forged (a random signature of the right
+// length) and replayed (a genuine delivery's headers over the deep body).
+// Measured: the event-loop time one such body costs (median of 20, alone), and
+// the p99 of genuine deliveries while two clients send such bodies as fast as
+// they can. Judged: no false accept, one code per body and key form, the
+// contract's code, and the same code for a replayed body on every key form.
+import { randomBytes, webcrypto } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { DEFAULT_MAX_BODY_BYTES } from 'payhook';
+import { createTestWebhook, TEST_KEY_PAIR } from 'payhook/testing';
+import { TARGETS } from '../report.mjs';
+import { deliver, pool, send, sign, startReceiver, verdictOf } from '../harness.mjs';
+import { post, sleep } from '../net.mjs';
+
+/** The most event loop one deep body may cost (median of 20). */
+const DEEP_BODY_MS = 5;
+const SAMPLES = 20;
+
+/** `{"a0":[[…]],…,"a<n-1>":[[…]],"~":"xx…"}`: `count` arrays each nested `depth` deep, padded to `bytes` when given. */
+export function nestedArrays(count, depth, bytes) {
+  const members = Array.from({ length: count }, (_, i) => `"a${i}":${'['.repeat(depth)}${']'.repeat(depth)}`);
+  const head = `{${members.join(',')}`;
+  if (bytes === undefined) return Buffer.from(`${head}}`);
+  const filler = bytes - head.length - 8; // `,"~":"` and `"}`
+  if (filler < 0) throw new Error(`${count} arrays ${depth} deep do not fit in ${bytes} bytes`);
+  return Buffer.from(`${head},"~":"${'x'.repeat(filler)}"}`);
+}
+
+/** `{"a":{"a":…{}…}}`, as deep as `bytes` allows. */
+export function nestedObjects(bytes) {
+  const depth = Math.floor((bytes - 2) / 6);
+  return Buffer.from(`${'{"a":'.repeat(depth)}{}${'}'.repeat(depth)}`);
+}
+
+const MAX = DEFAULT_MAX_BODY_BYTES;
+const KiB = (bytes) => `${Math.round(bytes / 1024)}KiB`;
+// Eight arrays as deep as fit in maxBodyBytes (at 64 KiB: 4,092 each, the shape the cost was first seen on).
+const EIGHT_DEEP = Math.floor((MAX - 8 * 6 - 16) / 16);
+
+/** [label, body]: the deep shapes, each at most maxBodyBytes (the default: the receivers keep default options). */
+export const SHAPES = [
+  [`8x${EIGHT_DEEP}@${KiB(MAX)}`, nestedArrays(8, EIGHT_DEEP, MAX)],
+  ['1x4090@8KiB', nestedArrays(1, 4_090)], // one array 4,090 deep, just under 8 KiB
+  [`array-max@${KiB(MAX)}`, nestedArrays(1, Math.floor((MAX - 8) / 2))], // as deep as maxBodyBytes allows
+  [`objects-max@${KiB(MAX)}`, nestedObjects(MAX)], // objects in objects, as deep as maxBodyBytes allows
+];
+
+/** The key forms a merchant may configure, all of TEST_KEY_PAIR's public key. */
+async function keyForms() {
+  const der = Buffer.from(TEST_KEY_PAIR.publicKey.replace(/-----[A-Z ]+-----|\s/g, ''), 'base64');
+  const algorithm = { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' };
+  const extractable = await webcrypto.subtle.importKey('spki', der, algorithm, true, ['verify']);
+  return [
+    ['PEM', TEST_KEY_PAIR.publicKey],
+    ['JWK', await webcrypto.subtle.exportKey('jwk', extractable)],
+    ['CryptoKey', await webcrypto.subtle.importKey('spki', der, algorithm, false, ['verify'])],
+  ];
+}
+
+/**
+ * The contract's verdict: a genuine signature could have been made by the
+ * key, so the depth decides (INVALID_BODY, §8); a random one cannot have been
+ * made by a key whose numbers are known (SIGNATURE_MISMATCH, §4), while a
+ * non-extractable CryptoKey skips that test and the depth decides.
+ */
+function expectedCode(kind, keyForm) {
+  return kind === 'forged' && keyForm !== 'CryptoKey' ? 'SIGNATURE_MISMATCH' : 'INVALID_BODY';
+}
+
+function percentile(values, p) {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.max(0, Math.ceil(p * sorted.length) - 1)];
+}
+
+const round = (ms) => Math.round(ms * 10) / 10;
+
+/** A missed timing target fails the full run; the quick run only notes it (see run.mjs). */
+function judgeTiming(ctx, ledger, message) {
+  if (!ctx.quick) ledger.fail(message);
+  else ledger.note(`timing target missed (judged in the full run only): ${message}`);
+}
+
+export const deepBody = {
+  id: '10',
+  name: 'deep-body',
+  title: 'bodies nested thousands deep, forged and with replayed genuine signatures, on every key form; two flooders',
+  // The deep bodies never reach the store.
+  pairs: ['node/memory', 'web/memory'],
+  quickPairs: ['node/memory'],
+  async run(ctx, pair, ledger) {
+    const floodMs = ctx.quick ? 3_000 : 5_000;
+    const intervalMs = 20;
+    const validTimeoutMs = 5_000;
+    const forms = await keyForms();
+    const receivers = [];
+    try {
+      for (const [form, key] of forms) {
+        const receiver = await startReceiver({ ...pair, clients: ctx.clients, ledger, options: { publicKeys: key } });
+        receivers.push({ form, receiver });
+      }
+      const signatureBytes = Buffer.from(
+        (await sign(receivers[0].receiver, createTestWebhook())).headers.signature,
+        'base64',
+      ).length;
+      let sentDeep = 0;
+      /** Sends one deep body to `receiver`; resolves its answer. */
+      const sendDeep = async (receiver, body, kind, replayed) => {
+        const id = `deep-${++sentDeep}`;
+        ledger.sent(id, 'refuse');
+        const headers =
+          kind === 'replayed'
+            ? replayed
+            : {
+                host: receiver.host,
+                'content-type': 'application/json',
+                'x-api-timestamp': String(Date.now()),
+                signature: randomBytes(signatureBytes).toString('base64'),
+              };
+        const answer = await post({ port: receiver.port, path: '/hook', headers, body, agent: receiver.agent });
+        ledger.answer(id, answer.status);
+        return answer;
+      };
+
+      // Each receiver: a genuine delivery (which warms the key), whose headers are then replayed.
+      const captured = new Map();
+      for (const { receiver } of receivers) {
+        const webhook = createTestWebhook();
+        const genuine = await sign(receiver, webhook);
+        captured.set(receiver, genuine.headers);
+        ledger.sent(webhook.id, 'handle');
+        await send(receiver, ledger, webhook.id, genuine);
+      }
+
+      // 1. One body at a time: its verdict on every key form, and the event-loop time it costs.
+      const verdicts = new Map(); // `${shape}|${kind}` -> Map(form -> Set(codes))
+      let costliest = { cost: 0, label: '' };
+      for (const [shape, body] of SHAPES) {
+        for (const kind of ['forged', 'replayed']) {
+          const label = `${kind} ${shape}`;
+          const byForm = new Map();
+          let worst = 0;
+          for (const { form, receiver } of receivers) {
+            const codes = new Set();
+            await sendDeep(receiver, body, kind, captured.get(receiver)); // warm this path
+            const costs = [];
+            for (let i = 0; i < SAMPLES; i++) {
+              const before = performance.eventLoopUtilization();
+              const answer = await sendDeep(receiver, body, kind, captured.get(receiver));
+              costs.push(performance.eventLoopUtilization(before).active);
+              codes.add(verdictOf(answer));
+            }
+            byForm.set(form, codes);
+            const median = percentile(costs, 0.5);
+            worst = Math.max(worst, median);
+            if (median > costliest.cost) costliest = { cost: median, label: `${label} (${form})` };
+          }
+          verdicts.set(label, byForm);
+          ledger.metric(`${label} medianMs`, round(worst));
+          if (!(worst <= DEEP_BODY_MS)) {
+            judgeTiming(
+              ctx,
+              ledger,
+              `${label} costs ${round(worst)} ms of event loop (median), over ${DEEP_BODY_MS} ms`,
+            );
+          }
+          for (const [form, codes] of byForm) {
+            const seen = [...codes].join('/');
+            const expected = expectedCode(kind, form);
+            if (codes.size > 1) ledger.wrong(`${label} (${form}): more than one verdict (${seen})`);
+            else if (!codes.has(expected)) ledger.wrong(`${label} (${form}): ${seen}, not ${expected}`);
+          }
+          if (kind === 'replayed') {
+            const all = new Set([...byForm.values()].flatMap((codes) => [...codes]));
+            if (all.size > 1) ledger.wrong(`${label}: the verdict depends on the key form (${[...all].join('/')})`);
+          }
+          ctx.log(
+            `deep-body ${pair.server}: ${label}: ${round(worst)} ms, ${[...byForm].map(([f, c]) => `${f} ${[...c].join('/')}`).join(', ')}`,
+          );
+        }
+      }
+      ledger.metric('costliest', `${costliest.label} ${round(costliest.cost)} ms`);
+
+      // 2. Genuine deliveries every `intervalMs` on the PEM receiver, timed
+      // from when each was due, while two clients send the deep bodies (every
+      // shape, forged and replayed, in turn) as fast as they can.
+      const { receiver } = receivers[0];
+      const count = Math.floor(floodMs / intervalMs);
+      const bodies = Array.from({ length: count }, () => createTestWebhook());
+      const signed = await pool(bodies, 8, (webhook) => sign(receiver, webhook));
+      let flooding = true;
+      let floods = 0;
+      const flooder = async (offset) => {
+        for (let i = offset; flooding; i++) {
+          const [, body] = SHAPES[i % SHAPES.length];
+          await sendDeep(receiver, body, i % 2 === 0 ? 'forged' : 'replayed', captured.get(receiver));
+          floods++;
+        }
+      };
+      const flooders = [flooder(0), flooder(1)];
+      await sleep(200);
+      const latencies = [];
+      const refused = [];
+      const start = performance.now();
+      const inFlight = [];
+      for (let k = 0; k < count; k++) {
+        const due = start + k * intervalMs;
+        const wait = due - performance.now();
+        if (wait > 0) await sleep(wait);
+        ledger.sent(bodies[k].id, 'handle');
+        inFlight.push(
+          send(receiver, ledger, bodies[k].id, signed[k], { timeoutMs: validTimeoutMs }).then((answer) => {
+            latencies.push(
+              answer.status === 0 ? Math.max(validTimeoutMs, performance.now() - due) : performance.now() - due,
+            );
+            if (answer.status !== 200) refused.push(bodies[k]);
+          }),
+        );
+      }
+      await Promise.all(inFlight);
+      flooding = false;
+      await Promise.all(flooders);
+      const p99 = percentile(latencies, 0.99);
+      ledger.metric('validP99Ms', round(p99));
+      ledger.metric('validP50Ms', round(percentile(latencies, 0.5)));
+      ledger.metric('deepBodiesFlooded', floods);
+      if (!(p99 <= TARGETS.validP99Ms)) {
+        judgeTiming(
+          ctx,
+          ledger,
+          `valid deliveries p99 ${round(p99)} ms while two clients send deep bodies, over ${TARGETS.validP99Ms} ms`,
+        );
+      }
+      if (refused.length > 0) {
+        ledger.note(`${refused.length} valid deliveries not answered 200 during the deep-body flood; retried`);
+      }
+      await pool(refused, 4, (webhook) => deliver(receiver, ledger, webhook, { attempts: 10 }));
+    } finally {
+      await Promise.all(receivers.map(({ receiver }) => receiver.close()));
+    }
+  },
+};

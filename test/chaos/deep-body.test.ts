@@ -1,0 +1,48 @@
+// The chaos run's deep-body scenario judges payhook on its SHAPES: these pin
+// that each is what its label says (JSON, nested far past the contract's 64
+// levels, within the default maxBodyBytes), so a green row cannot come from
+// bodies that were never deep.
+import { DEFAULT_MAX_BODY_BYTES } from '../../src/verify-webhook.js';
+import { describe, expect, it } from 'vitest';
+import { SHAPES, nestedArrays, nestedObjects } from '../../scripts/chaos/scenarios/deep-body.mjs';
+
+/** The deepest nesting of arrays and objects in JSON text (strings skipped). */
+function depthOf(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const char = text[i];
+    if (inString) {
+      if (char === '\\') i++;
+      else if (char === '"') inString = false;
+    } else if (char === '"') inString = true;
+    else if (char === '[' || char === '{') deepest = Math.max(deepest, ++depth);
+    else if (char === ']' || char === '}') depth--;
+  }
+  return deepest;
+}
+
+describe('chaos deep-body shapes', () => {
+  it('are JSON, nested thousands of levels deep, and within the default maxBodyBytes', () => {
+    expect(SHAPES.length).toBe(4);
+    for (const [label, body] of SHAPES as Array<[string, Buffer]>) {
+      const text = body.toString('utf8');
+      expect(() => JSON.parse(text), label).not.toThrow();
+      expect(body.length, label).toBeLessThanOrEqual(DEFAULT_MAX_BODY_BYTES);
+      expect(depthOf(text), label).toBeGreaterThan(2_000);
+    }
+  });
+
+  it('builds the sizes and depths it is asked for', () => {
+    const eight = nestedArrays(8, 4_000, 65_536);
+    expect(eight.length).toBe(65_536);
+    expect(depthOf(eight.toString('utf8'))).toBe(4_001);
+    expect(nestedArrays(1, 4_090).length).toBeLessThan(8_192);
+    expect(depthOf(nestedArrays(1, 4_090).toString('utf8'))).toBe(4_091);
+    const objects = nestedObjects(1_000).toString('utf8');
+    expect(objects.length).toBeLessThanOrEqual(1_000);
+    expect(depthOf(objects)).toBe(Math.floor(998 / 6) + 1);
+    expect(() => nestedArrays(8, 4_000, 32_768)).toThrow(/do not fit/);
+  });
+});
