@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,7 +8,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { captureDelivery, type CapturedDelivery } from '../../src/capture.js';
 import type { WebhookHandlerOptions } from '../../src/handler/options.js';
 import { createNodeWebhookHandler } from '../../src/node/index.js';
-import { PRODUCTION_PUBLIC_KEY } from '../../src/service-keys.js';
+import { BETA_PUBLIC_KEY, PRODUCTION_PUBLIC_KEY } from '../../src/service-keys.js';
 import { createTestWebhook, signWebhook, TEST_KEY_PAIR } from '../../src/testing/index.js';
 import { CLI, run } from './run.js';
 
@@ -285,5 +285,40 @@ describe('payhook verify --request on a capture that recorded webhookUrl', () =>
     const { file: ahead } = await captureFile('hint-future', Date.now() + 600_000);
     const future = await run(['verify', '--request', ahead, '--key', key]);
     expect(future.stdout).toMatch(/hint: the capture's timestamp is 10 min ahead of this machine's clock/);
+  });
+});
+
+describe('the tunnel recipe of docs/testing.md, with a local stand-in for the tunnel', () => {
+  it('a receiver pinned to the tunnel URL accepts a delivery signed for it, whatever Host the tunnel forwards', async () => {
+    const tunnelUrl = 'https://random-words.trycloudflare.com/webhooks/payments';
+    const { url: local, payments } = await receiver({
+      publicKeys: [BETA_PUBLIC_KEY, TEST_KEY_PAIR.publicKey],
+      webhookUrl: tunnelUrl,
+    });
+    // Forwards path and query to the receiver, as a tunnel does, with the public Host and its own headers.
+    const target = new URL(local);
+    const tunnel = await listen(
+      createServer((req, res) => {
+        const headers = {
+          ...req.headers,
+          host: 'random-words.trycloudflare.com',
+          'x-forwarded-for': '203.0.113.7',
+          'x-forwarded-proto': 'https',
+          'cf-connecting-ip': '203.0.113.7',
+        };
+        const forward = request(
+          { host: target.hostname, port: target.port, path: req.url, method: req.method, headers },
+          (answer) => {
+            res.writeHead(answer.statusCode ?? 502, answer.headers);
+            answer.pipe(res);
+          },
+        );
+        req.pipe(forward);
+      }),
+    );
+    const result = await run(['send', tunnel, '--webhook-url', tunnelUrl]);
+    expect(result.stdout).toContain('attempt 1: 200 OK {"ok":true}');
+    expect(result.code).toBe(0);
+    expect(payments).toHaveLength(1);
   });
 });
