@@ -1,5 +1,4 @@
 import { PayhookError } from './errors.js';
-import { readChunks, type ChunkSource } from './handler/body.js';
 import { encodeBase64 } from './lib/base64.js';
 import { forEachHeader } from './lib/headers.js';
 import { isBytes } from './lib/json-body.js';
@@ -80,8 +79,6 @@ export type CaptureInput =
       readonly complete?: boolean;
       /** A Node request stream: bytes received but not read yet. */
       readonly readableLength?: number;
-      on?(event: string, listener: (...args: any[]) => void): unknown;
-      removeListener?(event: string, listener: (...args: any[]) => void): unknown;
     };
 
 /**
@@ -169,76 +166,53 @@ function headerRecord(headers: HeadersInput): Record<string, string> {
 
 type NodeRequestInput = Exclude<CaptureInput, WebRequestInput>;
 
-/** How long a capture waits for a Node request's body, as the handlers do by default. */
-const BODY_TIMEOUT_MS = 10_000;
-
-/** The exact words for a Node request whose body is gone: what to pass instead. */
+/** What to pass for a Node request whose body is gone. */
 const PASS_THE_BODY =
-  'its body stream was already read and nothing was left on req.body: pass the bytes you read as { body }, ' +
-  "or call captureDelivery before anything reads the body (or mount express.raw({ type: '*/*' }) on the route).";
+  'pass the bytes you read as { body }, call captureDelivery before anything reads the body, ' +
+  "or use express.raw({ type: '*/*' }).";
 
-/** A Node request stream (an `IncomingMessage`): it says whether its body was read. */
-function isNodeStream(request: NodeRequestInput): boolean {
-  return (
-    typeof request.on === 'function' &&
-    typeof request.removeListener === 'function' &&
-    typeof request.readableEnded === 'boolean'
-  );
+/**
+ * The stream of a Node request (`IncomingMessage`) that still holds its body.
+ * A `req.body` counts only once the stream was read: body-parser 1.x sets
+ * `req.body = {}` for a content type it does not parse, without reading a byte.
+ */
+function unreadStream(request: NodeRequestInput): AsyncIterable<Uint8Array | string> | undefined {
+  const stream = request as NodeRequestInput & Partial<AsyncIterable<Uint8Array | string>>;
+  const unread =
+    typeof stream[Symbol.asyncIterator] === 'function' &&
+    stream.readableEnded === false &&
+    !(stream.complete === true && stream.readableLength === 0);
+  return unread ? (stream as AsyncIterable<Uint8Array | string>) : undefined;
 }
 
 /**
- * Whether the stream behind a Node request still holds its body. body-parser
- * 1.x sets `req.body = {}` for a content type it does not parse without
- * reading a byte, so a `req.body` counts only once the stream was read (as
- * the Node handler decides).
+ * Reads the body no parser read, and leaves it on `req.body` as
+ * `express.raw()` would: a stream is read once, and the handler that runs
+ * after the capture takes the body from there. A client that stalls is cut
+ * off by the server's own request timeout, which ends the stream.
  */
-function bodyStillInStream(request: NodeRequestInput): boolean {
-  if (request.readableEnded === true) return false;
-  return !(request.complete === true && request.readableLength === 0);
-}
-
-function streamSource(request: NodeRequestInput): ChunkSource {
-  const on = request.on!.bind(request);
-  const off = request.removeListener!.bind(request);
-  return {
-    start(sink) {
-      const events = [
-        ['data', (chunk: Uint8Array | string): void => sink.chunk(chunk)],
-        ['end', (): void => sink.end()],
-        ['error', (error: unknown): void => sink.fail(error, false)],
-        ['close', (): void => sink.fail(undefined, true)],
-      ] as const;
-      for (const [event, listener] of events) on(event, listener);
-      return () => {
-        for (const [event, listener] of events) off(event, listener);
-      };
-    },
-  };
-}
-
-/**
- * Reads the body of a Node request no body parser read, and leaves the bytes
- * on `req.body` as `express.raw()` would: the stream can be read only once,
- * and the handler that runs after the capture takes the body from there.
- */
-async function readNodeBody(request: NodeRequestInput, maxBytes: number): Promise<Uint8Array> {
-  const outcome = await readChunks(streamSource(request), { maxBytes, discardBytes: 0, timeoutMs: BODY_TIMEOUT_MS });
-  switch (outcome.kind) {
-    case 'body': {
-      const bytes = typeof outcome.body === 'string' ? new TextEncoder().encode(outcome.body) : outcome.body;
-      request.body = bytes;
-      return bytes as Uint8Array;
+async function readStream(
+  request: NodeRequestInput,
+  stream: AsyncIterable<Uint8Array | string>,
+  maxBytes: number,
+): Promise<Uint8Array> {
+  const chunks: Array<Uint8Array | string> = [];
+  let size = 0;
+  try {
+    for await (const chunk of stream) {
+      size += chunk.length;
+      if (size > maxBytes) break;
+      chunks.push(chunk);
     }
-    case 'too-large':
-      throw new PayhookError(
-        'BODY_TOO_LARGE',
-        `captureDelivery: the body is larger than ${maxBytes} bytes; raise maxBodyBytes to capture it.`,
-      );
-    case 'timed-out':
-      throw new PayhookError('BODY_TIMEOUT', `captureDelivery: the body did not arrive within ${BODY_TIMEOUT_MS} ms.`);
-    default:
-      throw misuse(`the request body could not be read: ${PASS_THE_BODY}`, outcome.cause);
+  } catch (cause) {
+    throw misuse('the request body could not be read (did the client go away?).', cause);
   }
+  if (size > maxBytes) {
+    throw new PayhookError('BODY_TOO_LARGE', `captureDelivery: the body is over maxBodyBytes (${maxBytes}).`);
+  }
+  const body = new Uint8Array(await new Blob(chunks as BlobPart[]).arrayBuffer());
+  request.body = body;
+  return body;
 }
 
 function maxBodyBytesOf(options: CaptureOptions | undefined): number {
@@ -275,8 +249,8 @@ function webhookUrlOf(options: CaptureOptions | undefined): Pick<CapturedDeliver
  * @throws {@link PayhookError} `INVALID_ARGUMENT` for a request without
  * headers, a Web `Request` whose body was read, a Node request whose body is
  * gone (its stream read, nothing on `req.body`, no `body` option), or a body
- * that is not text, bytes or a JSON value; `BODY_TOO_LARGE` / `BODY_TIMEOUT`
- * when a Node request's stream holds more than `maxBodyBytes` or stalls.
+ * that is not text, bytes or a JSON value; `BODY_TOO_LARGE` when a Node
+ * request's stream holds more than `maxBodyBytes`.
  *
  * @example
  * ```ts
@@ -308,19 +282,14 @@ export async function captureDelivery(request: CaptureInput, options?: CaptureOp
   const url = request.originalUrl ?? request.url;
   if (typeof url !== 'string') throw misuse('the request has no url.');
   const headers = headerRecord(request.headers);
-  let body: unknown;
-  if (given) body = options.body;
-  else if (isNodeStream(request) && bodyStillInStream(request)) {
-    body = await readNodeBody(request, maxBodyBytesOf(options));
-  } else body = request.body;
+  const stream = given ? undefined : unreadStream(request);
+  const body = given
+    ? options.body
+    : stream
+      ? await readStream(request, stream, maxBodyBytesOf(options))
+      : request.body;
   // The stream was read and nothing kept the body: capturing none would blame a changed body.
-  if (body === undefined) {
-    throw misuse(
-      isNodeStream(request)
-        ? `the request has no body: ${PASS_THE_BODY}`
-        : 'the request has no req.body; pass the body your handler read as { body }.',
-    );
-  }
+  if (body === undefined) throw misuse(`the request has no req.body and no unread body stream; ${PASS_THE_BODY}`);
   return {
     method: typeof request.method === 'string' ? request.method : 'POST',
     url,

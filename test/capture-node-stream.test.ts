@@ -36,6 +36,12 @@ beforeAll(async () => {
     captures.push(await captureDelivery(req, { webhookUrl: WEBHOOK_URL }));
     await handler(req, res);
   });
+  app.post('/unparsed-type', async (req, res) => {
+    // body-parser 1.x leaves {} for a content type it does not parse, without reading the stream.
+    req.body = {};
+    captures.push(await captureDelivery(req));
+    res.status(200).end();
+  });
   app.post('/small', async (req, res) => {
     try {
       captures.push(await captureDelivery(req, { maxBodyBytes: 8 }));
@@ -109,6 +115,12 @@ describe('captureDelivery on an Express route without a body parser', () => {
     expect(output['diagnosis'].changes).toEqual([]);
     expect(output['diagnosis'].message).toContain('the body was changed after signing');
     expect(output['diagnosis'].message).not.toContain('Host was rewritten');
+  });
+
+  it('reads the stream when a parser left {} without reading it', async () => {
+    captures.length = 0;
+    expect((await deliver('/unparsed-type')).status).toBe(200);
+    expect(JSON.parse(captures[0]!.body)).toMatchObject({ amount: 100.5 });
   });
 
   it('refuses a body past maxBodyBytes with BODY_TOO_LARGE', async () => {
