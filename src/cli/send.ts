@@ -171,25 +171,33 @@ function exactDelivery(url: string, delivery: Delivery, timeoutMs: number): Prom
   const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
     let answer: IncomingMessage | undefined;
-    const request = send(target, { method: delivery.method, headers, timeout: timeoutMs }, (response) => {
-      answer = response;
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () =>
-        resolve({
-          status: response.statusCode ?? 0,
-          statusText: response.statusMessage ?? '',
-          text: Buffer.concat(chunks).toString('utf8'),
-        }),
-      );
-      response.on('error', (error: NodeJS.ErrnoException) => request.destroy(error));
-    });
-    request.on('timeout', () => request.destroy(Object.assign(new Error('timed out'), { code: 'TimeoutError' })));
-    request.on('error', (error: NodeJS.ErrnoException) => {
+    const fail = (error: NodeJS.ErrnoException): void => {
       const status =
         answer === undefined ? undefined : { status: answer.statusCode ?? 0, statusText: answer.statusMessage ?? '' };
       reject(new NoAnswer(error.code ?? error.message, status));
-    });
+    };
+    let request: ReturnType<typeof httpRequest>;
+    try {
+      request = send(target, { method: delivery.method, headers, timeout: timeoutMs }, (response) => {
+        answer = response;
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () =>
+          resolve({
+            status: response.statusCode ?? 0,
+            statusText: response.statusMessage ?? '',
+            text: Buffer.concat(chunks).toString('utf8'),
+          }),
+        );
+        response.on('error', (error: NodeJS.ErrnoException) => request.destroy(error));
+      });
+    } catch (error) {
+      // A captured header Node will not send (a name or value with characters HTTP does not allow).
+      fail(error as NodeJS.ErrnoException);
+      return;
+    }
+    request.on('timeout', () => request.destroy(Object.assign(new Error('timed out'), { code: 'TimeoutError' })));
+    request.on('error', fail);
     request.end(body);
   });
 }
@@ -377,9 +385,8 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
   const keyName = privateKey === undefined ? "payhook's TEST key (TEST_KEY_PAIR)" : values.key;
   io.out(`→ ${first.method} ${url}`);
   if (asCaptured) {
-    io.out(
-      `  replaying ${values.request} as captured: method, headers (Host ${first.headers['host'] ?? 'none'}) and body byte for byte`,
-    );
+    const host = Object.entries(first.headers).find(([name]) => name.toLowerCase() === 'host')?.[1] ?? 'none';
+    io.out(`  replaying ${values.request} as captured: method, headers (Host ${host}) and body byte for byte`);
   } else {
     if (capture !== undefined) io.out(`  replaying ${values.request}, signed again now`);
     io.out(`  signed for ${values.host === undefined ? signedUrl : `${signedUrl} with Host ${values.host}`}`);

@@ -114,6 +114,16 @@ describe('payhook send --request: replaying a capture', () => {
     expect(payments).toHaveLength(1);
   });
 
+  it('a captured header Node cannot send is reported as no answer, not a stack', async () => {
+    const { capture } = await captureFile('bad-header');
+    const file = join(dir, 'bad-header-edited.json');
+    await writeFile(file, JSON.stringify({ ...capture, headers: { ...capture.headers, 'x-note': 'a\nb' } }));
+    const result = await run(['send', '--request', file, '--to', 'http://127.0.0.1:9/webhooks/payments']);
+    expect(result.stdout).toContain('attempt 1: no answer (ERR_INVALID_CHAR)');
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(1);
+  });
+
   it('refuses flags that would build a new body, and signing flags without --resign', async () => {
     const { file } = await captureFile('usage');
     for (const args of [
