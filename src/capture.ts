@@ -104,8 +104,9 @@ export interface CaptureOptions {
   /**
    * Your receiver's `webhookUrl`, recorded in the capture so that
    * `payhook verify --request` judges the delivery as the receiver did.
+   * `undefined` records nothing.
    */
-  webhookUrl?: string;
+  webhookUrl?: string | undefined;
   /**
    * The most body bytes read from a Node request stream no body parser read.
    * @defaultValue 65 536 ({@link DEFAULT_MAX_BODY_BYTES})
