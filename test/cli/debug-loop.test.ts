@@ -280,6 +280,21 @@ describe('payhook verify --request on a capture that recorded webhookUrl', () =>
     expect(text.stdout).toContain(`judged with webhookUrl ${WEBHOOK_URL} (recorded in the capture`);
   });
 
+  it('refuses a recorded webhookUrl that is not a URL as a usage error, and lets --webhook-url override it', async () => {
+    const { capture } = await captureFile('bad-url');
+    for (const webhookUrl of ['', 'shop.example.kg/webhooks/payments']) {
+      const file = join(dir, 'bad-url-edited.json');
+      await writeFile(file, JSON.stringify({ ...capture, webhookUrl }));
+      const result = await run(['verify', '--request', file, '--env', 'beta']);
+      expect(result.code, webhookUrl).toBe(2);
+      expect(result.stderr).toContain('payhook verify: ');
+      const key = join(dir, 'test.public.pem');
+      await writeFile(key, TEST_KEY_PAIR.publicKey);
+      const overridden = await run(['verify', '--request', file, '--key', key, '--webhook-url', WEBHOOK_URL]);
+      expect(overridden.code, webhookUrl).toBe(webhookUrl === '' ? 2 : 0);
+    }
+  });
+
   it('suggests --ignore-timestamp for an old capture, and names the clock for one from the future', async () => {
     const key = join(dir, 'test.public.pem');
     await writeFile(key, TEST_KEY_PAIR.publicKey);
