@@ -3,6 +3,7 @@ import { encodeBase64 } from './lib/base64.js';
 import { forEachHeader } from './lib/headers.js';
 import { isBytes } from './lib/json-body.js';
 import type { HeadersInput, HeadersLike } from './request.js';
+import { DEFAULT_MAX_BODY_BYTES } from './verify-webhook.js';
 
 /**
  * A delivery as a handler saw it, in the JSON form `payhook verify --request`
@@ -17,6 +18,7 @@ import type { HeadersInput, HeadersLike } from './request.js';
  *   url: '/webhooks/payments',
  *   headers: { host: 'app.internal:8080', signature: 'PxnrLUBc…', 'x-api-timestamp': '1763712335313' },
  *   body: '{"id":"6949decc-…_DEBIT","status":"SUCCEEDED"}',
+ *   webhookUrl: 'https://shop.example.kg/webhooks/payments',
  * };
  * ```
  */
@@ -35,6 +37,12 @@ export interface CapturedDelivery {
    * refused as `INVALID_BODY` whatever its signature.
    */
   bodyBase64?: string;
+  /**
+   * The receiver's `webhookUrl` (the URL registered with the service), when
+   * the capture was given it: `payhook verify` then builds the canonical
+   * string the receiver built, with no `--webhook-url`.
+   */
+  webhookUrl?: string;
 }
 
 /**
@@ -65,6 +73,12 @@ export type CaptureInput =
       originalUrl?: string | undefined;
       headers: HeadersInput;
       body?: unknown;
+      /** A Node request stream: `true` once its body was read to the end. */
+      readonly readableEnded?: boolean;
+      /** A Node request stream: `true` once the whole message arrived. */
+      readonly complete?: boolean;
+      /** A Node request stream: bytes received but not read yet. */
+      readonly readableLength?: number;
     };
 
 /**
@@ -74,16 +88,30 @@ export type CaptureInput =
  * ```ts
  * import type { CaptureOptions } from 'payhook';
  *
- * const options: CaptureOptions = { body: '{"id":"6949decc-…_DEBIT"}' };
+ * const options: CaptureOptions = {
+ *   webhookUrl: 'https://shop.example.kg/webhooks/payments',
+ *   body: '{"id":"6949decc-…_DEBIT"}',
+ * };
  * ```
  */
 export interface CaptureOptions {
   /**
    * The body, when the request no longer holds it: a Web `Request` whose
-   * body was read, or a Node request no parser left `req.body` on. Text,
-   * bytes, or a parsed JSON value.
+   * body was read, or a Node request whose stream was read with nothing
+   * left on `req.body`. Text, bytes, or a parsed JSON value.
    */
   body?: unknown;
+  /**
+   * Your receiver's `webhookUrl`, recorded in the capture so that
+   * `payhook verify --request` judges the delivery as the receiver did.
+   * `undefined` records nothing.
+   */
+  webhookUrl?: string | undefined;
+  /**
+   * The most body bytes read from a Node request stream no body parser read.
+   * @defaultValue 65 536 ({@link DEFAULT_MAX_BODY_BYTES})
+   */
+  maxBodyBytes?: number;
 }
 
 type WebRequestInput = Extract<CaptureInput, { bodyUsed: boolean }>;
@@ -137,54 +165,137 @@ function headerRecord(headers: HeadersInput): Record<string, string> {
   return out;
 }
 
+type NodeRequestInput = Exclude<CaptureInput, WebRequestInput>;
+
+/** What to pass for a Node request whose body is gone. */
+const PASS_THE_BODY =
+  'pass the bytes you read as { body }, call captureDelivery before anything reads the body, ' +
+  "or use express.raw({ type: '*/*' }).";
+
+/**
+ * The stream of a Node request (`IncomingMessage`) that still holds its body.
+ * A `req.body` counts only once the stream was read: body-parser 1.x sets
+ * `req.body = {}` for a content type it does not parse, without reading a byte.
+ */
+function unreadStream(request: NodeRequestInput): AsyncIterable<Uint8Array | string> | undefined {
+  const stream = request as NodeRequestInput & Partial<AsyncIterable<Uint8Array | string>>;
+  const unread =
+    typeof stream[Symbol.asyncIterator] === 'function' &&
+    stream.readableEnded === false &&
+    !(stream.complete === true && stream.readableLength === 0);
+  return unread ? (stream as AsyncIterable<Uint8Array | string>) : undefined;
+}
+
+/**
+ * Reads the body no parser read, and leaves it on `req.body` as
+ * `express.raw()` would: a stream is read once, and the handler that runs
+ * after the capture takes the body from there. A client that stalls is cut
+ * off by the server's own request timeout, which ends the stream.
+ */
+async function readStream(
+  request: NodeRequestInput,
+  stream: AsyncIterable<Uint8Array | string>,
+  maxBytes: number,
+): Promise<Uint8Array> {
+  const chunks: Array<Uint8Array | string> = [];
+  let size = 0;
+  try {
+    for await (const chunk of stream) {
+      size += chunk.length;
+      if (size > maxBytes) break;
+      chunks.push(chunk);
+    }
+  } catch (cause) {
+    throw misuse('the request body could not be read (did the client go away?).', cause);
+  }
+  if (size > maxBytes) {
+    throw new PayhookError('BODY_TOO_LARGE', `captureDelivery: the body is over maxBodyBytes (${maxBytes}).`);
+  }
+  const body = new Uint8Array(await new Blob(chunks as BlobPart[]).arrayBuffer());
+  request.body = body;
+  return body;
+}
+
+function maxBodyBytesOf(options: CaptureOptions | undefined): number {
+  const value = options?.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  if (!Number.isSafeInteger(value) || value < 1)
+    throw misuse('maxBodyBytes must be a whole number of bytes, at least 1.');
+  return value;
+}
+
+function webhookUrlOf(options: CaptureOptions | undefined): Pick<CapturedDelivery, 'webhookUrl'> {
+  const value = options?.webhookUrl;
+  if (value === undefined) return {};
+  if (typeof value !== 'string' || value === '')
+    throw misuse('webhookUrl must be the URL registered with the service.');
+  return { webhookUrl: value };
+}
+
 /**
  * Turns the delivery a handler saw into the JSON `payhook verify --request`
  * reads, without losing the body: a `Headers` object or a Node `Buffer`
  * survives, where `JSON.stringify(request)` would write `{}` or
  * `{"type":"Buffer",…}` and the diagnosis would then blame a changed body.
- * Write the result to a file and run
+ * Pass your receiver's `webhookUrl` and it is recorded too; write the result
+ * to a file and run
  * `npx payhook verify --request failed.json --env production --ignore-timestamp`.
  *
  * A Web `Request` is read from a clone, so the request stays usable; pass
  * `{ body }` when its body was already read. A Node request gives its method,
- * `originalUrl` (else `url`), headers and `req.body` (or the `body` option
- * when no body parser left one).
+ * `originalUrl` (else `url`), headers and `req.body`; when no body parser
+ * read its stream (an Express route without `express.json()`), the body is
+ * read from the stream and left on `req.body` as bytes, so a handler from
+ * `payhook/node` called after it still receives it.
  *
  * @throws {@link PayhookError} `INVALID_ARGUMENT` for a request without
- * headers, a Web `Request` whose body was read or a Node request without
- * `req.body` (and no `body` option), or a body that is not text, bytes or a
- * JSON value.
+ * headers, a Web `Request` whose body was read, a Node request whose body is
+ * gone (its stream read, nothing on `req.body`, no `body` option), or a body
+ * that is not text, bytes or a JSON value; `BODY_TOO_LARGE` when a Node
+ * request's stream holds more than `maxBodyBytes`.
  *
  * @example
  * ```ts
  * import { captureDelivery } from 'payhook';
  *
  * const request = new Request('https://shop.example.kg/webhooks/payments', { method: 'POST', body: '{}' });
- * const capture = await captureDelivery(request);
+ * const capture = await captureDelivery(request, { webhookUrl: 'https://shop.example.kg/webhooks/payments' });
  * console.log(JSON.stringify(capture)); // save it as failed.json
  * ```
  */
 export async function captureDelivery(request: CaptureInput, options?: CaptureOptions): Promise<CapturedDelivery> {
   if (typeof request !== 'object' || request === null) throw misuse('give it the request your handler received.');
   const given = options !== undefined && 'body' in options;
+  const recorded = webhookUrlOf(options);
   if (isWebRequest(request)) {
     let body: unknown = options?.body;
     if (!given) {
       if (request.bodyUsed) throw misuse('the Request body was already read; pass it as { body }.');
       body = await request.clone().arrayBuffer();
     }
-    return { method: request.method, url: request.url, headers: headerRecord(request.headers), ...bodyFields(body) };
+    return {
+      method: request.method,
+      url: request.url,
+      headers: headerRecord(request.headers),
+      ...bodyFields(body),
+      ...recorded,
+    };
   }
   const url = request.originalUrl ?? request.url;
   if (typeof url !== 'string') throw misuse('the request has no url.');
-  const body = given ? options.body : request.body;
-  // No body parser ran and the handler read the stream itself: the body is
-  // not on the request any more, and capturing none would blame a changed body.
-  if (body === undefined) throw misuse('the request has no req.body; pass the body your handler read as { body }.');
+  const headers = headerRecord(request.headers);
+  const stream = given ? undefined : unreadStream(request);
+  const body = given
+    ? options.body
+    : stream
+      ? await readStream(request, stream, maxBodyBytesOf(options))
+      : request.body;
+  // The stream was read and nothing kept the body: capturing none would blame a changed body.
+  if (body === undefined) throw misuse(`the request has no req.body and no unread body stream; ${PASS_THE_BODY}`);
   return {
     method: typeof request.method === 'string' ? request.method : 'POST',
     url,
-    headers: headerRecord(request.headers),
+    headers,
     ...bodyFields(body),
+    ...recorded,
   };
 }

@@ -16,17 +16,66 @@ export interface Io {
   err(line: string): void;
 }
 
-export const processIo: Io = {
-  out: (line) => process.stdout.write(`${line}\n`),
-  err: (line) => process.stderr.write(`${line}\n`),
-};
+/**
+ * Writes to stdout and stderr that end quietly when the reader goes away:
+ * `payhook send … | head -1` closes the pipe after one line, and the next
+ * write fails with EPIPE, which Node reports as an unhandled 'error' event
+ * (a stack trace and exit 1). From then on that stream's lines are dropped;
+ * the command still runs to its end and exits with its own code.
+ */
+function quietOnClosedPipe(stream: NodeJS.WriteStream): (line: string) => void {
+  let closed = false;
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+    closed = true;
+  });
+  return (line) => {
+    if (!closed) stream.write(`${line}\n`);
+  };
+}
+
+let processIoCache: Io | undefined;
+
+/** The real stdout and stderr (listeners attached on first use). */
+export function processIo(): Io {
+  processIoCache ??= { out: quietOnClosedPipe(process.stdout), err: quietOnClosedPipe(process.stderr) };
+  return processIoCache;
+}
 
 type Options = NonNullable<ParseArgsConfig['options']>;
+
+/**
+ * `--age -400000` as `--age=-400000`: parseArgs refuses a value that starts
+ * with "-" after a string option as ambiguous, but a negative number is
+ * never an option name.
+ */
+function joinNegativeNumbers(args: readonly string[], options: Options): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    const next = args[i + 1];
+    if (arg === '--') {
+      out.push(...args.slice(i));
+      break;
+    }
+    const name = arg.startsWith('--') ? arg.slice(2) : undefined;
+    if (name !== undefined && options[name]?.type === 'string' && next !== undefined && /^-\d/.test(next)) {
+      out.push(`${arg}=${next}`);
+      i++;
+    } else out.push(arg);
+  }
+  return out;
+}
 
 /** `parseArgs` in strict mode, its errors turned into {@link UsageError}s. */
 export function parse<O extends Options>(args: readonly string[], options: O, positionals = 0) {
   try {
-    const parsed = parseArgs({ args: [...args], options, strict: true, allowPositionals: positionals > 0 });
+    const parsed = parseArgs({
+      args: joinNegativeNumbers(args, options),
+      options,
+      strict: true,
+      allowPositionals: positionals > 0,
+    });
     if (parsed.positionals.length > positionals) {
       throw new UsageError(`unexpected argument ${JSON.stringify(parsed.positionals[positionals])}`);
     }

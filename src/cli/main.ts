@@ -12,7 +12,7 @@ and debug your endpoint.
 
 Commands:
   demo      play the service against a local receiver (no configuration)
-  send      sign a test webhook and deliver it to your endpoint
+  send      sign a test webhook (or replay a captured one) and deliver it to your endpoint
   keygen    write a test key pair for your tests
   verify    check a captured delivery and explain why its signature fails
 

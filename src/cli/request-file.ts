@@ -8,6 +8,8 @@ export interface CapturedRequest {
   headers: Record<string, string>;
   /** Text, or the exact bytes when the capture holds them (`bodyBase64`: a body that is not UTF-8). */
   body: string | Uint8Array;
+  /** The receiver's `webhookUrl`, when the capture recorded it. */
+  webhookUrl?: string;
 }
 
 /** The exact body bytes a capture kept as base64 (a body that is not UTF-8 has no faithful text). */
@@ -23,11 +25,14 @@ function fromJson(value: unknown): CapturedRequest {
     typeof value === 'object' && value !== null && 'request' in value && !('method' in value) ? value.request : value;
   if (typeof candidate !== 'object' || candidate === null)
     throw new UsageError('the request file must hold a JSON object { method, url, headers, body }');
-  const { method, url, path, headers, body, bodyBase64 } = candidate as Record<string, unknown>;
+  const { method, url, path, headers, body, bodyBase64, webhookUrl } = candidate as Record<string, unknown>;
   const target = typeof url === 'string' ? url : typeof path === 'string' ? path : undefined;
   if (target === undefined) throw new UsageError('the request file has no "url" (absolute, or path and query)');
   if (typeof headers !== 'object' || headers === null || Array.isArray(headers)) {
     throw new UsageError('the request file has no "headers" object');
+  }
+  if (webhookUrl !== undefined && (typeof webhookUrl !== 'string' || webhookUrl === '')) {
+    throw new UsageError('the request file\'s "webhookUrl" must be the URL registered with the service');
   }
   const flat: Record<string, string> = {};
   for (const [name, raw] of Object.entries(headers)) {
@@ -48,6 +53,7 @@ function fromJson(value: unknown): CapturedRequest {
             body === undefined || body === null
             ? ''
             : JSON.stringify(body),
+    ...(typeof webhookUrl === 'string' ? { webhookUrl } : {}),
   };
 }
 

@@ -1,3 +1,5 @@
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import { retryDelay } from '../retry.js';
 import {
   createTestWebhook,
@@ -7,9 +9,12 @@ import {
 } from '../testing/deliveries.js';
 import { signWebhook, type SignedWebhook } from '../testing/sign.js';
 import { MAX_TIMER_MS } from '../lib/clock.js';
+import { answerCode, likelyCause, type SendContext } from './causes.js';
 import { duration, EXIT, integerFlag, numberFlag, pairs, parse, readInput, sleep, UsageError, type Io } from './io.js';
+import { parseCapturedRequest, type CapturedRequest } from './request-file.js';
 
 export const SEND_HELP = `Usage: payhook send <url> [options]
+       payhook send --request <capture.json> --to <url> [--resign] [options]
 
 Signs a test webhook as the service does and delivers it to your endpoint.
 Give --webhook-url the URL your receiver's webhookUrl option holds (the one
@@ -18,6 +23,13 @@ query, as the service signs, and sent to <url>, e.g. your app on localhost.
 It is signed with payhook's published TEST key unless you pass --key: give
 your receiver that public key in tests (TEST_KEY_PAIR.publicKey from
 payhook/testing, or the one from payhook keygen), never in production.
+
+Replaying a capture (captureDelivery, onSignatureMismatch, or raw HTTP text):
+  --request <file>          deliver this captured delivery instead of a new one: its method,
+                            headers (Host included) and body byte for byte, as captured
+  --to <url>                where to deliver it (the same as the <url> argument)
+  --resign                  sign the captured body again, now, with the test key (or --key),
+                            for --webhook-url, else the capture's webhookUrl, else its own URL
 
 The body:
   --variant <name>          base, card, extended, signed-body, web or credit (default: base)
@@ -32,7 +44,8 @@ Signing:
   --key <pem file>          private key to sign with (default: payhook's test key)
   --host <host>             sign this Host instead of the signed URL's (fetch still sends <url>'s)
   --header <name>=<value>   an extra header; x-api-* ones are signed (repeatable)
-  --age <ms>                date the delivery this many ms in the past (a stale one: 600000)
+  --age <ms>                date the delivery this many ms in the past (a stale one: 600000);
+                            negative dates it in the future (-400000: 400 s ahead, refused too)
   --timestamp <ms>          sign exactly this x-api-timestamp, on every attempt
   --tamper                  multiply the amount by 100 after signing: a forged delivery,
                             which your receiver must refuse with 401
@@ -50,7 +63,10 @@ Delivery:
 Deliveries that start together send the same signed request. Every later
 delivery and every retry is signed when it starts (a new x-api-timestamp,
 the same body), so late ones stay inside the receiver's 5-minute window.
-An attempt counts as answered once the whole answer has arrived.
+An attempt counts as answered once the whole answer has arrived. When the
+receiver refuses, the code in its answer is turned into the likely cause
+(the test key not accepted, a webhookUrl that differs, a clock) and the
+command that tells them apart.
 
 Exit codes: 0 every delivery got 200 OK; 1 some did not (or could not
 connect); 2 usage error.`;
@@ -83,10 +99,147 @@ interface Outcome {
   ok: boolean;
 }
 
+/** One request to deliver: what `sign()` makes, or a capture as it was received. */
+interface Delivery {
+  method: string;
+  headers: Readonly<Record<string, string>>;
+  body: string | Uint8Array;
+}
+
+/** What came back from one attempt. */
+interface Answered {
+  status: number;
+  statusText: string;
+  text: string;
+}
+
+/** Why an attempt got no whole answer: the answer's status, if it came. */
+class NoAnswer extends Error {
+  constructor(
+    readonly reason: string,
+    readonly status?: { status: number; statusText: string },
+  ) {
+    super(reason);
+  }
+}
+
+/** Headers that describe one connection or framing, never sent again as captured. */
+const HOP_BY_HOP = new Set([
+  'connection',
+  'content-length',
+  'keep-alive',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'expect',
+  'http2-settings',
+]);
+
+/** Delivers with fetch: the target's own Host; fetch adds its usual headers (none is signed). */
+async function fetchDelivery(url: string, delivery: Delivery, timeoutMs: number): Promise<Answered> {
+  let response: Response | undefined;
+  try {
+    response = await fetch(url, {
+      method: delivery.method,
+      headers: Object.fromEntries(Object.entries(delivery.headers).filter(([name]) => name !== 'host')),
+      // Only signed deliveries come here, and signWebhook writes text; bytes go through exactDelivery.
+      body: delivery.body as string,
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    const text = await response.text();
+    return { status: response.status, statusText: response.statusText, text };
+  } catch (error) {
+    throw new NoAnswer(failureReason(error), response);
+  }
+}
+
+/**
+ * Delivers exactly the captured headers (Host included; only the framing
+ * headers are left to the connection) and body bytes, which fetch cannot:
+ * it replaces Host and adds headers of its own.
+ */
+function exactDelivery(url: string, delivery: Delivery, timeoutMs: number): Promise<Answered> {
+  const target = new URL(url);
+  const body = typeof delivery.body === 'string' ? Buffer.from(delivery.body, 'utf8') : delivery.body;
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(delivery.headers)) {
+    if (!HOP_BY_HOP.has(name.toLowerCase()) && !name.startsWith(':')) headers[name] = value;
+  }
+  headers['content-length'] = String(body.byteLength);
+  const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
+  return new Promise((resolve, reject) => {
+    let answer: IncomingMessage | undefined;
+    const fail = (error: NodeJS.ErrnoException): void => {
+      const status =
+        answer === undefined ? undefined : { status: answer.statusCode ?? 0, statusText: answer.statusMessage ?? '' };
+      reject(new NoAnswer(error.code ?? error.message, status));
+    };
+    let request: ReturnType<typeof httpRequest>;
+    try {
+      request = send(target, { method: delivery.method, headers, timeout: timeoutMs }, (response) => {
+        answer = response;
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () =>
+          resolve({
+            status: response.statusCode ?? 0,
+            statusText: response.statusMessage ?? '',
+            text: Buffer.concat(chunks).toString('utf8'),
+          }),
+        );
+        response.on('error', (error: NodeJS.ErrnoException) => request.destroy(error));
+      });
+    } catch (error) {
+      // A captured header Node will not send (a name or value with characters HTTP does not allow).
+      fail(error as NodeJS.ErrnoException);
+      return;
+    }
+    request.on('timeout', () => request.destroy(Object.assign(new Error('timed out'), { code: 'TimeoutError' })));
+    request.on('error', fail);
+    request.end(body);
+  });
+}
+
+/** The URL a capture was signed for, when it says: its recorded webhookUrl, else its own absolute URL or Host. */
+function capturedUrl(capture: CapturedRequest): string | undefined {
+  if (capture.webhookUrl !== undefined) return capture.webhookUrl;
+  if (/^https?:\/\//i.test(capture.url)) return capture.url;
+  const host = Object.entries(capture.headers).find(([name]) => name.toLowerCase() === 'host')?.[1];
+  return host === undefined ? undefined : `https://${host}${capture.url.startsWith('/') ? '' : '/'}${capture.url}`;
+}
+
+/** The captured x-api-* headers besides the timestamp: the service signed them, so a re-signed copy keeps them. */
+function signedExtras(capture: CapturedRequest): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(capture.headers).filter(
+      ([name]) => name.toLowerCase().startsWith('x-api-') && name.toLowerCase() !== 'x-api-timestamp',
+    ),
+  );
+}
+
+const BODY_FLAGS = ['variant', 'status', 'amount', 'transaction-id', 'field', 'body', 'tamper'] as const;
+const SIGNING_FLAGS = ['webhook-url', 'key', 'host', 'header', 'age', 'timestamp'] as const;
+
+/** `--age` in ms: positive in the past, negative in the future. */
+function ageFlag(value: string | undefined): number {
+  if (value === undefined) return 0;
+  if (!/^-?\d+$/.test(value) || !Number.isSafeInteger(Number(value)) || Number(value) > Date.now()) {
+    throw new UsageError(
+      `--age must be a whole number of milliseconds, negative for the future (got ${JSON.stringify(value)})`,
+    );
+  }
+  return Number(value);
+}
+
 export async function sendCommand(args: readonly string[], io: Io): Promise<number> {
   const { values, positionals } = parse(
     args,
     {
+      request: { type: 'string' },
+      to: { type: 'string' },
+      resign: { type: 'boolean' },
       variant: { type: 'string' },
       status: { type: 'string' },
       amount: { type: 'string' },
@@ -114,15 +267,37 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
     io.out(SEND_HELP);
     return EXIT.OK;
   }
-  const url = positionals[0];
+  if (positionals[0] !== undefined && values.to !== undefined && positionals[0] !== values.to)
+    throw new UsageError('give the endpoint once: as <url> or as --to <url>');
+  const url = positionals[0] ?? values.to;
   if (url === undefined)
     throw new UsageError('the endpoint URL is required: payhook send http://127.0.0.1:3000/webhooks/payments');
   checkHttpUrl(url, 'the URL');
+  const replay = values.request !== undefined;
+  if (!replay && values.resign) throw new UsageError('--resign re-signs a capture: give it with --request <file>');
+  if (replay) {
+    for (const flag of BODY_FLAGS) {
+      if (values[flag] !== undefined)
+        throw new UsageError(`--${flag} builds a new delivery; --request replays the captured one as it is`);
+    }
+    if (!values.resign) {
+      for (const flag of SIGNING_FLAGS) {
+        if (values[flag] !== undefined)
+          throw new UsageError(`--${flag} changes the signature: add --resign to sign the capture again`);
+      }
+    }
+  }
+  const capture = replay ? parseCapturedRequest(await readInput(values.request!, 'request file')) : undefined;
+  const asCaptured = capture !== undefined && !values.resign;
   // The service signs the registered URL; the target may be anything that reaches the receiver.
-  const signedUrl = values['webhook-url'] ?? url;
-  if (values['webhook-url'] !== undefined) checkHttpUrl(signedUrl, '--webhook-url');
+  const signedUrl = asCaptured
+    ? undefined
+    : (values['webhook-url'] ?? (capture === undefined ? url : capturedUrl(capture)));
+  if (values['webhook-url'] !== undefined) checkHttpUrl(values['webhook-url'], '--webhook-url');
+  if (capture !== undefined && !asCaptured && signedUrl === undefined)
+    throw new UsageError('the capture names no URL it was signed for: give --webhook-url <registered URL>');
 
-  const overrides: TestWebhookOverrides = { webhookUrl: signedUrl };
+  const overrides: TestWebhookOverrides = { webhookUrl: signedUrl ?? url };
   if (values.body !== undefined) {
     let fromFile: unknown;
     try {
@@ -155,12 +330,15 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
     const base = typeof overrides.fields === 'object' && overrides.fields !== null ? overrides.fields : {};
     overrides.fields = { ...base, ...Object.fromEntries(fieldPairs) };
   }
-  const headers = Object.fromEntries(pairs(values.header, 'header'));
+  const headers = {
+    ...(capture === undefined ? {} : signedExtras(capture)),
+    ...Object.fromEntries(pairs(values.header, 'header')),
+  };
   if (values.timestamp !== undefined && !/^\d+$/.test(values.timestamp))
     throw new UsageError('--timestamp must be UNIX time in milliseconds');
   if (values.timestamp !== undefined && values.age !== undefined)
     throw new UsageError('--timestamp and --age exclude each other');
-  const age = values.age === undefined ? 0 : integerFlag(values.age, 'age', 0, 0);
+  const age = ageFlag(values.age);
   const repeat = integerFlag(values.repeat, 'repeat', 1);
   const concurrency = integerFlag(values.concurrency, 'concurrency', 1);
   const speed = numberFlag(values.speed, 'speed', 1);
@@ -169,41 +347,77 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
   if (timeoutMs > MAX_TIMER_MS) throw new UsageError(`--timeout must be at most ${MAX_TIMER_MS} ms (about 24.8 days)`);
   const privateKey = values.key === undefined ? undefined : await readInput(values.key, 'key file');
 
-  let body: object;
-  try {
-    body = createTestWebhook(overrides);
-  } catch (error) {
-    throw new UsageError((error as Error).message);
+  let body: object | string;
+  if (capture !== undefined) {
+    if (typeof capture.body !== 'string' && !asCaptured)
+      throw new UsageError('the captured body is not UTF-8 text, so it cannot be signed again (it is INVALID_BODY)');
+    body = capture.body;
+  } else {
+    try {
+      body = createTestWebhook(overrides);
+    } catch (error) {
+      throw new UsageError((error as Error).message);
+    }
   }
   const signBody = async (): Promise<SignedWebhook> =>
     signWebhook(body, {
-      url: signedUrl,
+      url: signedUrl!,
       timestamp: values.timestamp ?? Date.now() - age,
       headers,
       ...(values.host !== undefined ? { host: values.host } : {}),
       ...(privateKey !== undefined ? { privateKey } : {}),
     });
   // What an attacker who cannot sign would send: a signed delivery with a better amount.
-  const sign = async (): Promise<SignedWebhook> => {
+  const sign = async (): Promise<Delivery> => {
+    if (asCaptured) return capture;
     const signed = await signBody();
     if (!values.tamper) return signed;
     const forged = JSON.parse(signed.body) as { amount?: unknown };
     forged.amount = Number(forged.amount) * 100;
     return { ...signed, body: JSON.stringify(forged) };
   };
-  let first: SignedWebhook;
+  let first: Delivery;
   try {
     first = await sign();
   } catch (error) {
     throw new UsageError(`cannot sign: ${(error as Error).message}`);
   }
-  io.out(`→ POST ${url}`);
-  io.out(`  signed for ${values.host === undefined ? signedUrl : `${signedUrl} with Host ${values.host}`}`);
-  io.out(`  body: ${first.body}`);
+  const keyName = privateKey === undefined ? "payhook's TEST key (TEST_KEY_PAIR)" : values.key;
+  io.out(`→ ${first.method} ${url}`);
+  if (asCaptured) {
+    const host = Object.entries(first.headers).find(([name]) => name.toLowerCase() === 'host')?.[1] ?? 'none';
+    io.out(`  replaying ${values.request} as captured: method, headers (Host ${host}) and body byte for byte`);
+  } else {
+    if (capture !== undefined) io.out(`  replaying ${values.request}, signed again now`);
+    io.out(`  signed for ${values.host === undefined ? signedUrl : `${signedUrl} with Host ${values.host}`}`);
+  }
+  io.out(`  body: ${typeof first.body === 'string' ? first.body : `${first.body.byteLength} bytes, not UTF-8`}`);
   if (values.tamper) io.out('  tampered: the amount was multiplied by 100 after signing; a receiver must answer 401');
   io.out(
-    `  signed with ${privateKey === undefined ? "payhook's TEST key (TEST_KEY_PAIR)" : values.key}; ${repeat} deliver${repeat === 1 ? 'y' : 'ies'}, ${concurrency} at a time${values.retry ? `, retrying on the schedule at ×${speed}` : ''}`,
+    `  ${asCaptured ? 'signature as captured' : `signed with ${keyName}`}; ${repeat} deliver${repeat === 1 ? 'y' : 'ies'}, ${concurrency} at a time${values.retry ? `, retrying on the schedule at ×${speed}` : ''}`,
   );
+
+  const context: SendContext = {
+    signedFor: signedUrl,
+    urlChosen: values['webhook-url'] !== undefined || capture !== undefined,
+    keyFile: values.key,
+    tampered: values.tamper === true,
+    dated: values.age !== undefined || values.timestamp !== undefined,
+    asCaptured,
+  };
+  const explained = new Set<string>();
+  const explain = (status: number, text: string): void => {
+    const code = answerCode(text);
+    const cause = likelyCause(status, code, context);
+    const seen = `${status} ${code ?? ''}`;
+    if (cause === undefined || explained.has(seen)) return;
+    explained.add(seen);
+    const named = code === undefined ? '' : ` (${code})`;
+    if (cause.causes.length === 1) io.out(`  likely cause${named}: ${cause.causes[0]}`);
+    else io.out(`  likely causes${named}, most likely first:\n${cause.causes.map((one) => `    - ${one}`).join('\n')}`);
+    if (cause.diagnose !== undefined) io.out(`  diagnose: ${cause.diagnose}`);
+  };
+  const post = asCaptured ? exactDelivery : fetchDelivery;
 
   const deliver = async (index: number): Promise<Outcome> => {
     const label = repeat > 1 ? `[${index + 1}] ` : '';
@@ -211,31 +425,25 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
       // The deliveries that start at once send the first signed request;
       // any later one, and every retry, is signed when it starts, so it is
       // fresh whatever waited before it.
-      const signed = attempt === 1 && index < concurrency ? first : await sign();
+      const delivery = attempt === 1 && index < concurrency ? first : await sign();
       const started = Date.now();
       let line: string;
-      let status = 0;
-      let response: Response | undefined;
+      let answered: Answered | undefined;
       try {
-        response = await fetch(url, {
-          method: signed.method,
-          headers: Object.fromEntries(Object.entries(signed.headers).filter(([name]) => name !== 'host')),
-          body: signed.body,
-          signal: AbortSignal.timeout(timeoutMs),
-        });
-        const text = (await response.text()).replace(/\s+/g, ' ').slice(0, 200);
-        // Counted once the whole answer arrived, as the line says.
-        status = response.status;
-        line = `${status} ${response.statusText}${text === '' ? '' : ` ${text}`}`;
+        answered = await post(url, delivery, timeoutMs);
+        const text = answered.text.replace(/\s+/g, ' ').slice(0, 200);
+        line = `${answered.status} ${answered.statusText}${text === '' ? '' : ` ${text}`}`;
       } catch (error) {
-        const reason = failureReason(error);
+        if (!(error instanceof NoAnswer)) throw error;
         line =
-          response === undefined
-            ? `no answer (${reason})`
-            : `${response.status} ${response.statusText}, but the body did not arrive (${reason})`;
+          error.status === undefined
+            ? `no answer (${error.reason})`
+            : `${error.status.status} ${error.status.statusText}, but the body did not arrive (${error.reason})`;
       }
       io.out(`${label}attempt ${attempt}: ${line} (${Date.now() - started} ms)`);
-      if (status === 200) return { ok: true };
+      // Counted once the whole answer arrived, as the line says.
+      if (answered?.status === 200) return { ok: true };
+      if (answered !== undefined) explain(answered.status, answered.text);
       if (attempt === maxAttempts) break;
       const delay = retryDelay(attempt);
       const wait = delay / speed;

@@ -1,9 +1,10 @@
 import { explainVerificationFailure, type VerificationDiagnosis } from '../explain/index.js';
 import { isPayhookError } from '../errors.js';
+import { DEFAULT_TOLERANCE_MS } from '../freshness.js';
 import type { KeyInput } from '../keys.js';
 import type { ServiceEnvironment } from '../service-keys.js';
 import { verifyWebhook, type VerifyWebhookOptions, type VerifyWebhookResult } from '../verify-webhook.js';
-import { EXIT, parse, pairs, readInput, UsageError, type Io } from './io.js';
+import { duration, EXIT, parse, pairs, readInput, UsageError, type Io } from './io.js';
 import { parseCapturedRequest } from './request-file.js';
 
 export const VERIFY_HELP = `Usage: payhook verify --request <file> (--env production|beta | --key <pem file>) [options]
@@ -19,13 +20,16 @@ X-Forwarded-Host), give --registered-url.
 The request file is JSON { "method", "url", "headers", "body" } (like an
 entry's "request" in the conformance vectors; a whole entry works too), or
 raw HTTP text (request line, headers, blank line, body). "-" reads stdin.
+A capture that recorded your receiver's "webhookUrl" (captureDelivery with
+{ webhookUrl }) is judged with it, as your receiver judged it.
 
 Options:
   --request <file>          the captured delivery (required)
   --env <name>              accept the service's production or beta key (repeatable)
   --key <pem file>          accept this public key (repeatable)
   --also-try <name>=<pem>   try this key too as a likely cause, reported by name (repeatable)
-  --webhook-url <url>       your receiver's webhookUrl option (host, path and query come from it)
+  --webhook-url <url>       your receiver's webhookUrl option (host, path and query come from it;
+                            default: the capture's "webhookUrl")
   --registered-url <url>    the URL registered with the service, tried as a likely cause only
   --trust-forwarded         your receiver sets trustForwardedHeaders (host from X-Forwarded-Host)
   --now <ms>                judge the timestamp at this time (UNIX ms; default: the current time)
@@ -41,6 +45,21 @@ function indent(text: string): string {
     .split('\n')
     .map((line) => `    │ ${line}`)
     .join('\n');
+}
+
+/**
+ * What to do about a timestamp outside the window, when the time it was
+ * judged at was not chosen: an old capture is judged at its own time with
+ * --ignore-timestamp; one from the future points at a clock.
+ */
+function timestampHint(header: string | undefined, now: number, timeChosen: boolean): string | undefined {
+  if (timeChosen || header === undefined || !/^\d+$/.test(header)) return undefined;
+  const age = now - Number(header);
+  if (Math.abs(age) <= DEFAULT_TOLERANCE_MS) return undefined;
+  if (age > 0) {
+    return `the capture's timestamp is ${duration(age)} old, outside the ${duration(DEFAULT_TOLERANCE_MS)} window: add --ignore-timestamp to judge it at its own time`;
+  }
+  return `the capture's timestamp is ${duration(-age)} ahead of this machine's clock: check both clocks (NTP), or add --ignore-timestamp to judge it at its own time`;
 }
 
 export async function verifyCommand(args: readonly string[], io: Io): Promise<number> {
@@ -75,7 +94,8 @@ export async function verifyCommand(args: readonly string[], io: Io): Promise<nu
   if (values.now !== undefined && !/^\d+$/.test(values.now))
     throw new UsageError('--now must be UNIX time in milliseconds');
 
-  const request = parseCapturedRequest(await readInput(values.request, 'request file'));
+  const { webhookUrl: recordedUrl, ...request } = parseCapturedRequest(await readInput(values.request, 'request file'));
+  const webhookUrl = values['webhook-url'] ?? recordedUrl;
   const publicKeys: KeyInput[] = [];
   for (const file of values.key ?? []) publicKeys.push(await readInput(file, 'key file'));
   const alternativeKeys: Record<string, KeyInput> = {};
@@ -94,7 +114,7 @@ export async function verifyCommand(args: readonly string[], io: Io): Promise<nu
   const options: VerifyWebhookOptions = { now };
   if (publicKeys.length > 0) options.publicKeys = publicKeys;
   if (environments.length > 0) options.environment = environments as ServiceEnvironment[];
-  if (values['webhook-url'] !== undefined) options.webhookUrl = values['webhook-url'];
+  if (webhookUrl !== undefined) options.webhookUrl = webhookUrl;
   if (values['trust-forwarded']) options.trustForwardedHeaders = true;
 
   let result: VerifyWebhookResult;
@@ -105,7 +125,9 @@ export async function verifyCommand(args: readonly string[], io: Io): Promise<nu
     throw error;
   }
   let diagnosis: VerificationDiagnosis | undefined;
+  let hint: string | undefined;
   if (!result.ok) {
+    hint = timestampHint(timestampHeader, now, values.now !== undefined || values['ignore-timestamp'] === true);
     diagnosis = await explainVerificationFailure(request, {
       ...options,
       alternativeKeys,
@@ -120,7 +142,7 @@ export async function verifyCommand(args: readonly string[], io: Io): Promise<nu
           ok: result.ok,
           ...(result.ok
             ? { canonical: result.canonical, webhook: { ...result.webhook, raw: undefined } }
-            : { error: result.error, diagnosis }),
+            : { error: result.error, diagnosis, ...(hint === undefined ? {} : { hint }) }),
         },
         null,
         2,
@@ -137,6 +159,9 @@ export async function verifyCommand(args: readonly string[], io: Io): Promise<nu
     return EXIT.OK;
   }
   io.out(`✗ does not verify: ${result.error.code}: ${result.error.message}`);
+  if (values['webhook-url'] === undefined && recordedUrl !== undefined) {
+    io.out(`  judged with webhookUrl ${recordedUrl} (recorded in the capture; --webhook-url overrides it)`);
+  }
   for (const issue of result.error.issues ?? []) io.out(`    - ${issue.path || '(body)'}: ${issue.message}`);
   if (diagnosis?.canonical) io.out(`  canonical string as received:\n${indent(diagnosis.canonical)}`);
   if (result.error.code !== 'INVALID_PAYLOAD' && diagnosis) {
@@ -145,5 +170,6 @@ export async function verifyCommand(args: readonly string[], io: Io): Promise<nu
       io.out(`  canonical string that verifies:\n${indent(diagnosis.verifiedCanonical)}`);
     }
   }
+  if (hint !== undefined) io.out(`  hint: ${hint}`);
   return EXIT.FAILED;
 }

@@ -1,0 +1,143 @@
+// What `payhook send` prints under a refusal: the likely cause, read from the
+// `code` a payhook receiver puts in its JSON answer, and the command that
+// tells the causes apart. docs/troubleshooting.md holds the same table for
+// people; the CLI tests check that it names every code here.
+
+/** What the delivery was, so a cause the sender chose itself is named as such. */
+export interface SendContext {
+  /** The registered URL the delivery was signed for; undefined for a capture sent as captured. */
+  signedFor: string | undefined;
+  /** That URL came from --webhook-url or the capture, not from the target itself. */
+  urlChosen: boolean;
+  /** The private key file given with --key; undefined for payhook's test key. */
+  keyFile: string | undefined;
+  /** --tamper was given. */
+  tampered: boolean;
+  /** --age or --timestamp dated the delivery. */
+  dated: boolean;
+  /** A capture replayed byte for byte (no --resign). */
+  asCaptured: boolean;
+}
+
+/** The likely causes, most likely first, and the command that tells them apart, for one refusal code. */
+export interface Cause {
+  causes: readonly string[];
+  diagnose?: string;
+}
+
+const VERIFY_CAPTURE =
+  'save the refused delivery in the receiver (onSignatureMismatch hands you { capture }) and run ' +
+  "payhook verify --request failed.json with the receiver's key (--env beta, or --key <public pem>)";
+
+function signatureMismatch(context: SendContext): Cause {
+  if (context.tampered) return { causes: ['expected: --tamper changed the amount after signing'] };
+  if (context.asCaptured) {
+    return {
+      causes: [
+        'the capture is replayed as it arrived, so it verifies only where the key that signed it (the ' +
+          "service's, for a real delivery) is accepted: add --resign to sign it again with the test key",
+      ],
+      diagnose: 'payhook verify --request <capture> --env beta (or production)',
+    };
+  }
+  const key =
+    context.keyFile === undefined
+      ? "the receiver does not accept payhook's TEST key: give it publicKeys: TEST_KEY_PAIR.publicKey " +
+        '(from payhook/testing) while you test'
+      : `the receiver does not accept the key in ${context.keyFile}: give it the matching public key`;
+  const url =
+    `the receiver's webhookUrl is not ${context.signedFor ?? 'the URL signed'}, the URL this delivery was ` +
+    "signed for: pass --webhook-url <the receiver's webhookUrl>";
+  // Signed for the target itself: a receiver that pins its registered URL refuses it whatever the key.
+  return { causes: context.urlChosen ? [key, url] : [url, key], diagnose: VERIFY_CAPTURE };
+}
+
+function timestampOutOfWindow(context: SendContext): Cause {
+  if (context.dated) return { causes: ['expected: --age or --timestamp dated it outside the 5-minute window'] };
+  if (context.asCaptured) {
+    return { causes: ['the capture is older than the 5-minute window: add --resign to sign it again now'] };
+  }
+  return {
+    causes: [
+      "this machine's clock and the receiver's differ by more than 5 minutes (or, in a test, the receiver's " +
+        '`now` option is fixed)',
+    ],
+    diagnose: 'date -u here and on the receiver; check that both sync with NTP',
+  };
+}
+
+const FIXED: Readonly<Record<string, Cause>> = {
+  MISSING_SIGNATURE: {
+    causes: ['the signature header did not arrive: a proxy in front of the receiver drops it'],
+    diagnose: 'payhook verify --request <capture of what arrived> --env beta',
+  },
+  MISSING_TIMESTAMP: {
+    causes: ['the x-api-timestamp header did not arrive: a proxy in front of the receiver drops it'],
+  },
+  MALFORMED_TIMESTAMP: {
+    causes: ['the x-api-timestamp header was changed on the way (it is not UNIX milliseconds)'],
+  },
+  MISSING_HOST: {
+    causes: ['the receiver has no webhookUrl and the request arrived without a Host header: set webhookUrl'],
+  },
+  MALFORMED_PATH: {
+    causes: ['the request path cannot be written into the canonical string: check the URL you send to'],
+  },
+  MALFORMED_QUERY: {
+    causes: ['the query string cannot be written into the canonical string: check the URL you send to'],
+  },
+  INVALID_BODY: {
+    causes: [
+      'the body that reached payhook is not the JSON sent: a middleware before the handler read or rewrote it ' +
+        '(express.urlencoded(), a logger), or the body is not JSON',
+    ],
+  },
+  INVALID_PAYLOAD: {
+    causes: [
+      'the signature verified, but the body is not a payment webhook the receiver understands: ' +
+        'check --status, --field and --body',
+    ],
+  },
+  BODY_TOO_LARGE: { causes: ["the body is larger than the receiver's maxBodyBytes"] },
+  BODY_TIMEOUT: { causes: ["the body did not arrive within the receiver's bodyTimeoutMs"] },
+  METHOD_NOT_ALLOWED: { causes: ['the receiver takes POST only'] },
+  DELIVERY_IN_PROGRESS: {
+    causes: ['the same delivery is being handled right now; the service retries it later (try --retry)'],
+  },
+  HANDLER_FAILED: { causes: ['your onPayment threw or timed out: the receiver logs why'] },
+  STORE_UNAVAILABLE: { causes: ["the receiver's dedup store did not answer: is Redis or PostgreSQL up?"] },
+};
+
+/** Every code {@link likelyCause} explains; docs/troubleshooting.md must name each. */
+export const EXPLAINED_CODES: readonly string[] = [
+  'SIGNATURE_MISMATCH',
+  'TIMESTAMP_OUT_OF_WINDOW',
+  ...Object.keys(FIXED),
+];
+
+/** The `code` of a payhook receiver's JSON answer, if the answer is one. */
+export function answerCode(text: string): string | undefined {
+  try {
+    const code = (JSON.parse(text) as { code?: unknown } | null)?.code;
+    return typeof code === 'string' ? code : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The likely cause of a refusal, from the HTTP status and the answer's code; undefined for a 200. */
+export function likelyCause(status: number, code: string | undefined, context: SendContext): Cause | undefined {
+  if (status === 200) return undefined;
+  if (code === 'SIGNATURE_MISMATCH') return signatureMismatch(context);
+  if (code === 'TIMESTAMP_OUT_OF_WINDOW') return timestampOutOfWindow(context);
+  if (code !== undefined && Object.hasOwn(FIXED, code)) return FIXED[code];
+  if (status === 404) return { causes: ['nothing answers at this path: check the route your handler is mounted on'] };
+  if (status === 401 || status === 400) {
+    return {
+      causes: [
+        `the answer carries no payhook code: is this URL your payhook handler, or does something in front of it answer ${status}?`,
+      ],
+    };
+  }
+  return undefined;
+}

@@ -1,0 +1,32 @@
+import { readFile } from 'node:fs/promises';
+import { describe, expect, it } from 'vitest';
+import { EXPLAINED_CODES, likelyCause, type SendContext } from '../../src/cli/causes.js';
+import { statusForCode } from '../../src/handler/answer.js';
+import type { PayhookErrorCode } from '../../src/errors.js';
+
+const context: SendContext = {
+  signedFor: 'https://shop.example.kg/webhooks/payments',
+  urlChosen: true,
+  keyFile: undefined,
+  tampered: false,
+  dated: false,
+  asCaptured: false,
+};
+
+describe('the refusal causes payhook send prints', () => {
+  it('docs/troubleshooting.md lists every code with the HTTP status the handlers answer', async () => {
+    const doc = await readFile(new URL('../../docs/troubleshooting.md', import.meta.url), 'utf8');
+    for (const code of EXPLAINED_CODES) {
+      const status = statusForCode(code as PayhookErrorCode);
+      expect(doc, code).toContain(`| \`${code}\` (${status})`);
+      expect(likelyCause(status, code, context)?.causes.length, code).toBeGreaterThan(0);
+    }
+  });
+
+  it('says nothing for a 200 and names a route for a 404 without a code', () => {
+    expect(likelyCause(200, undefined, context)).toBeUndefined();
+    expect(likelyCause(404, undefined, context)?.causes[0]).toContain('path');
+    expect(likelyCause(401, undefined, context)?.causes[0]).toContain('no payhook code');
+    expect(likelyCause(502, undefined, context)).toBeUndefined();
+  });
+});

@@ -1,0 +1,349 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { createServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { captureDelivery, type CapturedDelivery } from '../../src/capture.js';
+import type { WebhookHandlerOptions } from '../../src/handler/options.js';
+import { createNodeWebhookHandler } from '../../src/node/index.js';
+import { BETA_PUBLIC_KEY, PRODUCTION_PUBLIC_KEY } from '../../src/service-keys.js';
+import { createTestWebhook, signWebhook, TEST_KEY_PAIR } from '../../src/testing/index.js';
+import { CLI, run } from './run.js';
+
+// The debug loop through real processes: a capture that recorded the
+// receiver's webhookUrl is replayed with `payhook send --request` to a real
+// payhook receiver, refusals are explained from the answer's code, and the
+// CLI ends quietly when its reader goes away.
+const WEBHOOK_URL = 'https://shop.example.kg/webhooks/payments';
+let dir: string;
+const servers: Server[] = [];
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'payhook-debug-loop-'));
+});
+
+afterEach(() => {
+  for (const server of servers.splice(0)) server.close();
+});
+
+async function listen(server: Server): Promise<string> {
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks/payments`;
+}
+
+/** A real payhook receiver pinned to WEBHOOK_URL; counts what reached onPayment. */
+async function receiver(options: Partial<WebhookHandlerOptions> = {}): Promise<{ url: string; payments: string[] }> {
+  const payments: string[] = [];
+  const handler = createNodeWebhookHandler({
+    publicKeys: TEST_KEY_PAIR.publicKey,
+    webhookUrl: WEBHOOK_URL,
+    logger: false,
+    onPayment: (webhook) => {
+      payments.push(webhook.id);
+    },
+    ...options,
+  });
+  return { url: await listen(createServer((req, res) => void handler(req, res))), payments };
+}
+
+/** A capture as a receiver with webhookUrl makes it: signed for WEBHOOK_URL, arrived on an internal host. */
+async function captureFile(name: string, timestamp = Date.now()): Promise<{ file: string; capture: CapturedDelivery }> {
+  const signed = await signWebhook(createTestWebhook({ amount: 250 }), { url: WEBHOOK_URL, timestamp });
+  const request = new Request('http://app.internal:8080/webhooks/payments', {
+    method: 'POST',
+    headers: { ...signed.headers, host: 'app.internal:8080', 'x-request-id': 'abc' },
+    body: signed.body,
+  });
+  const capture = await captureDelivery(request, { webhookUrl: WEBHOOK_URL });
+  const file = join(dir, `${name}.json`);
+  await writeFile(file, JSON.stringify(capture, null, 2));
+  return { file, capture };
+}
+
+describe('payhook send --request: replaying a capture', () => {
+  it('delivers it to a running receiver: 200 the first time, then a duplicate', async () => {
+    const { url, payments } = await receiver();
+    const { file } = await captureFile('fresh');
+    const first = await run(['send', '--request', file, '--to', url]);
+    expect(first.stdout).toContain('as captured');
+    expect(first.stdout).toContain('attempt 1: 200 OK {"ok":true}');
+    expect(first.code).toBe(0);
+    const again = await run(['send', '--request', file, '--to', url]);
+    expect(again.stdout).toContain('attempt 1: 200 OK {"ok":true,"duplicate":true}');
+    expect(again.code).toBe(0);
+    expect(payments).toHaveLength(1);
+  });
+
+  it('sends the captured method, headers (Host included) and body byte for byte', async () => {
+    const received: Array<{ method: string; headers: IncomingHttpHeaders; body: Buffer }> = [];
+    const url = await listen(
+      createServer((req, res) => {
+        const chunks: Buffer[] = [];
+        req.on('data', (chunk: Buffer) => chunks.push(chunk));
+        req.on('end', () => {
+          received.push({ method: req.method ?? '', headers: req.headers, body: Buffer.concat(chunks) });
+          res.writeHead(200).end('{"ok":true}');
+        });
+      }),
+    );
+    const { file, capture } = await captureFile('exact');
+    expect((await run(['send', '--request', file, url])).code).toBe(0);
+    const [delivery] = received;
+    expect(delivery!.method).toBe('POST');
+    expect(delivery!.body.toString('utf8')).toBe(capture.body);
+    const { connection: _, ...headers } = delivery!.headers;
+    expect(headers).toEqual({ ...capture.headers, 'content-length': String(Buffer.byteLength(capture.body)) });
+    expect(headers['host']).toBe('app.internal:8080');
+  });
+
+  it('an old capture is refused as captured, with --resign named; --resign delivers it', async () => {
+    const { url, payments } = await receiver();
+    const { file } = await captureFile('old', Date.now() - 3_600_000);
+    const old = await run(['send', '--request', file, '--to', url]);
+    expect(old.code).toBe(1);
+    expect(old.stdout).toContain('"code":"TIMESTAMP_OUT_OF_WINDOW"');
+    expect(old.stdout).toContain('likely cause (TIMESTAMP_OUT_OF_WINDOW): the capture is older');
+    expect(old.stdout).toContain('--resign');
+    const resigned = await run(['send', '--request', file, '--to', url, '--resign']);
+    expect(resigned.stdout).toContain(`signed for ${WEBHOOK_URL}`);
+    expect(resigned.stdout).toContain('attempt 1: 200 OK {"ok":true}');
+    expect(resigned.code).toBe(0);
+    expect(payments).toHaveLength(1);
+  });
+
+  it('a captured header Node cannot send is reported as no answer, not a stack', async () => {
+    const { capture } = await captureFile('bad-header');
+    const file = join(dir, 'bad-header-edited.json');
+    await writeFile(file, JSON.stringify({ ...capture, headers: { ...capture.headers, 'x-note': 'a\nb' } }));
+    const result = await run(['send', '--request', file, '--to', 'http://127.0.0.1:9/webhooks/payments']);
+    expect(result.stdout).toContain('attempt 1: no answer (ERR_INVALID_CHAR)');
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(1);
+  });
+
+  it('refuses flags that would build a new body, and signing flags without --resign', async () => {
+    const { file } = await captureFile('usage');
+    for (const args of [
+      ['send', '--request', file, '--to', 'http://127.0.0.1:9/x', '--status', 'FAILED'],
+      ['send', '--request', file, '--to', 'http://127.0.0.1:9/x', '--tamper'],
+      ['send', '--request', file, '--to', 'http://127.0.0.1:9/x', '--age', '1000'],
+      ['send', '--request', file, '--to', 'http://127.0.0.1:9/x', '--webhook-url', WEBHOOK_URL],
+      ['send', '--request', file, 'http://127.0.0.1:9/x', '--to', 'http://127.0.0.1:9/y'],
+      ['send', 'http://127.0.0.1:9/x', '--resign'],
+      ['send', '--request', join(dir, 'missing.json'), '--to', 'http://127.0.0.1:9/x'],
+    ]) {
+      const result = await run(args);
+      expect(result.code, args.join(' ')).toBe(2);
+      expect(result.stderr).toContain('payhook send: ');
+    }
+  });
+});
+
+describe('payhook send names the likely cause of a refusal', () => {
+  it('a receiver without the test key', async () => {
+    const { url } = await receiver({ publicKeys: PRODUCTION_PUBLIC_KEY });
+    const result = await run(['send', url, '--webhook-url', WEBHOOK_URL]);
+    expect(result.code).toBe(1);
+    // Signed for the receiver's webhookUrl: the key comes first.
+    expect(result.stdout).toContain(
+      "likely causes (SIGNATURE_MISMATCH), most likely first:\n    - the receiver does not accept payhook's TEST key",
+    );
+    expect(result.stdout).toContain('diagnose: ');
+    expect(result.stdout).toContain('payhook verify --request');
+  });
+
+  it('a URL that differs from the receiver’s webhookUrl', async () => {
+    const { url } = await receiver();
+    const result = await run(['send', url]);
+    expect(result.code).toBe(1);
+    // Signed for the target itself: the URL comes first.
+    expect(result.stdout).toContain(`most likely first:\n    - the receiver's webhookUrl is not ${url}`);
+    expect(result.stdout).toContain('pass --webhook-url');
+  });
+
+  it('a clock that differs', async () => {
+    const { url } = await receiver({ now: () => Date.now() + 600_000 });
+    const result = await run(['send', url, '--webhook-url', WEBHOOK_URL]);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain("likely cause (TIMESTAMP_OUT_OF_WINDOW): this machine's clock and the receiver's");
+  });
+
+  it('a forged delivery is named as the expected outcome', async () => {
+    const { url } = await receiver();
+    const result = await run(['send', url, '--webhook-url', WEBHOOK_URL, '--tamper']);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain('likely cause (SIGNATURE_MISMATCH): expected: --tamper');
+  });
+});
+
+describe('payhook send dates deliveries in the past and the future', () => {
+  it.each([
+    ['--age', '-400000'],
+    ['--age=-400000', undefined],
+  ])('%s %s signs 400 s ahead, which the receiver refuses', async (flag, value) => {
+    const { url } = await receiver();
+    const result = await run([
+      'send',
+      url,
+      '--webhook-url',
+      WEBHOOK_URL,
+      flag,
+      ...(value === undefined ? [] : [value]),
+    ]);
+    expect(result.stderr).toBe('');
+    expect(result.stdout).toContain('"code":"TIMESTAMP_OUT_OF_WINDOW"');
+    expect(result.stdout).toContain('expected: --age or --timestamp');
+    expect(result.code).toBe(1);
+  });
+
+  it('--age -1000 is inside the window and accepted; a future --timestamp past it is refused', async () => {
+    const { url } = await receiver();
+    const near = await run(['send', url, '--webhook-url', WEBHOOK_URL, '--age', '-1000']);
+    expect(near.stdout).toContain('attempt 1: 200 OK');
+    expect(near.code).toBe(0);
+    const future = await run(['send', url, '--webhook-url', WEBHOOK_URL, '--timestamp', String(Date.now() + 400_000)]);
+    expect(future.stdout).toContain('"code":"TIMESTAMP_OUT_OF_WINDOW"');
+    expect(future.code).toBe(1);
+  });
+
+  it('still refuses an --age that is not a whole number', async () => {
+    for (const age of ['-', '-1.5', 'soon', '--1']) {
+      const result = await run(['send', 'http://127.0.0.1:9/x', '--age', age]);
+      expect(result.code, age).toBe(2);
+    }
+  });
+});
+
+/** Runs `node dist/cli.js … | head -1` with pipefail: the exit code is the CLI's. */
+function pipedToHead(args: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const quoted = [process.execPath, CLI, ...args].map((word) => `'${word.replace(/'/g, `'\\''`)}'`).join(' ');
+    const child = spawn('bash', ['-o', 'pipefail', '-c', `${quoted} | head -1`], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe('a closed pipe', () => {
+  it('payhook send … | head -1 exits 0 with no stack, and the delivery still happens', async () => {
+    let answered = 0;
+    // The answer waits, so head has exited before the CLI writes again.
+    const url = await listen(
+      createServer((req, res) => {
+        req.resume();
+        req.on('end', () => setTimeout(() => res.writeHead(200).end('{"ok":true}', () => answered++), 300));
+      }),
+    );
+    const result = await pipedToHead(['send', url]);
+    expect(result.stdout).toBe(`→ POST ${url}\n`);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(answered).toBe(1);
+  });
+
+  it('payhook verify … | head -1 exits with its own code and no stack', async () => {
+    const { file } = await captureFile('piped');
+    const key = join(dir, 'test.public.pem');
+    await writeFile(key, TEST_KEY_PAIR.publicKey);
+    const result = await pipedToHead(['verify', '--request', file, '--key', key]);
+    expect(result.stdout).toMatch(/^✓ verifies: /);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+  });
+});
+
+describe('payhook verify --request on a capture that recorded webhookUrl', () => {
+  it("runs the README's command as written: --env production --ignore-timestamp, no --webhook-url", async () => {
+    // Signed with payhook's test key, an hour ago, for the registered URL; received on an internal host.
+    const { file } = await captureFile('readme', Date.now() - 3_600_000);
+    const result = await run(['verify', '--request', file, '--env', 'production', '--ignore-timestamp', '--json']);
+    expect(result.code).toBe(1);
+    const output = JSON.parse(result.stdout) as {
+      ok: boolean;
+      error: { code: string };
+      diagnosis: { keyName: string; changes: Array<{ part: string }>; message: string };
+    };
+    expect(output.ok).toBe(false);
+    expect(output.error.code).toBe('SIGNATURE_MISMATCH');
+    // The only cause left is the key: the host and path came from the recorded webhookUrl.
+    expect(output.diagnosis.keyName).toMatch(/test/i);
+    expect(output.diagnosis.changes.map((change) => change.part)).toEqual(['key']);
+    expect(output.diagnosis.message).not.toContain('Host was rewritten');
+    const text = await run(['verify', '--request', file, '--env', 'production', '--ignore-timestamp']);
+    expect(text.stdout).toContain(`judged with webhookUrl ${WEBHOOK_URL} (recorded in the capture`);
+  });
+
+  it('refuses a recorded webhookUrl that is not a URL as a usage error, and lets --webhook-url override it', async () => {
+    const { capture } = await captureFile('bad-url');
+    for (const webhookUrl of ['', 'shop.example.kg/webhooks/payments']) {
+      const file = join(dir, 'bad-url-edited.json');
+      await writeFile(file, JSON.stringify({ ...capture, webhookUrl }));
+      const result = await run(['verify', '--request', file, '--env', 'beta']);
+      expect(result.code, webhookUrl).toBe(2);
+      expect(result.stderr).toContain('payhook verify: ');
+      const key = join(dir, 'test.public.pem');
+      await writeFile(key, TEST_KEY_PAIR.publicKey);
+      const overridden = await run(['verify', '--request', file, '--key', key, '--webhook-url', WEBHOOK_URL]);
+      expect(overridden.code, webhookUrl).toBe(webhookUrl === '' ? 2 : 0);
+    }
+  });
+
+  it('suggests --ignore-timestamp for an old capture, and names the clock for one from the future', async () => {
+    const key = join(dir, 'test.public.pem');
+    await writeFile(key, TEST_KEY_PAIR.publicKey);
+    const { file: old } = await captureFile('hint-old', Date.now() - 7_200_000);
+    const stale = await run(['verify', '--request', old, '--key', key]);
+    expect(stale.code).toBe(1);
+    expect(stale.stdout).toMatch(/hint: the capture's timestamp is 2 h old, .*add --ignore-timestamp/);
+    const json = JSON.parse((await run(['verify', '--request', old, '--key', key, '--json'])).stdout) as {
+      hint: string;
+    };
+    expect(json.hint).toContain('--ignore-timestamp');
+    expect((await run(['verify', '--request', old, '--key', key, '--ignore-timestamp'])).code).toBe(0);
+    const { file: ahead } = await captureFile('hint-future', Date.now() + 600_000);
+    const future = await run(['verify', '--request', ahead, '--key', key]);
+    expect(future.stdout).toMatch(/hint: the capture's timestamp is 10 min ahead of this machine's clock/);
+  });
+});
+
+describe('the tunnel recipe of docs/testing.md, with a local stand-in for the tunnel', () => {
+  it('a receiver pinned to the tunnel URL accepts a delivery signed for it, whatever Host the tunnel forwards', async () => {
+    const tunnelUrl = 'https://random-words.trycloudflare.com/webhooks/payments';
+    const { url: local, payments } = await receiver({
+      publicKeys: [BETA_PUBLIC_KEY, TEST_KEY_PAIR.publicKey],
+      webhookUrl: tunnelUrl,
+    });
+    // Forwards path and query to the receiver, as a tunnel does, with the public Host and its own headers.
+    const target = new URL(local);
+    const tunnel = await listen(
+      createServer((req, res) => {
+        const headers = {
+          ...req.headers,
+          host: 'random-words.trycloudflare.com',
+          'x-forwarded-for': '203.0.113.7',
+          'x-forwarded-proto': 'https',
+          'cf-connecting-ip': '203.0.113.7',
+        };
+        const forward = request(
+          { host: target.hostname, port: target.port, path: req.url, method: req.method, headers },
+          (answer) => {
+            res.writeHead(answer.statusCode ?? 502, answer.headers);
+            answer.pipe(res);
+          },
+        );
+        req.pipe(forward);
+      }),
+    );
+    const result = await run(['send', tunnel, '--webhook-url', tunnelUrl]);
+    expect(result.stdout).toContain('attempt 1: 200 OK {"ok":true}');
+    expect(result.code).toBe(0);
+    expect(payments).toHaveLength(1);
+  });
+});
