@@ -41,7 +41,7 @@ async function deliver(flow: Flow, input: DeliveryInput, deadline: Deadline): Pr
   if (!verified.ok) {
     const { error } = verified;
     if (error.code === 'INVALID_PAYLOAD') return deadLetterInvalid(settings, request, error, deadline, report);
-    if (error.code === 'SIGNATURE_MISMATCH') captureMismatch(settings.options.onSignatureMismatch, request, report);
+    if (error.code === 'SIGNATURE_MISMATCH') captureMismatch(settings.options, request, report);
     return report.refuse(error.code, error.message);
   }
   const { webhook, timestamp, webhookUrl } = verified;

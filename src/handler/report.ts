@@ -5,9 +5,10 @@ import { captureDelivery } from '../capture.js';
 import { codeFacts, type PayhookErrorCode } from '../lib/errors.js';
 import { describeError } from '../lib/misuse.js';
 import { answer, type Answer } from './answer.js';
-import type { WebhookRequest } from '../verify-webhook.js';
+import { registeredUrl } from '../lib/signed-target.js';
+import type { WebhookRequest, WebhookUrlOption } from '../verify-webhook.js';
 import type { WebhookHandlerError, WebhookLogEvent, WebhookLogRecord } from './hooks.js';
-import type { WebhookHandlerBaseOptions } from './options.js';
+import type { WebhookHandlerOptions } from './options.js';
 
 type Level = WebhookLogRecord['level'];
 
@@ -176,14 +177,25 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
 
 /** Internal: hands onSignatureMismatch a capture of the bytes verified (never the stream again), after the answer. */
 export function captureMismatch(
-  onSignatureMismatch: WebhookHandlerBaseOptions['onSignatureMismatch'],
+  options: Pick<WebhookHandlerOptions, 'onSignatureMismatch' | 'webhookUrl'>,
   request: WebhookRequest,
   report: DeliveryReport,
 ): void {
+  const { onSignatureMismatch } = options;
   if (onSignatureMismatch === undefined) return;
-  captureDelivery(request).then(
+  captureDelivery(request, { webhookUrl: registeredFor(options.webhookUrl, request) }).then(
     (capture) => report.hook(() => onSignatureMismatch(request, { capture }), undefined),
     (cause: unknown) =>
       report.log('warn', 'hook-failed', `Could not capture the delivery: ${describeError(cause)}`, { error: cause }),
   );
+}
+
+/** The registered URL a refused request was meant for, as the capture records it; `undefined` when none fits. */
+function registeredFor(webhookUrl: WebhookUrlOption | undefined, request: WebhookRequest): string | undefined {
+  if (webhookUrl === undefined || typeof webhookUrl === 'string') return webhookUrl;
+  try {
+    return registeredUrl(webhookUrl)(request)?.url;
+  } catch {
+    return undefined; // a function that throws: the capture simply records no URL
+  }
 }

@@ -163,6 +163,8 @@ export function behaviourSuite(kind: AdapterKind): void {
       const [capture] = captures;
       expect(capture?.body).toBe(body);
       expect(capture?.headers['signature']).toBe(delivery.headers['signature']);
+      // The handler's webhookUrl is recorded, so `payhook verify --request` judges it as the receiver did.
+      expect(capture?.webhookUrl).toBe(WEBHOOK_URL);
       // Written as JSON and read back, the capture verifies once the URL it was signed for is given.
       const copy = JSON.parse(JSON.stringify(capture)) as CapturedDelivery;
       const result = await verifyWebhook(copy, {
