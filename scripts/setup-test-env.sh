@@ -27,10 +27,25 @@ for tool in redis-server chromium; do
 done
 [ -n "$(pg_bin)" ] && [ -x "$(pg_bin)/initdb" ] || { echo "setup-test-env: PostgreSQL (initdb) is still missing" >&2; exit 1; }
 
-if [ -f test/runtimes/package.json ]; then
-  if [ ! -d test/runtimes/node_modules ] || [ test/runtimes/package-lock.json -nt test/runtimes/node_modules ]; then
-    echo "setup-test-env: installing the runtime matrix (test/runtimes)"
-    npm ci --prefix test/runtimes --no-audit --no-fund --loglevel=error
-  fi
+# Installed already when node_modules' own record (.package-lock.json) holds
+# every version the lock pins: compared by content, not by mtime, which a
+# fresh checkout or a symlinked node_modules makes meaningless.
+runtimes_installed() {
+  node -e '
+    const { existsSync, readFileSync } = require("node:fs");
+    const read = (file) => JSON.parse(readFileSync(file, "utf8")).packages;
+    const hidden = "test/runtimes/node_modules/.package-lock.json";
+    const have = existsSync(hidden) ? read(hidden) : {};
+    const stale = Object.entries(read("test/runtimes/package-lock.json")).some(
+      ([path, entry]) => path !== "" && !entry.optional && have[path]?.version !== entry.version,
+    );
+    process.exit(stale ? 1 : 0);
+  '
+}
+runtimes="runtime matrix already installed"
+if [ -f test/runtimes/package.json ] && ! runtimes_installed; then
+  echo "setup-test-env: installing the runtime matrix (Node 22 and 24, Deno, Bun: npm ci --prefix test/runtimes)"
+  npm ci --prefix test/runtimes --no-audit --no-fund --loglevel=error
+  runtimes="runtime matrix installed"
 fi
-echo "setup-test-env: redis-server $(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p'), $(chromium --version 2>/dev/null | head -1), $("$(pg_bin)/postgres" --version)"
+echo "setup-test-env: ${runtimes}; redis-server $(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p'), $(chromium --version 2>/dev/null | head -1), $("$(pg_bin)/postgres" --version)"
