@@ -4,8 +4,9 @@
 //   1. set-up   scripts/setup-test-env.sh installs what is missing (redis-server, chromium,
 //               PostgreSQL, the runtime matrix) and says what it installs; output shown as it comes
 //   2. build    scripts/build-if-stale.mjs: skipped when dist/ is newer than its sources
-//   3. stages   independent of each other, run a few at a time; each one's output is kept and
-//               printed only when it fails, with its time and a one-line summary otherwise
+//   3. stages   independent of each other, run a few at a time (the chaos run last, alone); each
+//               one's output is kept and printed only when it fails, with its time and a one-line
+//               summary otherwise
 //
 //   node scripts/test-all.mjs [stage …] [--jobs N]
 //     stage …   run only these stages (after set-up and build), e.g. `npm test -- lint typecheck`
@@ -23,14 +24,16 @@ const STAGE_TIMEOUT_MS = 20 * 60_000;
 
 // Longest first, so the slowest stage starts at once and the short ones fill
 // the other slots. `summary` picks the stage's own tally from its output.
+// `alone`: runs after the others, by itself (the chaos run measures the
+// machine's answers under load and wants no other stage competing for the CPU).
 const STAGES = [
   { name: 'vitest', script: 'test:unit', summary: /^\s*Tests\s+(.+)$/m },
   { name: 'check:package', script: 'check:package', summary: /^check-package: .+$/m },
-  { name: 'chaos', script: 'test:chaos' },
   { name: 'lint', script: 'lint' },
   { name: 'typecheck', script: 'typecheck' },
   { name: 'runtimes', script: 'test:runtimes', summary: /^runtimes: .+$/m },
   { name: 'docs', script: 'test:docs' },
+  { name: 'chaos', script: 'test:chaos', summary: /^payhook chaos run.*$/m, alone: true },
 ];
 
 const args = process.argv.slice(2);
@@ -138,10 +141,8 @@ for (const [name, command, commandArgs] of [
 
 // ---------------------------------------------------------------- 3: the stages
 
-console.log(`── ${stages.length} stages, ${jobs} at a time: ${stages.map((stage) => stage.name).join(', ')}`);
 const results = [];
-const queue = [...stages];
-async function lane() {
+async function lane(queue) {
   for (let stage = queue.shift(); stage; stage = queue.shift()) {
     const t0 = Date.now();
     const { code, output, timedOut } = await run(npm, ['run', '--silent', stage.script]);
@@ -156,7 +157,15 @@ async function lane() {
     results.push({ stage, ok, output, time, why });
   }
 }
-await Promise.all(Array.from({ length: Math.min(jobs, stages.length) }, lane));
+const together = stages.filter((stage) => !stage.alone);
+if (together.length > 0) {
+  console.log(`── ${together.length} stages, ${jobs} at a time: ${together.map((stage) => stage.name).join(', ')}`);
+  await Promise.all(Array.from({ length: Math.min(jobs, together.length) }, () => lane(together)));
+}
+for (const stage of stages.filter((candidate) => candidate.alone)) {
+  console.log(`── ${stage.name}, alone`);
+  await lane([stage]);
+}
 
 const failed = results.filter((result) => !result.ok);
 for (const { stage, output, why, time } of failed) {
