@@ -20,6 +20,7 @@ const steps = [
   ['npm pack contents', script('check-pack.mjs')],
   ['size budgets', script('check-size.mjs')],
   ['API reference is up to date', script('check-docs.mjs')],
+  ['JSR: deno publish --dry-run', script('check-jsr.mjs')],
 ];
 
 const failed = [];

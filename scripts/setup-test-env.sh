@@ -5,7 +5,9 @@
 #     with initdb/pg_ctl from /usr/lib/postgresql/*/bin), from Debian's packages
 #     (needs root or sudo);
 #   - the runtimes of the matrix (Deno, Bun, Node 22 and 24), pinned in
-#     test/runtimes/package-lock.json and installed from npm.
+#     test/runtimes/package-lock.json and installed from npm;
+#   - size-limit (the size budgets of check:package), pinned in
+#     scripts/size-limit/package-lock.json, installed with that Node 22.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -27,10 +29,33 @@ for tool in redis-server chromium; do
 done
 [ -n "$(pg_bin)" ] && [ -x "$(pg_bin)/initdb" ] || { echo "setup-test-env: PostgreSQL (initdb) is still missing" >&2; exit 1; }
 
-if [ -f test/runtimes/package.json ]; then
-  if [ ! -d test/runtimes/node_modules ] || [ test/runtimes/package-lock.json -nt test/runtimes/node_modules ]; then
-    echo "setup-test-env: installing the runtime matrix (test/runtimes)"
-    npm ci --prefix test/runtimes --no-audit --no-fund --loglevel=error
-  fi
+# Installed already when node_modules' own record (.package-lock.json) holds
+# every version the lock pins: compared by content, not by mtime, which a
+# fresh checkout or a symlinked node_modules makes meaningless.
+installed() {
+  node -e '
+    const { existsSync, readFileSync } = require("node:fs");
+    const dir = process.argv[1];
+    const read = (file) => JSON.parse(readFileSync(file, "utf8")).packages;
+    const hidden = `${dir}/node_modules/.package-lock.json`;
+    const have = existsSync(hidden) ? read(hidden) : {};
+    const stale = Object.entries(read(`${dir}/package-lock.json`)).some(
+      ([path, entry]) => path !== "" && !entry.optional && have[path]?.version !== entry.version,
+    );
+    process.exit(stale ? 1 : 0);
+  ' "$1"
+}
+tools=""
+if ! installed test/runtimes; then
+  echo "setup-test-env: installing the runtime matrix (Node 22 and 24, Deno, Bun: npm ci --prefix test/runtimes)"
+  npm ci --prefix test/runtimes --no-audit --no-fund --loglevel=error
+  tools="runtime matrix installed"
 fi
-echo "setup-test-env: redis-server $(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p'), $(chromium --version 2>/dev/null | head -1), $("$(pg_bin)/postgres" --version)"
+# size-limit needs Node >= 22.19: npm runs under the pinned Node 22, so its
+# engines hold and npm has nothing to warn about.
+if ! installed scripts/size-limit; then
+  echo "setup-test-env: installing size-limit with the pinned Node 22 (npm ci --prefix scripts/size-limit)"
+  PATH="$PWD/test/runtimes/node_modules/node22/bin:$PATH" npm ci --prefix scripts/size-limit --no-audit --no-fund --loglevel=warn
+  tools="${tools:+$tools, }size-limit installed"
+fi
+echo "setup-test-env: ${tools:-runtime matrix and size-limit already installed}; redis-server $(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p'), $(chromium --version 2>/dev/null | head -1), $("$(pg_bin)/postgres" --version)"

@@ -100,11 +100,22 @@ async function withMiniflare(use) {
   const { Miniflare } = await import('miniflare');
   const { bundleForWorkerd } = await import('../test/helpers/bundle-worker.mjs');
   const script = await bundleForWorkerd(join(runtimesDir, 'worker.mjs'));
+  // What the Worker logs (the handler's default log lines among it) is kept
+  // with the result and printed only when the run fails.
+  const log = [];
+  const collect = (stream) => stream.on('data', (chunk) => log.push(String(chunk).trimEnd()));
   // No nodejs_compat flag: the core and payhook/web must need no Node API.
-  const mf = new Miniflare({ modules: true, script, compatibilityDate: '2025-09-01' });
+  const mf = new Miniflare({
+    modules: true,
+    script,
+    compatibilityDate: '2025-09-01',
+    handleRuntimeStdio: (stdout, stderr) => (collect(stdout), collect(stderr)),
+  });
   try {
     await mf.ready;
-    return await use(mf);
+    const result = await use(mf);
+    const logged = log.filter((line) => line !== '').join('\n');
+    return logged === '' ? result : { ...result, output: `${result.output}\nworkerd printed:\n${logged}` };
   } finally {
     await mf.dispose();
   }
