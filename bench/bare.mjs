@@ -146,8 +146,31 @@ export function bareNodeReceiver(pem) {
   return { listener, stats: ledger.stats, reset: ledger.reset };
 }
 
-/** Fetch handler (Request → Response): Web Crypto with a CryptoKey imported once. */
-export async function bareWebReceiver(pem) {
+/** The body's bytes read from `request.body` chunk by chunk, as a receiver that bounds its reads must. */
+async function readStream(request) {
+  if (request.body === null) return new Uint8Array(0);
+  const reader = request.body.getReader();
+  const chunks = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.length;
+    if (size > MAX_BODY_BYTES) {
+      await reader.cancel();
+      throw new Refused(413, 'BODY_TOO_LARGE');
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks, size);
+}
+
+/**
+ * Fetch handler (Request → Response): Web Crypto with a CryptoKey imported once. It reads the body with
+ * `request.arrayBuffer()`, or with `stream: true` from `request.body` chunk by chunk (adaptors such as
+ * @hono/node-server answer arrayBuffer() from the Node stream directly, but build a web stream for `body`).
+ */
+export async function bareWebReceiver(pem, { stream = false } = {}) {
   const spki = Buffer.from(pem.replace(/-----[A-Z ]+-----/g, '').replace(/\s+/g, ''), 'base64');
   const algorithm = { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' };
   const key = await globalThis.crypto.subtle.importKey('spki', spki, algorithm, false, ['verify']);
@@ -156,7 +179,7 @@ export async function bareWebReceiver(pem) {
   const fetch = async (request) => {
     if (request.method !== 'POST') return respond(405, '{"ok":false}');
     try {
-      const bytes = new Uint8Array(await request.arrayBuffer());
+      const bytes = stream ? await readStream(request) : new Uint8Array(await request.arrayBuffer());
       if (bytes.length > MAX_BODY_BYTES) throw new Refused(413, 'BODY_TOO_LARGE');
       const { headers } = request;
       const host = headers.get('host');

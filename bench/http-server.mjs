@@ -2,16 +2,19 @@
 // do not share an event loop or a thread pool.
 //   node bench/http-server.mjs payhook-node   node:http + payhook/node createNodeWebhookHandler + memory store
 //   node bench/http-server.mjs payhook-web    payhook/web createWebhookHandler + memory store, served on node:http
-//                                             through @hono/node-server's getRequestListener
+//                                             through @hono/node-server's getRequestListener (see serveFetch)
 //   node bench/http-server.mjs bare-node      node:http + a receiver written by hand with node:crypto (bench/bare.mjs)
 //   node bench/http-server.mjs bare-web       the same by hand with Web Crypto, through the same adaptor as payhook-web
+//   node bench/http-server.mjs bare-web-stream  the same, reading request.body as a stream as payhook/web does
 //   node bench/http-server.mjs peer:<id>      a webhook library's own server (bench/peers.mjs)
 //   node bench/http-server.mjs peer-bare:<id> the same checks as that library, by hand with node:crypto
-// The parent sends { pem, storeOptions, packageDir? } over IPC (packageDir: another build of payhook for the
+// The parent sends { pem, storeOptions, packageDir?, webAdaptor? } over IPC (packageDir: another build of payhook for the
 // payhook modes); the server answers { port } once listening; 'start' marks the start of the measured window;
 // 'stats' is answered with { handled, answered, cpuPerRequest, systemPerRequest } (CPU µs of this process, all
 // threads, per request answered since 'start'); 'exit' closes and exits.
+import { Buffer } from 'node:buffer';
 import { createServer } from 'node:http';
+import { Readable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
 import { getRequestListener } from '@hono/node-server';
 import { bareNodeReceiver, bareWebReceiver } from './bare.mjs';
@@ -23,8 +26,28 @@ function reply(message) {
   process.send?.(message);
 }
 
-/** The fetch-to-node:http adaptor both Web servers use, so that their ratio compares the receivers alone. */
-const serveFetch = (fetch) => getRequestListener((request) => fetch(request));
+/**
+ * The fetch-to-node:http adaptor both Web servers use, so that their ratio compares the receivers alone: by default
+ * @hono/node-server's getRequestListener (what a Hono app on Node runs); with setup.webAdaptor 'node', a minimal one
+ * by hand on Node's own classes (the body as Readable.toWeb, the answer's bytes written back).
+ */
+function serveFetch(fetch, adaptor) {
+  if (adaptor !== 'node') return getRequestListener((request) => fetch(request));
+  return async (req, res) => {
+    const headers = new Headers();
+    for (let i = 0; i < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i], req.rawHeaders[i + 1]);
+    const bodyless = req.method === 'GET' || req.method === 'HEAD';
+    const request = new Request(`http://${req.headers.host ?? 'localhost'}${req.url}`, {
+      method: req.method,
+      headers,
+      body: bodyless ? undefined : Readable.toWeb(req),
+      duplex: 'half',
+    });
+    const response = await fetch(request);
+    const body = Buffer.from(await response.arrayBuffer());
+    res.writeHead(response.status, Object.fromEntries(response.headers)).end(body);
+  };
+}
 
 async function payhookHandler(setup, web) {
   const dir = setup.packageDir;
@@ -43,7 +66,7 @@ async function payhookHandler(setup, web) {
   let listener;
   if (web) {
     const { createWebhookHandler } = await import(entry('web'));
-    listener = serveFetch(createWebhookHandler(options));
+    listener = serveFetch(createWebhookHandler(options), setup.webAdaptor);
   } else {
     const { createNodeWebhookHandler } = await import(entry('node'));
     listener = createNodeWebhookHandler(options);
@@ -61,9 +84,9 @@ async function makeListener(setup) {
   if (mode === 'payhook-node') return payhookHandler(setup, false);
   if (mode === 'payhook-web') return payhookHandler(setup, true);
   if (mode === 'bare-node') return bareNodeReceiver(setup.pem);
-  if (mode === 'bare-web') {
-    const { fetch, stats, reset } = await bareWebReceiver(setup.pem);
-    return { listener: serveFetch(fetch), stats, reset };
+  if (mode === 'bare-web' || mode === 'bare-web-stream') {
+    const { fetch, stats, reset } = await bareWebReceiver(setup.pem, { stream: mode === 'bare-web-stream' });
+    return { listener: serveFetch(fetch, setup.webAdaptor), stats, reset };
   }
   if (mode.startsWith('peer:')) return peerListener(mode.slice(5));
   if (mode.startsWith('peer-bare:')) return peerBareListener(mode.slice(10));

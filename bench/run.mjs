@@ -17,6 +17,9 @@
 //   BENCH_WARMUP_S=1      warm-up seconds before each measured run (other deliveries)
 //   BENCH_POOL            distinct signed deliveries per measured run (default 16,000 per measured second)
 //   BENCH_PEERS=0         skip the peer libraries
+//   BENCH_ONLY=node,web   measure only these groups (node, web, octokit, stripe, standardwebhooks)
+//   BENCH_WEB_ADAPTOR     how the two Web servers are served on node:http: `hono` (default: @hono/node-server's
+//                         getRequestListener) or `node` (a minimal adaptor by hand: Readable.toWeb into a Request)
 //   BENCH_BASELINE=dir    another build of payhook (a folder with package.json and dist/, e.g. the previous
 //                         release): its handlers are measured beside this build's in the same run
 //   BENCH_SERVER_ARGS     Node flags for the server processes (e.g. '--cpu-prof --cpu-prof-dir=/tmp/prof')
@@ -48,6 +51,10 @@ const POOL = Math.max(1, Math.round(env('BENCH_POOL', HTTP_S * 16_000)));
 const WARMUP_POOL = 4096;
 const CONNECTIONS = 64;
 const PEERS_ON = env('BENCH_PEERS', 1) !== 0;
+const ONLY = process.env.BENCH_ONLY ? process.env.BENCH_ONLY.split(',').map((id) => id.trim()) : undefined;
+const WEB_ADAPTOR = process.env.BENCH_WEB_ADAPTOR || 'hono';
+if (WEB_ADAPTOR !== 'hono' && WEB_ADAPTOR !== 'node') throw new Error('BENCH_WEB_ADAPTOR must be hono or node');
+const ADAPTOR_LABEL = WEB_ADAPTOR === 'hono' ? '@hono/node-server' : 'Readable.toWeb';
 const BASELINE = process.env.BENCH_BASELINE ? resolve(process.env.BENCH_BASELINE) : undefined;
 // Deliveries are signed with a timestamp this far ahead of the signing time: CONTRACT §3's window is ±5 minutes,
 // so one signed pool stays fresh for 9.5 minutes and every server is measured on the same deliveries. They are
@@ -77,9 +84,10 @@ async function groups() {
     },
     {
       id: 'web',
-      bare: { key: 'bare-web', mode: 'bare-web', label: 'bare Web Crypto (CryptoKey), via @hono/node-server' },
+      bare: { key: 'bare-web', mode: 'bare-web', label: `bare Web Crypto (CryptoKey), via ${ADAPTOR_LABEL}` },
       members: [
-        { key: 'payhook-web', mode: 'payhook-web', label: 'payhook/web + memory store, via @hono/node-server' },
+        { key: 'payhook-web', mode: 'payhook-web', label: `payhook/web + memory store, via ${ADAPTOR_LABEL}` },
+        { key: 'bare-web-stream', mode: 'bare-web-stream', label: 'bare Web Crypto, body read from request.body' },
       ],
       scheme: 'payhook',
     },
@@ -115,7 +123,7 @@ async function groups() {
       });
     }
   }
-  return { list, skipped };
+  return { list: ONLY ? list.filter((group) => ONLY.includes(group.id)) : list, skipped };
 }
 
 /** Signs every pool: distinct deliveries for the measured runs, others for warm-up, one valid and one forged. */
@@ -165,7 +173,7 @@ async function httpBenchmarks() {
           console.log('  the deliveries would leave the timestamp window: signing them again');
           signed = await makePools(list.map((g) => g.scheme));
         }
-        const setup = { pem: PUBLIC_KEY_PEM, storeOptions, packageDir: server.dir };
+        const setup = { pem: PUBLIC_KEY_PEM, storeOptions, packageDir: server.dir, webAdaptor: WEB_ADAPTOR };
         const run = await runHttp(server.mode, {
           setup,
           ...signed.pools[group.scheme],
@@ -178,7 +186,8 @@ async function httpBenchmarks() {
         }
         if (run.non2xx > 0) throw new Error(`${server.key} answered non-2xx: ${JSON.stringify(run.statusCodes)}`);
         runs[server.key].push(run);
-        const fresh = run.answered > 0 ? Math.round((100 * run.handled) / run.answered) : 0;
+        // A few requests in flight when the load stops are handled but never answered: hence the cap.
+        const fresh = run.answered > 0 ? Math.min(100, Math.round((100 * run.handled) / run.answered)) : 0;
         console.log(
           `  round ${round + 1} ${server.key.padEnd(22)} ${formatOps(run.requestsPerSecond).padStart(7)} req/s` +
             `  p99 ${String(run.p99Ms).padStart(3)} ms  CPU ${run.cpuPerRequest.toFixed(0).padStart(3)} µs/req` +
@@ -262,6 +271,12 @@ function printTable({ rows }) {
       " the group's bare server (the first row above it), then the median. CPU µs/req: the server process's" +
       ' CPU time (all threads) over the measured window divided by the requests it answered.',
   );
+  if (rows.some((r) => r.key === 'bare-web-stream') && WEB_ADAPTOR === 'hono') {
+    console.log(
+      '  @hono/node-server answers request.arrayBuffer() and text() from the Node stream directly, but builds a web' +
+        ' stream for request.body: the "body read from request.body" row shows what that alone costs a receiver.',
+    );
+  }
 }
 
 const TARGETS = {
