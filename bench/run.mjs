@@ -11,10 +11,10 @@
 // (a server refuses a valid delivery or accepts a forged one, a canonical string differs from the reference).
 //
 // Environment knobs (all optional):
-//   BENCH_QUICK=1         a quick run (about a minute): 2 rounds of 2 s
-//   BENCH_ROUNDS=3        rounds (each round runs every server once; medians are reported)
-//   BENCH_HTTP_S=5        measured seconds per server per round
-//   BENCH_WARMUP_S=1      warm-up seconds before each measured run (other deliveries)
+//   BENCH_QUICK=1         a quick run (about a minute on an idle machine): 2 rounds of 1.5 s
+//   BENCH_ROUNDS=5        rounds (each round runs every server once; medians are reported)
+//   BENCH_HTTP_S=3        measured seconds per server per round
+//   BENCH_WARMUP_S=0.75   warm-up seconds before each measured run (other deliveries)
 //   BENCH_POOL            distinct signed deliveries per measured run (default 16,000 per measured second)
 //   BENCH_PEERS=0         skip the peer libraries
 //   BENCH_ONLY=node,web   measure only these groups (node, web, octokit, stripe, standardwebhooks)
@@ -44,9 +44,11 @@ const env = (name, fallback) => {
 };
 
 const QUICK = env('BENCH_QUICK', 0) !== 0;
-const ROUNDS = Math.max(1, Math.round(env('BENCH_ROUNDS', QUICK ? 2 : 3)));
-const HTTP_S = env('BENCH_HTTP_S', QUICK ? 2 : 5);
-const WARMUP_S = env('BENCH_WARMUP_S', QUICK ? 0.5 : 1);
+// Short runs and several rounds: other processes' load changes from second to second, and the more often the
+// servers alternate, the less one of them gains from a quiet moment.
+const ROUNDS = Math.max(1, Math.round(env('BENCH_ROUNDS', QUICK ? 2 : 5)));
+const HTTP_S = env('BENCH_HTTP_S', QUICK ? 1.5 : 3);
+const WARMUP_S = env('BENCH_WARMUP_S', QUICK ? 0.5 : 0.75);
 const POOL = Math.max(1, Math.round(env('BENCH_POOL', HTTP_S * 16_000)));
 const WARMUP_POOL = 4096;
 const CONNECTIONS = 64;
@@ -354,6 +356,7 @@ async function main() {
     `  ${QUICK ? 'quick: ' : ''}${ROUNDS} rounds × ${HTTP_S} s per server (${WARMUP_S} s warm-up), ${CONNECTIONS}` +
       ` connections, RSA-2048; pool of ${POOL} distinct deliveries per run${BASELINE ? `; baseline ${BASELINE}` : ''}`,
   );
+  console.log('  (each payhook server logs one refused delivery: the forged one every server must refuse first)');
   const http = await httpBenchmarks();
   const summary = summarise(http);
   printTable(summary);
