@@ -60,12 +60,13 @@ function startServer(mode, setup) {
 }
 
 /**
- * Runs one load: `connections` requests in flight for `durationS` seconds. Every request is the next of `pool`
+ * Runs one load: `connections` requests in flight for `durationS` seconds, or until `amount` requests were answered
+ * when it is given. Every request is the next of `pool`
  * ({ url, headers, body }), from a counter shared by all connections. When the pool runs out the load stops (within
  * autocannon's 100 ms sampling tick; the few requests sent meanwhile wrap around to the pool's start and are
  * redeliveries).
  */
-async function load(port, pool, connections, durationS) {
+async function load(port, pool, connections, durationS, amount) {
   let next = 0;
   let exhausted = false;
   const started = performance.now();
@@ -73,7 +74,7 @@ async function load(port, pool, connections, durationS) {
     url: `http://127.0.0.1:${port}`,
     connections,
     pipelining: 1,
-    duration: durationS,
+    ...(amount ? { amount } : { duration: durationS }),
     sampleInt: 100,
     timeout: 10,
     requests: [
@@ -117,10 +118,12 @@ function send(port, request) {
 
 /**
  * Measures one server: starts it, checks that it accepts one valid delivery and refuses one whose body no longer
- * matches its signature (so a server that skips the check cannot be measured), warms it up for `warmupS` on other
- * deliveries, then measures `pool` for `durationS`.
+ * matches its signature (so a server that skips the check cannot be measured), warms it up with `warmupRequests`
+ * other deliveries (a count, not a time: every server gets the same warm-up however loaded the machine is), then
+ * measures `pool` for `durationS`.
  */
-export async function runHttp(mode, { setup, pool, warmup, valid, forged, connections, durationS, warmupS }) {
+export async function runHttp(mode, options) {
+  const { setup, pool, warmup, valid, forged, connections, durationS, warmupRequests } = options;
   const server = startServer(mode, setup);
   try {
     const port = await server.port();
@@ -128,7 +131,7 @@ export async function runHttp(mode, { setup, pool, warmup, valid, forged, connec
     if (accepted !== 200) throw new Error(`${mode} server answered ${accepted} to a valid delivery`);
     const refused = await send(port, forged);
     if (refused < 400 || refused > 499) throw new Error(`${mode} server answered ${refused} to a forged delivery`);
-    if (warmupS > 0) await load(port, warmup, connections, warmupS);
+    if (warmupRequests > 0) await load(port, warmup, connections, 0, warmupRequests);
     server.start();
     const { result, seconds, exhausted } = await load(port, pool, connections, durationS);
     const stats = await server.stats();

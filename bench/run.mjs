@@ -14,7 +14,7 @@
 //   BENCH_QUICK=1         a quick run (about a minute on an idle machine): 2 rounds of 1.5 s
 //   BENCH_ROUNDS=5        rounds (each round runs every server once; medians are reported)
 //   BENCH_HTTP_S=3        measured seconds per server per round
-//   BENCH_WARMUP_S=0.75   warm-up seconds before each measured run (other deliveries)
+//   BENCH_WARMUP=4096     warm-up requests before each measured run (other deliveries; at most 4096)
 //   BENCH_POOL            distinct signed deliveries per measured run (default 16,000 per measured second)
 //   BENCH_PEERS=0         skip the peer libraries
 //   BENCH_ONLY=node,web   measure only these groups (node, web, octokit, stripe, standardwebhooks)
@@ -48,9 +48,9 @@ const QUICK = env('BENCH_QUICK', 0) !== 0;
 // servers alternate, the less one of them gains from a quiet moment.
 const ROUNDS = Math.max(1, Math.round(env('BENCH_ROUNDS', QUICK ? 2 : 5)));
 const HTTP_S = env('BENCH_HTTP_S', QUICK ? 1.5 : 3);
-const WARMUP_S = env('BENCH_WARMUP_S', QUICK ? 0.5 : 0.75);
-const POOL = Math.max(1, Math.round(env('BENCH_POOL', HTTP_S * 16_000)));
 const WARMUP_POOL = 4096;
+const WARMUP = Math.min(WARMUP_POOL, Math.round(env('BENCH_WARMUP', QUICK ? 2048 : WARMUP_POOL)));
+const POOL = Math.max(1, Math.round(env('BENCH_POOL', HTTP_S * 16_000)));
 const CONNECTIONS = 64;
 const PEERS_ON = env('BENCH_PEERS', 1) !== 0;
 const ONLY = process.env.BENCH_ONLY ? process.env.BENCH_ONLY.split(',').map((id) => id.trim()) : undefined;
@@ -159,7 +159,7 @@ async function httpBenchmarks() {
   if (skipped.length > 0) {
     console.log(`  not installed, so not measured: ${skipped.join(', ')} (npm install adds them: dev dependencies)`);
   }
-  const runSeconds = WARMUP_S + HTTP_S + 15;
+  const runSeconds = HTTP_S + 30;
   let signed = await makePools(list.map((g) => g.scheme));
   const storeOptions = { maxEntries: Math.max(100_000, (POOL + WARMUP_POOL) * 2) };
   const runs = {};
@@ -181,7 +181,7 @@ async function httpBenchmarks() {
           ...signed.pools[group.scheme],
           connections: CONNECTIONS,
           durationS: HTTP_S,
-          warmupS: WARMUP_S,
+          warmupRequests: WARMUP,
         });
         if (run.errors > 0 || run.timeouts > 0) {
           throw new Error(`${server.key}: ${run.errors} errors, ${run.timeouts} timeouts`);
@@ -353,7 +353,7 @@ async function main() {
   );
   console.log(`  load average at the start: ${formatLoad()}`);
   console.log(
-    `  ${QUICK ? 'quick: ' : ''}${ROUNDS} rounds × ${HTTP_S} s per server (${WARMUP_S} s warm-up), ${CONNECTIONS}` +
+    `  ${QUICK ? 'quick: ' : ''}${ROUNDS} rounds × ${HTTP_S} s per server (after ${WARMUP} warm-up requests), ${CONNECTIONS}` +
       ` connections, RSA-2048; pool of ${POOL} distinct deliveries per run${BASELINE ? `; baseline ${BASELINE}` : ''}`,
   );
   console.log('  (each payhook server logs one refused delivery: the forged one every server must refuse first)');
