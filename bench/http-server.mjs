@@ -1,14 +1,24 @@
-// A server for the HTTP figures, run in its own process by bench/http.mjs so
-// that the load generator and the server do not share an event loop.
-//   node bench/http-server.mjs bare     node:http + raw node:crypto verify only
-//   node bench/http-server.mjs payhook  node:http + createNodeWebhookHandler + memory store
-//   (with setup.packageDir: the same, from another build of payhook, for a same-run A/B)
-// The parent sends { pem, canonicalByBody? } over IPC; the server answers
-// { port } once listening; 'start' marks the start of the load; 'stats' is
-// answered with { handled, answered, cpuPerRequest } (CPU µs of this process,
-// all threads, per request answered since 'start'); 'exit' closes and exits.
-import { createPublicKey, verify } from 'node:crypto';
+// A server for the HTTP figures, run in its own process by bench/http.mjs so that the load generator and the server
+// do not share an event loop or a thread pool.
+//   node bench/http-server.mjs payhook-node   node:http + payhook/node createNodeWebhookHandler + memory store
+//   node bench/http-server.mjs payhook-web    payhook/web createWebhookHandler + memory store, served on node:http
+//                                             through @hono/node-server's getRequestListener (see serveFetch)
+//   node bench/http-server.mjs bare-node      node:http + a receiver written by hand with node:crypto (bench/bare.mjs)
+//   node bench/http-server.mjs bare-web       the same by hand with Web Crypto, through the same adaptor as payhook-web
+//   node bench/http-server.mjs bare-web-stream  the same, reading request.body as a stream as payhook/web does
+//   node bench/http-server.mjs peer:<id>      a webhook library's own server (bench/peers.mjs)
+//   node bench/http-server.mjs peer-bare:<id> the same checks as that library, by hand with node:crypto
+// The parent sends { pem, storeOptions, packageDir?, webAdaptor? } over IPC (packageDir: another build of payhook for the
+// payhook modes); the server answers { port } once listening; 'start' marks the start of the measured window;
+// 'stats' is answered with { handled, answered, cpuPerRequest, systemPerRequest } (CPU µs of this process, all
+// threads, per request answered since 'start'); 'exit' closes and exits.
+import { Buffer } from 'node:buffer';
 import { createServer } from 'node:http';
+import { Readable } from 'node:stream';
+import { pathToFileURL } from 'node:url';
+import { getRequestListener } from '@hono/node-server';
+import { bareNodeReceiver, bareWebReceiver } from './bare.mjs';
+import { peerBareListener, peerListener } from './peers.mjs';
 
 const mode = process.argv[2];
 
@@ -16,51 +26,71 @@ function reply(message) {
   process.send?.(message);
 }
 
-async function makeListener(setup) {
-  if (mode === 'bare') {
-    const key = createPublicKey(setup.pem);
-    const canonicalByBody = setup.canonicalByBody;
-    const listener = (req, res) => {
-      const chunks = [];
-      req.on('data', (chunk) => chunks.push(chunk));
-      req.on('end', () => {
-        const canonical = canonicalByBody.get(Buffer.concat(chunks).toString('utf8'));
-        const signature = req.headers.signature;
-        const ok =
-          req.method === 'POST' &&
-          canonical !== undefined &&
-          typeof signature === 'string' &&
-          verify('sha256', canonical, key, Buffer.from(signature, 'base64'));
-        res.writeHead(ok ? 200 : 401, { 'content-type': 'application/json' });
-        res.end(ok ? '{"ok":true}' : '{"ok":false}');
-      });
-    };
-    return { listener, stats: () => ({ handled: null }), reset() {} };
-  }
-  if (mode === 'payhook') {
-    const dir = setup.packageDir;
-    const { createNodeWebhookHandler } = await import(dir ? `${dir}/dist/node.js` : 'payhook/node');
-    const { createMemoryStore } = await import(dir ? `${dir}/dist/index.js` : 'payhook');
-    let handled = 0;
-    const listener = createNodeWebhookHandler({
-      publicKeys: setup.pem,
-      // The load generator sends the Host each delivery was signed for; a
-      // pinned webhookUrl would cost the same (one header lookup fewer).
-      allowAnyHost: true,
-      store: createMemoryStore(setup.storeOptions ?? {}),
-      onPayment() {
-        handled++;
-      },
+/**
+ * The fetch-to-node:http adaptor both Web servers use, so that their ratio compares the receivers alone: by default
+ * @hono/node-server's getRequestListener (what a Hono app on Node runs); with setup.webAdaptor 'node', a minimal one
+ * by hand on Node's own classes (the body as Readable.toWeb, the answer's bytes written back).
+ */
+function serveFetch(fetch, adaptor) {
+  if (adaptor !== 'node') return getRequestListener((request) => fetch(request));
+  return async (req, res) => {
+    const headers = new Headers();
+    for (let i = 0; i < req.rawHeaders.length; i += 2) headers.append(req.rawHeaders[i], req.rawHeaders[i + 1]);
+    const bodyless = req.method === 'GET' || req.method === 'HEAD';
+    const request = new Request(`http://${req.headers.host ?? 'localhost'}${req.url}`, {
+      method: req.method,
+      headers,
+      body: bodyless ? undefined : Readable.toWeb(req),
+      duplex: 'half',
     });
-    return {
-      listener,
-      stats: () => ({ handled }),
-      reset() {
-        handled = 0;
-      },
-    };
+    const response = await fetch(request);
+    const body = Buffer.from(await response.arrayBuffer());
+    res.writeHead(response.status, Object.fromEntries(response.headers)).end(body);
+  };
+}
+
+async function payhookHandler(setup, web) {
+  const dir = setup.packageDir;
+  const entry = (name) => (dir ? pathToFileURL(`${dir}/dist/${name}.js`).href : `payhook/${name}`);
+  const { createMemoryStore } = await import(dir ? pathToFileURL(`${dir}/dist/index.js`).href : 'payhook');
+  let handled = 0;
+  const options = {
+    publicKeys: setup.pem,
+    // The load generator sends the Host each delivery was signed for; a pinned webhookUrl costs the same.
+    allowAnyHost: true,
+    store: createMemoryStore(setup.storeOptions ?? {}),
+    onPayment() {
+      handled++;
+    },
+  };
+  let listener;
+  if (web) {
+    const { createWebhookHandler } = await import(entry('web'));
+    listener = serveFetch(createWebhookHandler(options), setup.webAdaptor);
+  } else {
+    const { createNodeWebhookHandler } = await import(entry('node'));
+    listener = createNodeWebhookHandler(options);
   }
-  throw new Error(`unknown mode ${mode}; expected bare or payhook`);
+  return {
+    listener,
+    stats: () => ({ handled }),
+    reset() {
+      handled = 0;
+    },
+  };
+}
+
+async function makeListener(setup) {
+  if (mode === 'payhook-node') return payhookHandler(setup, false);
+  if (mode === 'payhook-web') return payhookHandler(setup, true);
+  if (mode === 'bare-node') return bareNodeReceiver(setup.pem);
+  if (mode === 'bare-web' || mode === 'bare-web-stream') {
+    const { fetch, stats, reset } = await bareWebReceiver(setup.pem, { stream: mode === 'bare-web-stream' });
+    return { listener: serveFetch(fetch, setup.webAdaptor), stats, reset };
+  }
+  if (mode.startsWith('peer:')) return peerListener(mode.slice(5));
+  if (mode.startsWith('peer-bare:')) return peerBareListener(mode.slice(10));
+  throw new Error(`unknown mode ${mode}`);
 }
 
 process.once('message', async (setup) => {

@@ -1,6 +1,7 @@
-// HTTP figures: autocannon in this process against a server in a child
-// process (bench/http-server.mjs), over loopback only.
+// HTTP figures: autocannon in this process against a server in a child process (bench/http-server.mjs), over
+// loopback only.
 import { fork } from 'node:child_process';
+import { request as httpRequest } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 
@@ -59,23 +60,31 @@ function startServer(mode, setup) {
 }
 
 /**
- * Runs one load test: `connections` requests in flight for `durationS`
- * seconds. Every request is one of the pre-signed `pool` deliveries, taken in
- * turn from a counter shared by all connections, so no two requests in flight
- * carry the same delivery until the pool wraps around.
+ * Runs one load: `connections` requests in flight for `durationS` seconds, or until `amount` requests were answered
+ * when it is given. Every request is the next of `pool`
+ * ({ url, headers, body }), from a counter shared by all connections. When the pool runs out the load stops (within
+ * autocannon's 100 ms sampling tick; the few requests sent meanwhile wrap around to the pool's start and are
+ * redeliveries).
  */
-function load(port, pool, connections, durationS) {
+async function load(port, pool, connections, durationS, amount) {
   let next = 0;
-  const run = autocannon({
+  let exhausted = false;
+  const started = performance.now();
+  const instance = autocannon({
     url: `http://127.0.0.1:${port}`,
     connections,
     pipelining: 1,
-    duration: durationS,
+    ...(amount ? { amount } : { duration: durationS }),
+    sampleInt: 100,
     timeout: 10,
     requests: [
       {
         method: 'POST',
         setupRequest(request) {
+          if (next === pool.length && !exhausted) {
+            exhausted = true;
+            instance.stop();
+          }
           const delivery = pool[next++ % pool.length];
           return {
             ...request,
@@ -88,37 +97,62 @@ function load(port, pool, connections, durationS) {
       },
     ],
   });
-  return run.then((result) => ({ result, sent: Math.max(0, next - 1) }));
+  const result = await instance;
+  return { result, seconds: (performance.now() - started) / 1000, exhausted };
 }
 
-export async function runHttp(mode, { pool, warmup, pem, connections, durationS, storeOptions, packageDir }) {
-  const setup = { pem, storeOptions, packageDir };
-  if (mode === 'bare') setup.canonicalByBody = new Map([...warmup, ...pool].map((d) => [d.body, d.canonicalBytes]));
+/** One request outside the load, answered with its status (node:http: fetch would replace the Host header). */
+function send(port, request) {
+  return new Promise((resolve, reject) => {
+    const outgoing = httpRequest(
+      { host: '127.0.0.1', port, method: 'POST', path: request.url, headers: request.headers },
+      (response) => {
+        response.resume();
+        response.on('end', () => resolve(response.statusCode));
+      },
+    );
+    outgoing.on('error', reject);
+    outgoing.end(request.body);
+  });
+}
+
+/**
+ * Measures one server: starts it, checks that it accepts one valid delivery and refuses one whose body no longer
+ * matches its signature (so a server that skips the check cannot be measured), warms it up with `warmupRequests`
+ * other deliveries (a count, not a time: every server gets the same warm-up however loaded the machine is), then
+ * measures `pool` for `durationS`.
+ */
+export async function runHttp(mode, options) {
+  const { setup, pool, warmup, valid, forged, connections, durationS, warmupRequests } = options;
   const server = startServer(mode, setup);
   try {
     const port = await server.port();
-    // One second on other deliveries first, so that both servers are measured warm (JIT, sockets).
-    await load(port, warmup, connections, 1);
+    const accepted = await send(port, valid);
+    if (accepted !== 200) throw new Error(`${mode} server answered ${accepted} to a valid delivery`);
+    const refused = await send(port, forged);
+    if (refused < 400 || refused > 499) throw new Error(`${mode} server answered ${refused} to a forged delivery`);
+    if (warmupRequests > 0) await load(port, warmup, connections, 0, warmupRequests);
     server.start();
-    const { result, sent } = await load(port, pool, connections, durationS);
+    const { result, seconds, exhausted } = await load(port, pool, connections, durationS);
     const stats = await server.stats();
     const statusCodes = {};
     for (const [code, { count }] of Object.entries(result.statusCodeStats ?? {})) statusCodes[code] = count;
     return {
       mode,
-      requestsPerSecond: result.requests.average,
-      p99Ms: result.latency.p99,
+      requestsPerSecond: result['2xx'] / seconds,
+      seconds,
       p50Ms: result.latency.p50,
+      p99Ms: result.latency.p99,
       total: result.requests.total,
       non2xx: result.non2xx,
       errors: result.errors,
       timeouts: result.timeouts,
       statusCodes,
+      exhausted,
       handled: stats.handled,
       answered: stats.answered,
       cpuPerRequest: stats.cpuPerRequest,
       systemPerRequest: stats.systemPerRequest,
-      sent,
     };
   } finally {
     await server.stop();

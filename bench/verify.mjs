@@ -1,20 +1,15 @@
-// payhook benchmark: `npm run bench` (builds, then runs this script).
+// payhook's in-process figures: `npm run build && node bench/verify.mjs`. (`npm run bench` is the HTTP
+// benchmark, bench/run.mjs; see docs/performance.md.)
 //
 // Measures, in one run and on the same signed deliveries, the built package
 // (imported by name through its exports map) against node:crypto baselines,
 // and prints ops/s plus ratios to the raw single-thread figure. It is a
-// script, not a test: a missed target is reported, not failed; the process
-// exits non-zero only when something errs (a valid delivery rejected, a
-// canonical string that differs from the reference, a server that fails).
+// script, not a test; the process exits non-zero only when something errs
+// (a valid delivery rejected, a canonical string that differs from the reference).
 //
 // Environment knobs (all optional):
 //   BENCH_ROUNDS=5        measurement rounds (medians are reported)
 //   BENCH_MS=800          milliseconds per figure per round
-//   BENCH_HTTP=1          0 skips the HTTP figures
-//   BENCH_HTTP_S=5        seconds per HTTP run
-//   BENCH_HTTP_ROUNDS=3   HTTP runs per server (alternating bare / payhook)
-//   BENCH_SERVER_ARGS     Node flags for the HTTP server process (e.g. --cpu-prof)
-//   BENCH_HTTP_POOL=16384 distinct pre-signed deliveries for the HTTP runs
 //   BENCH_JSON=path       also write every measurement as JSON to `path`
 //   BENCH_BASELINE=dir    another build of payhook (a folder with package.json and dist/, e.g. one built from
 //                         the previous release): measured beside this one in the same run, for an A/B
@@ -26,7 +21,6 @@ import { pathToFileURL } from 'node:url';
 import * as payhook from 'payhook';
 import { makeFloorReceiver, naiveReceiver, rawVerify, rawVerifyAsync } from './baselines.mjs';
 import { makeDeliveries, PUBLIC_KEY_OBJECT, PUBLIC_KEY_PEM, VARIANT_COUNT } from './deliveries.mjs';
-import { runHttp } from './http.mjs';
 import { formatOps, formatRatio, measureAsync, measureSync, median, settle, table } from './lib.mjs';
 
 const env = (name, fallback) => {
@@ -41,26 +35,13 @@ const ROUNDS = Math.max(1, Math.round(env('BENCH_ROUNDS', 5)));
 const MS = env('BENCH_MS', 800);
 const IN_FLIGHT = 64;
 const DELIVERIES = 64;
-const HTTP = env('BENCH_HTTP', 1) !== 0;
-const HTTP_S = env('BENCH_HTTP_S', 5);
-const HTTP_ROUNDS = Math.max(1, Math.round(env('BENCH_HTTP_ROUNDS', 3)));
-const HTTP_POOL = Math.max(1, Math.round(env('BENCH_HTTP_POOL', 16_384)));
 
 const BASELINE = process.env.BENCH_BASELINE ? resolve(process.env.BENCH_BASELINE) : undefined;
 const baseline = BASELINE ? await import(pathToFileURL(`${BASELINE}/dist/index.js`).href) : undefined;
 
-let payhookNode = {};
-try {
-  payhookNode = await import('payhook/node');
-} catch {
-  // The Node entry may not be built yet; its figure is then reported as absent.
-}
-
 const has = {
   parseWebhook: typeof payhook.parseWebhook === 'function',
   verifyWebhook: typeof payhook.verifyWebhook === 'function',
-  nodeHandler:
-    typeof payhookNode.createNodeWebhookHandler === 'function' && typeof payhook.createMemoryStore === 'function',
 };
 
 function printEnvironment() {
@@ -313,148 +294,8 @@ function printMicro({ summary, ids }) {
   );
 }
 
-async function httpBenchmarks(warmup) {
-  if (!has.nodeHandler) {
-    console.log('\nHTTP: payhook/node createNodeWebhookHandler or createMemoryStore is not built yet; skipped.');
-    return null;
-  }
-  process.stdout.write(`\nHTTP: signing ${HTTP_POOL} distinct deliveries… `);
-  const started = performance.now();
-  const pool = await makeDeliveries(HTTP_POOL);
-  console.log(`${((performance.now() - started) / 1000).toFixed(1)} s`);
-  const runs = { bare: [], payhook: [], baseline: [] };
-  const modes = BASELINE ? ['bare', 'payhook', 'baseline'] : ['bare', 'payhook'];
-  // maxEntries above the pool size, so that a redelivery is always found in the store.
-  const storeOptions = { maxEntries: Math.max(100_000, HTTP_POOL * 2) };
-  const options = { pool, warmup, pem: PUBLIC_KEY_PEM, connections: IN_FLIGHT, durationS: HTTP_S, storeOptions };
-  for (let round = 0; round < HTTP_ROUNDS; round++) {
-    // Rotate the order every round, so that no server always runs first while the machine's load changes.
-    const order = modes.map((_, k) => modes[(k + round) % modes.length]);
-    for (const mode of order) {
-      const run =
-        mode === 'baseline'
-          ? await runHttp('payhook', { ...options, packageDir: BASELINE })
-          : await runHttp(mode, options);
-      if (run.errors > 0 || run.timeouts > 0)
-        throw new Error(`${mode} server: ${run.errors} errors, ${run.timeouts} timeouts`);
-      if (run.non2xx > 0) throw new Error(`${mode} server answered non-2xx: ${JSON.stringify(run.statusCodes)}`);
-      runs[mode].push(run);
-      const handled = run.handled === null ? '' : `, ${run.handled} handled as new payments`;
-      console.log(
-        `  ${mode.padEnd(7)} run ${round + 1}: ${formatOps(run.requestsPerSecond)} req/s, p99 ${run.p99Ms} ms, ${run.answered} answered${handled}, server CPU ${run.cpuPerRequest.toFixed(0)} µs/request (${run.systemPerRequest.toFixed(0)} kernel); load average ${loadavg()[0].toFixed(2)}`,
-      );
-      await settle(500);
-    }
-  }
-  const summarise = (list) => ({
-    requestsPerSecond: median(list.map((r) => r.requestsPerSecond)),
-    p99Ms: median(list.map((r) => r.p99Ms)),
-    p50Ms: median(list.map((r) => r.p50Ms)),
-    total: median(list.map((r) => r.total)),
-    handled: median(list.map((r) => r.handled ?? Number.NaN)),
-    answered: median(list.map((r) => r.answered)),
-    cpuPerRequest: median(list.map((r) => r.cpuPerRequest)),
-    systemPerRequest: median(list.map((r) => r.systemPerRequest)),
-  });
-  const ratioOf = (list) => median(list.map((r, i) => r.requestsPerSecond / runs.bare[i].requestsPerSecond));
-  return {
-    bare: summarise(runs.bare),
-    payhook: summarise(runs.payhook),
-    ratio: ratioOf(runs.payhook),
-    ...(BASELINE && { baseline: summarise(runs.baseline), baselineRatio: ratioOf(runs.baseline) }),
-    runs,
-  };
-}
-
-function printHttp(http) {
-  if (!http) return;
-  const { bare, payhook: ph, baseline: base } = http;
-  const row = (label, r, ratio) => [
-    label,
-    formatOps(r.requestsPerSecond),
-    formatRatio(ratio),
-    r.p50Ms,
-    r.p99Ms,
-    r.cpuPerRequest.toFixed(0),
-    r.systemPerRequest.toFixed(0),
-  ];
-  console.log('');
-  console.log(
-    table(
-      [
-        'HTTP server (node:http, loopback, autocannon)',
-        'req/s',
-        '× bare',
-        'p50 ms',
-        'p99 ms',
-        'server CPU µs/req',
-        'of which kernel',
-      ],
-      [
-        row('bare: raw node:crypto verify only', bare, 1),
-        row('payhook/node handler + memory store', ph, http.ratio),
-        ...(base ? [row('baseline build: the same handler', base, http.baselineRatio)] : []),
-      ],
-      ['l', 'r', 'r', 'r', 'r', 'r', 'r'],
-    ),
-  );
-  const fresh = ph.answered > 0 ? (100 * Math.min(ph.handled, ph.answered)) / ph.answered : 0;
-  console.log(
-    `  ${IN_FLIGHT} connections, ${HTTP_S} s per run, medians of ${HTTP_ROUNDS}; every request is one of ${HTTP_POOL} pre-signed distinct deliveries taken in turn;` +
-      ` ${fresh.toFixed(0)}% were first deliveries (handled), the rest redeliveries after the pool wrapped (verified in full, then answered 200 from the store).`,
-  );
-}
-
-/**
- * What an unsigned request costs: a body of the largest size the defaults accept, made of tiny keys (the most
- * parsing and sorting per byte), with a junk signature of the right length, through verifyWebhook with its
- * default options. Measured one at a time, so the time per call is time the event loop was busy with it.
- */
-async function unsignedCost(module) {
-  const limit = module.DEFAULT_MAX_BODY_BYTES ?? 1_048_576;
-  let body = '{';
-  for (let i = 0; body.length < limit - 16; i++) body += `${i === 0 ? '' : ','}"k${i.toString(36)}":0`;
-  body += '}';
-  const signature = Buffer.alloc(256, 7).toString('base64');
-  const request = {
-    method: 'POST',
-    url: '/webhooks/payments',
-    headers: { host: 'shop.example.kg', signature, 'x-api-timestamp': String(Date.now()) },
-    body,
-  };
-  const options = { publicKeys: PUBLIC_KEY_PEM };
-  const times = [];
-  for (let i = 0; i < 12; i++) {
-    const started = performance.now();
-    const result = await module.verifyWebhook(request, options);
-    times.push(performance.now() - started);
-    if (result.ok) throw new Error('an unsigned request verified');
-  }
-  return { bytes: Buffer.byteLength(body), ms: median(times.slice(2)) };
-}
-
-async function printUnsigned() {
-  const rows = [];
-  const current = await unsignedCost(payhook);
-  rows.push(['this build', current.bytes, current.ms.toFixed(1)]);
-  if (baseline) {
-    const before = await unsignedCost(baseline);
-    rows.push(['baseline build', before.bytes, before.ms.toFixed(1)]);
-  }
-  console.log('');
-  console.log(table(['unsigned request, maximal body of tiny keys', 'bytes', 'ms per request'], rows, ['l', 'r', 'r']));
-  return current;
-}
-
-function printTargets(micro, http, unsigned) {
+function printRatios(micro) {
   const lines = [];
-  if (http) {
-    lines.push(`HTTP: payhook/node handler ${formatRatio(http.ratio)} the bare server's req/s`);
-    if (http.baseline) lines.push(`HTTP: baseline build ${formatRatio(http.baselineRatio)} the bare server's req/s`);
-  }
-  lines.push(
-    `target unsigned maximal body ≤ 20 ms: ${unsigned.ms.toFixed(1)} ms ${unsigned.ms <= 20 ? 'PASS' : 'MISS'}`,
-  );
   const s = micro.summary;
   lines.push(`verifyWebhook@${IN_FLIGHT}: ${formatRatio(s.verifyWebhook?.parRatio ?? Number.NaN)} raw`);
   if (s.verifyWebhookBaseline) {
@@ -472,10 +313,7 @@ async function main() {
   if (PUBLIC_KEY_OBJECT.asymmetricKeyDetails?.modulusLength !== 2048) throw new Error('expected a 2048-bit test key');
   const micro = await microBenchmarks(deliveries);
   printMicro(micro);
-  const http = HTTP ? await httpBenchmarks(await makeDeliveries(DELIVERIES)) : null;
-  printHttp(http);
-  const unsigned = await printUnsigned();
-  printTargets(micro, http, unsigned);
+  printRatios(micro);
   console.log(
     `\nload average at the end: ${loadavg()
       .map((l) => l.toFixed(2))
@@ -492,7 +330,6 @@ async function main() {
           uvThreadpoolSize: process.env.UV_THREADPOOL_SIZE ?? null,
           summary,
           rounds,
-          http,
         },
         null,
         2,
