@@ -57,7 +57,7 @@ function bodyError(message: string, cause: unknown): WebhookParseError {
  * It never throws, whatever it is given.
  *
  * @param body - Raw JSON text, UTF-8 bytes, or an already parsed object.
- * @param options - `strict: true` refuses every deviation from spec §2.
+ * @param options - `strict: true` refuses every deviation from the documented shape.
  * @returns `{ success: true, webhook }` or `{ success: false, error }`.
  *
  * @example
@@ -101,12 +101,12 @@ export function safeParseWebhook(body: WebhookBody, options?: ParseWebhookOption
  * original object in `raw`.
  *
  * Lenient by default: the service's signed word is not refused for its
- * shape. Only these refuse a body (CONTRACT §4): it is not an object; `id`,
+ * shape. Only these refuse a body: it is not an object; `id`,
  * `transactionId` or `status` is missing or not a string; `amount` is missing
- * or neither a number nor numeric text; `fields` is present but not an
- * object. Everything else is accepted and each departure from spec §2 noted
- * in `webhook.deviations`: numeric text in `amount` / `fields.amount` is read
- * as its number (`rawAmount`, `raw` keep the text), a merchant field of any
+ * or not a number (the service's own verifier refuses text there); `fields`
+ * is present but not an object. Everything else is accepted and each
+ * departure from the documented shape noted in `webhook.deviations`: numeric
+ * text in `fields.amount` is read as its number (`raw` keeps the text), a merchant field of any
  * JSON scalar is kept as given, `transactionDate` may be absent (the payments
  * gateway sends it once the payment is final), a missing `fields` reads as
  * `{}`, and a value of another shape than the spec's is left out of its typed
@@ -119,7 +119,7 @@ export function safeParseWebhook(body: WebhookBody, options?: ParseWebhookOption
  * not verify a signature — use `verifyWebhook` for bodies from the network.
  *
  * @param body - Raw JSON text, UTF-8 bytes, or an already parsed object.
- * @param options - `strict: true` refuses every deviation from spec §2.
+ * @param options - `strict: true` refuses every deviation from the documented shape.
  * @returns The typed webhook.
  * @throws PayhookError `INVALID_BODY` (not JSON, not an object) or
  *   `INVALID_PAYLOAD` (every problem in the message and in `error.issues`).
@@ -134,10 +134,9 @@ export function safeParseWebhook(body: WebhookBody, options?: ParseWebhookOption
  * webhook.operation;         // 'DEBIT'
  * webhook.fields.paymentId;  // 'order-17'
  *
- * const pending = parseWebhook({ id: 't2_DEBIT', transactionId: 't2', status: 'PENDING', amount: '100', fields: {} });
- * pending.amount;            // 100
- * pending.rawAmount;         // '100'
- * pending.deviations;        // amount (numeric text), transactionDate (absent)
+ * const pending = parseWebhook({ id: 't2_DEBIT', transactionId: 't2', status: 'PENDING', amount: 100, fields: { amount: '100' } });
+ * pending.fields.amount;     // 100
+ * pending.deviations;        // fields.amount (numeric text), transactionDate (absent)
  * ```
  */
 export function parseWebhook(body: WebhookBody, options?: ParseWebhookOptions): PaymentWebhook {

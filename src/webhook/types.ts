@@ -169,13 +169,12 @@ export interface PaymentWebhookBase {
   /** Debit or credit, from the suffix of `id`. */
   readonly operation: PaymentOperation;
   /**
-   * The payment amount, a finite number. Numeric text (`"100"`, `"99.90"`:
-   * digits, an optional leading `-` and an optional fraction) is read as its
-   * number; `rawAmount` keeps what was sent. Compare it with an order's
-   * amount through `toMinorUnits` / `amountMatches`, never with `===`.
+   * The payment amount, a finite number (text here is refused, as the
+   * service's own verifier refuses it). Compare it with an order's amount
+   * through `toMinorUnits` / `amountMatches`, never with `===`.
    */
   readonly amount: number;
-  /** `amount` exactly as received: the number, or the numeric text it was read from. */
+  /** `amount` exactly as received (a number; typed wider for bodies built by hand). */
   readonly rawAmount: number | string;
   /**
    * The payment form's fields and your additional data. An empty object when

@@ -60,12 +60,12 @@ describe('the error-code table', () => {
     }
   });
 
-  it("holds the README's answers table to it (misconfigurations aside, every code is there)", () => {
-    const statuses = statusesIn(tableAfter(read('README.md'), '### Answers'), 1);
+  it("holds the recipes guide's answers table to it (misconfigurations aside, every code is there)", () => {
+    const statuses = statusesIn(tableAfter(read('docs/recipes.md'), '### Answers'), 1);
     for (const [code, status] of statuses) expect([code, status]).toEqual([code, statusForCode(code)]);
     expect(
       CODES.filter((code) => !statuses.has(code)),
-      'codes missing from the README',
+      'codes missing from docs/recipes.md',
     ).toEqual(MISCONFIGURED);
   });
 
