@@ -1,5 +1,5 @@
 /**
- * The service's retry schedule (spec §8, read as CONTRACT §5), as pure
+ * The service's retry schedule (docs/CONTRACT.md §5 says how it is read), as pure
  * functions: how long before each retry, when each retry comes relative to
  * the first failed delivery, and at what absolute times.
  *

@@ -1,5 +1,5 @@
 /**
- * The payment service's status codes (spec §7): what each means, whether a
+ * The payment service's status codes, as the service documents them: what each means, whether a
  * call that got it is worth repeating, and what to do about it; plus a parser
  * for the service's error bodies.
  *
@@ -9,7 +9,7 @@ import { parseJsonBody } from './lib/json-body.js';
 import { ownValue } from './lib/object.js';
 
 /**
- * The status codes spec §7 documents.
+ * The status codes the service documents.
  *
  * @example
  * ```ts
@@ -21,7 +21,7 @@ import { ownValue } from './lib/object.js';
 export type ServiceStatusCode = 200 | 201 | 400 | 401 | 402 | 403 | 404 | 409 | 500 | 502 | 503;
 
 /**
- * One row of the service's status-code table (spec §7).
+ * One row of the service's status-code table.
  *
  * @example
  * ```ts
@@ -137,7 +137,7 @@ const TABLE: ReadonlyArray<
 ];
 
 /**
- * Every status code spec §7 documents, in the table's order.
+ * Every status code the service documents, in the table's order.
  *
  * @example
  * ```ts
@@ -151,7 +151,7 @@ export const SERVICE_STATUS_CODES: readonly ServiceStatusCode[] = [
 ];
 
 /**
- * Looks a status code of the payment service up in the table of spec §7:
+ * Looks a status code of the payment service up in the service's table:
  * meaning, whether it is `retriable` (the table's "Yes"; 402 is `false`, with
  * `condition: 'after topping up the account'`), the advice, and the example
  * messages. `undefined` for a code the table does not list. Each call returns
@@ -184,7 +184,7 @@ export function serviceStatus(statusCode: number): ServiceStatusInfo | undefined
 /**
  * An error body of the payment service, read by {@link parseServiceError}.
  * Branch on `statusCode` (or on `known` first, to narrow it to the codes of
- * spec §7 and get their `status`).
+ * the service's table and get their `status`).
  *
  * @example
  * ```ts
@@ -198,7 +198,7 @@ export function serviceStatus(statusCode: number): ServiceStatusInfo | undefined
 export type ServiceError = KnownServiceError | UnknownServiceError;
 
 /**
- * A service error whose code spec §7 documents.
+ * A service error whose code the service documents.
  *
  * @example
  * ```ts
@@ -208,7 +208,7 @@ export type ServiceError = KnownServiceError | UnknownServiceError;
  * ```
  */
 export interface KnownServiceError {
-  /** The code is in the table of spec §7. */
+  /** The code is in the service's table. */
   readonly known: true;
   /** The status code. */
   readonly statusCode: ServiceStatusCode;
@@ -221,7 +221,7 @@ export interface KnownServiceError {
 }
 
 /**
- * A service error whose code spec §7 does not document.
+ * A service error whose code the service does not document.
  *
  * @example
  * ```ts
@@ -231,7 +231,7 @@ export interface KnownServiceError {
  * ```
  */
 export interface UnknownServiceError {
-  /** The code is not in the table of spec §7. */
+  /** The code is not in the service's table. */
   readonly known: false;
   /** The status code as sent. */
   readonly statusCode: number;

@@ -30,7 +30,7 @@ const SPELLINGS: ReadonlyMap<string, PaymentStatus> = /* @__PURE__ */ new Map<st
 ]);
 
 /**
- * Normalises a status as the service sends it (spec §3). The comparison
+ * Normalises a status as the service sends it. The comparison
  * ignores letter case and surrounding whitespace: `succeeded` and `success`
  * mean `SUCCEEDED`, `failed` means `FAILED`, `canceled` and `cancelled` mean
  * `CANCELED`, `processing` means `PROCESSING`, `pending` means `PENDING`, and

@@ -120,7 +120,7 @@ export interface VerifyWebhookOptions extends KeyOptions {
    */
   trustForwardedHeaders?: boolean;
   /**
-   * Require every field of spec §2, `requestDate` included (real deliveries
+   * Require every documented field, `requestDate` included (real deliveries
    * of the signed-body variant omit it).
    * @defaultValue false
    */
@@ -198,7 +198,7 @@ export function prepareVerifier(
 const prepared = /* @__PURE__ */ new WeakMap<object, PreparedVerifier>();
 
 /**
- * Verifies one delivery the way the spec's receiver must (§4.1), checking in
+ * Verifies one delivery the way the service asks a receiver to, checking in
  * this order and reporting the first failure by code:
  *
  * 1. `MISSING_SIGNATURE` — no `signature` header (or an empty one).

@@ -86,6 +86,12 @@ const FIXED: Readonly<Record<string, Cause>> = {
   MALFORMED_QUERY: {
     causes: ['the query string cannot be written into the canonical string: check the URL you send to'],
   },
+  URL_MISMATCH: {
+    causes: [
+      "the URL you send to lacks a query parameter of the receiver's registered webhookUrl, or gives it another " +
+        'value: send to the registered URL, query included (the answer names the parameter)',
+    ],
+  },
   INVALID_BODY: {
     causes: [
       'the body that reached payhook is not the JSON sent: a middleware before the handler read or rewrote it ' +

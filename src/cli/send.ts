@@ -40,7 +40,8 @@ The body:
   --body <file>             a JSON object of body fields (and "variant"); flags win over it
 
 Signing:
-  --webhook-url <url>       the registered URL to sign for (default: <url> itself)
+  --webhook-url <url>       the registered URL to sign for (default: <url> itself); its query is
+                            added to <url> when <url> has none, as the service would send it
   --key <pem file>          private key to sign with (default: payhook's test key)
   --host <host>             sign this Host instead of the signed URL's (fetch still sends <url>'s)
   --header <name>=<value>   an extra header; x-api-* ones are signed (repeatable)
@@ -269,10 +270,11 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
   }
   if (positionals[0] !== undefined && values.to !== undefined && positionals[0] !== values.to)
     throw new UsageError('give the endpoint once: as <url> or as --to <url>');
-  const url = positionals[0] ?? values.to;
-  if (url === undefined)
+  const given = positionals[0] ?? values.to;
+  if (given === undefined)
     throw new UsageError('the endpoint URL is required: payhook send http://127.0.0.1:3000/webhooks/payments');
-  checkHttpUrl(url, 'the URL');
+  checkHttpUrl(given, 'the URL');
+  let url = given;
   const replay = values.request !== undefined;
   if (!replay && values.resign) throw new UsageError('--resign re-signs a capture: give it with --request <file>');
   if (replay) {
@@ -297,6 +299,9 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
   if (capture !== undefined && !asCaptured && signedUrl === undefined)
     throw new UsageError('the capture names no URL it was signed for: give --webhook-url <registered URL>');
 
+  // The service requests the registered URL, query included: a target without a query of its own gets it, so a
+  // receiver pinned to that URL sees the parameters it expects.
+  if (signedUrl !== undefined && !given.includes('?')) url = given + new URL(signedUrl).search;
   const overrides: TestWebhookOverrides = { webhookUrl: signedUrl ?? url };
   if (values.body !== undefined) {
     let fromFile: unknown;

@@ -7,6 +7,7 @@ import type { PayhookErrorCode } from '../lib/errors.js';
 import type { KeyInput } from '../lib/key-types.js';
 import type { BodyInput, HeadersInput } from '../lib/request-types.js';
 import type { ServiceEnvironment } from '../service-keys.js';
+import type { WebhookUrlOption } from '../verify-webhook.js';
 
 /**
  * A delivery to diagnose: the same shape `verifyWebhook` takes (`url` is
@@ -55,8 +56,11 @@ export interface ExplainOptions {
   environmentKeys?: Readonly<Partial<Record<ServiceEnvironment, KeyInput>>>;
   /** More keys to try, by a name that the diagnosis reports (`{ 'old key': pem }`). */
   alternativeKeys?: Readonly<Record<string, KeyInput>>;
-  /** The callback URL registered with the service; its host, path and query are tried. */
-  webhookUrl?: string;
+  /**
+   * The receiver's `webhookUrl` (one registered URL, a list, or a function
+   * of the request); the one that fits the request is the baseline.
+   */
+  webhookUrl?: WebhookUrlOption;
   /**
    * The URL registered with the service, when the receiver does not pin it
    * with `webhookUrl`: only tried as a candidate, never used as the baseline.

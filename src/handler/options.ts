@@ -64,7 +64,7 @@ export interface WebhookHandlerBaseOptions extends Omit<
    * Your hand-off, called once per delivery that verified and was claimed.
    * Make it fast and durable — insert an outbox row, publish a queue message
    * — and do the heavy work (emails, fulfilment, ERP calls) after, from that
-   * row or message: the service expects its 200 at once (spec §4.1). When it
+   * row or message: the service expects its 200 at once. When it
    * resolves, the delivery is recorded and answered 200; when it throws or
    * misses `handlerTimeoutMs`, the service is answered 500 and retries.
    * Keep it idempotent on `webhook.id` and `webhook.status` anyway (see the README's

@@ -154,7 +154,7 @@ let collator: Intl.Collator | undefined;
  * ordinary entry and is written out, in its sorted place. Assigning it into
  * `{}` would instead set the prototype and drop the member from the line,
  * so the signature would not cover it and anyone could add one to a signed
- * body. Real deliveries never carry such a member (spec §2), so the only
+ * body. Real deliveries never carry such a member, so the only
  * effect is that such a body must be signed with the member included.
  *
  * @example

@@ -7,7 +7,7 @@ export const signatureLength = (key: CryptoKey): number =>
   Math.ceil((key.algorithm as RsaHashedKeyAlgorithm).modulusLength / 8);
 
 /**
- * Internal: the `signature` header decoded (lenient base64, CONTRACT §2), or
+ * Internal: the `signature` header decoded (lenient base64, CONTRACT.md §2), or
  * `null` when no key of `keys` could verify it: not base64, or a length that
  * matches none of their moduli. It costs a decode, so a caller can refuse
  * such a signature before building anything to verify.

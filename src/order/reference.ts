@@ -34,10 +34,10 @@ function asReference(value: unknown): string | undefined {
  * The merchant's reference of the order a webhook pays for, looked up where
  * the service puts the data you passed when creating the payment:
  *
- * 1. `fields.paymentId`: the PaymentId you passed to `POST /v1/payment` (spec §2.2);
+ * 1. `fields.paymentId`: the PaymentId you passed to `POST /v1/payment`;
  * 2. `fields[fieldId]` for each of `options.fieldIds`: your own `additionalData` entries;
  * 3. `data.paymentId`, then `data[fieldId]` for each of `options.fieldIds`:
- *    WEB integrations carry the data you passed in `data` (spec §2.1).
+ *    WEB integrations carry the data you passed in `data`.
  *
  * The first that is non-empty text, or a finite number (given as its text,
  * `17` → `'17'`), wins. `undefined` when none is: park the delivery as an

@@ -71,7 +71,7 @@ function errorText(error: unknown): string {
 }
 
 /**
- * Creates a transactional inbox on PostgreSQL (the pattern spec §4.1 asks
+ * Creates a transactional inbox on PostgreSQL (the pattern the service asks
  * for: answer 200 at once, update the order after).
  *
  * 1. **Receive**: pass `inbox.enqueue` as the webhook handler's `onPayment`.

@@ -1,7 +1,7 @@
 import { PayhookError } from '../errors.js';
 
 /**
- * The body variants of spec §2 that {@link createTestWebhook} builds:
+ * The documented body variants that {@link createTestWebhook} builds:
  *
  * | variant | adds to the base body |
  * |---|---|
@@ -41,7 +41,7 @@ export const TEST_WEBHOOK_VARIANTS: readonly TestWebhookVariant[] = /* @__PURE__
 ] as const);
 
 /**
- * A webhook body as the service sends it (spec §2): a plain JSON object,
+ * A webhook body as the service sends it: a plain JSON object,
  * ready for {@link signWebhook} or `JSON.stringify`.
  *
  * @example
@@ -76,7 +76,7 @@ export interface TestWebhookBody {
  * ```
  */
 export interface TestWebhookOverrides {
-  /** Which body of spec §2 to start from. @defaultValue `'base'` */
+  /** Which documented body to start from. @defaultValue `'base'` */
   variant?: TestWebhookVariant;
   /** The status, sent as given (the service uses any letter case). @defaultValue `'SUCCEEDED'` */
   status?: string;
@@ -117,7 +117,7 @@ function digits(count: number): string {
 }
 
 /**
- * Builds a realistic webhook body of any variant of spec §2, with sensible
+ * Builds a realistic webhook body of any documented variant, with sensible
  * defaults (a successful 100.00 debit with fresh random IDs, dated now) and
  * any field overridden. Give the result to {@link signWebhook}.
  *

@@ -85,7 +85,7 @@ function toResponse(answer: Answer): Response {
  * |---|---|---|
  * | 200 | — | handled now (`{ ok: true }`), a known duplicate (`{ ok: true, duplicate: true }`), a delivery `onPayment` parked with `park(reason)` (`{ ok: true, parked: true }`), or a signed payload it does not understand, accepted by your `deadLetter` |
  * | 400 | `INVALID_BODY`, `INVALID_PAYLOAD`, `MISSING_HOST`, `MALFORMED_PATH`, `MALFORMED_QUERY` | not a webhook |
- * | 401 | `MISSING_SIGNATURE`, `SIGNATURE_MISMATCH`, `MISSING_TIMESTAMP`, `MALFORMED_TIMESTAMP`, `TIMESTAMP_OUT_OF_WINDOW` | signature or timestamp failure |
+ * | 401 | `MISSING_SIGNATURE`, `SIGNATURE_MISMATCH`, `MISSING_TIMESTAMP`, `MALFORMED_TIMESTAMP`, `TIMESTAMP_OUT_OF_WINDOW`, `URL_MISMATCH` | signature or timestamp failure, or not sent to a registered `webhookUrl` |
  * | 405 | `METHOD_NOT_ALLOWED` | not a `POST` |
  * | 408 | `BODY_TIMEOUT` | the body did not arrive within `bodyTimeoutMs` (the stream is cancelled) |
  * | 409 | `DELIVERY_IN_PROGRESS` | another worker is handling the same delivery |

@@ -94,7 +94,7 @@ export function safeParseWebhook(body: WebhookBody, options?: ParseWebhookOption
 }
 
 /**
- * Parses and validates a webhook body (spec §2) into a {@link PaymentWebhook}:
+ * Parses and validates a webhook body (as the service documents it) into a {@link PaymentWebhook}:
  * a union on the normalised `status`, with `rawStatus`, the `operation` read
  * from the id's `_DEBIT` / `_CREDIT` suffix, typed `fields`, each optional
  * group typed when present, unknown top-level keys in `extra`, and the

@@ -119,7 +119,7 @@ function toStandardIssue(issue: PayhookIssue): StandardSchemaIssue {
  * rules and options as `safeParseWebhook`. It accepts a parsed object (what
  * frameworks hand to a schema) as well as raw JSON text or bytes.
  *
- * @param options - `strict: true` refuses every deviation from spec §2.
+ * @param options - `strict: true` refuses every deviation from the documented shape.
  * @returns A Standard Schema whose output is a {@link PaymentWebhook}.
  *
  * @example

@@ -1,5 +1,5 @@
 /**
- * The payment webhook as payhook hands it to your code (spec §2): every field
+ * The payment webhook as payhook hands it to your code (as the service documents it): every field
  * validated, the status normalised, the operation read from the id, the
  * original object kept.
  *
@@ -23,7 +23,7 @@ import type { PaymentStatus } from '../status.js';
 export type PaymentOperation = 'DEBIT' | 'CREDIT' | 'UNKNOWN';
 
 /**
- * A value of the `fields` object other than `amount`: the spec (§2.2) says
+ * A value of the `fields` object other than `amount`: the service's documentation says
  * text, but a merchant's `additionalData` value can come back as any JSON
  * scalar (a number, a boolean, `null`), and a lenient parse keeps it as given.
  * With `strict: true` every such value is a `string`.
@@ -39,7 +39,7 @@ export type PaymentOperation = 'DEBIT' | 'CREDIT' | 'UNKNOWN';
 export type WebhookFieldValue = string | number | boolean | null;
 
 /**
- * The known keys of the `fields` object (spec §2.2). Each is optional: the
+ * The known keys of the `fields` object, as the service documents them. Each is optional: the
  * spec does not promise any of them. `amount` is always a number (numeric
  * text is read as its number); the others hold what was sent, as
  * {@link WebhookFieldValue}.
@@ -71,7 +71,7 @@ export interface KnownWebhookFields {
 }
 
 /**
- * The `fields` object of a webhook (spec §2.2): the known keys with their
+ * The `fields` object of a webhook, as the service documents it: the known keys with their
  * types, and one value per `additionalData` entry you passed when creating
  * the payment, under that entry's `fieldId`, as sent (text in the spec; any
  * JSON scalar is kept). Read a field of your own as `webhook.fields.orderId`
@@ -380,7 +380,7 @@ export type PaymentWebhookWithStatus<S extends PaymentStatus> = Extract<PaymentW
  */
 export interface ParseWebhookOptions {
   /**
-   * Refuse every deviation from spec §2 instead of noting it in
+   * Refuse every deviation from the documented shape instead of noting it in
    * `webhook.deviations`: `id` and `transactionId` non-empty, `amount` and
    * `fields.amount` numbers (not numeric text), every other `fields` value
    * text, `fields`, `transactionDate` and `requestDate` present, each optional

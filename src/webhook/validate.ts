@@ -130,7 +130,7 @@ const soft =
     read(context.soft, path, value);
 
 /**
- * `id`, `transactionId`: any string (CONTRACT §4); strict also refuses empty
+ * `id`, `transactionId`: any string (CONTRACT.md §6); strict also refuses empty
  * text, which a lenient parse notes as a deviation and keeps.
  */
 const ID: Reader = (context, path, value) => {
@@ -159,7 +159,7 @@ const AMOUNT: Reader = (context, path, value) => {
 const SOFT_AMOUNT = /* @__PURE__ */ soft(AMOUNT);
 
 /**
- * A merchant field (spec §2.2 says string). Lenient keeps any JSON scalar as
+ * A merchant field (documented as text). Lenient keeps any JSON scalar as
  * given (a number, a boolean, `null`: noted as a deviation) and leaves out an
  * object or array.
  */
@@ -206,7 +206,7 @@ const DATA_STRINGS: readonly string[] = ['accountId', 'description', 'webhookUrl
 
 /**
  * Which fields a parse requires: `ALWAYS` (their absence refuses even a
- * lenient parse, CONTRACT §4), `NOTED` (a lenient parse notes the absence as
+ * lenient parse, CONTRACT.md §6), `NOTED` (a lenient parse notes the absence as
  * a deviation), `STRICT_ONLY` (a lenient parse does not mind at all:
  * `requestDate`, which real deliveries of the signed-body variant omit), or
  * `OPTIONAL`. Numbers, not words: this table is in every bundle.
@@ -217,7 +217,7 @@ const STRICT_ONLY = 2;
 const OPTIONAL = 3;
 type Presence = typeof ALWAYS | typeof NOTED | typeof STRICT_ONLY | typeof OPTIONAL;
 
-/** The top-level fields of spec §2 in the order their issues are reported: name, reader, presence. */
+/** The documented top-level fields in the order their issues are reported: name, reader, presence. */
 const FIELDS: ReadonlyArray<readonly [name: string, read: Reader, presence: Presence]> = [
   ['id', ID, ALWAYS],
   ['transactionId', ID, ALWAYS],
@@ -253,7 +253,7 @@ function operationOf(id: string): PaymentOperation {
 }
 
 /**
- * Validates an already parsed JSON object as a payment webhook (spec §2) and
+ * Validates an already parsed JSON object as a payment webhook (CONTRACT.md §6) and
  * builds the typed {@link PaymentWebhook}. Never throws for any object (a
  * getter that throws is the caller's problem: safeParseWebhook catches it).
  *

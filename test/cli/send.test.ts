@@ -227,8 +227,8 @@ describe('payhook send', () => {
     expect(result.code).toBe(0);
     expect(received).toHaveLength(1);
     const delivery = received[0]!;
-    // Delivered to the target as given (its own Host, path and query)…
-    expect(delivery.url).toBe('/webhooks/payments');
+    // Delivered to the target (its own Host and path; the registered query, which the target lacks)…
+    expect(delivery.url).toBe('/webhooks/payments?shop=17');
     expect(delivery.headers.host).toBe(new URL(url).host);
     // …and verifiable by a receiver that pins the registered URL, as the README's quick start does.
     const request = { method: 'POST', url: delivery.url, headers: delivery.headers, body: delivery.body };

@@ -193,7 +193,7 @@ export function largeBodyCases(api) {
       },
     },
     {
-      name: 'large body: not JSON, with a random signature, is INVALID_BODY',
+      name: 'large body: not JSON, with a random signature, is SIGNATURE_MISMATCH (the signature comes first)',
       run: async () => {
         const signed = await signDelivery(api, body);
         const result = await verify({
@@ -201,8 +201,24 @@ export function largeBodyCases(api) {
           body: `${body},`,
           headers: { ...signed.headers, signature: random() },
         });
+        if (result.ok || result.error.code !== 'SIGNATURE_MISMATCH') fail(`expected SIGNATURE_MISMATCH`);
+      },
+    },
+    {
+      name: 'large body: not JSON, with a signature the key made, is INVALID_BODY',
+      run: async () => {
+        const signed = await signDelivery(api, body);
+        const result = await verify({ ...signed, body: `${body},` });
         if (result.ok || result.error.code !== 'INVALID_BODY') fail(`expected INVALID_BODY`);
       },
+    },
+    {
+      name: 'a body nested 65 levels is INVALID_BODY before it is parsed',
+      run: async () => {
+        const signed = await signDelivery(api, body);
+        const deep = `{"a":${'['.repeat(64)}${']'.repeat(64)}}`;
+        const result = await verify({ ...signed, body: deep });
+        if (result.ok || result.error.code !== 'INVALID_BODY') fail(`expected INVALID_BODY`);
     },
   ];
 }

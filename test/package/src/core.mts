@@ -25,7 +25,8 @@ const canonical: string = buildCanonicalString({
 const keys: readonly KeyInput[] = [PRODUCTION_PUBLIC_KEY];
 export const valid: Promise<boolean> = verifySignature(canonical, 'c2ln', keys, { allowWeakKeys: false });
 export const fresh: boolean = isTimestampFresh('1763712000000', { now: 1763712000000, toleranceMs: 1000 });
-export const status: 'SUCCEEDED' | 'FAILED' | 'PROCESSING' | 'UNKNOWN' = normaliseStatus('success');
+export const status: 'SUCCEEDED' | 'FAILED' | 'CANCELED' | 'PROCESSING' | 'PENDING' | 'UNKNOWN' =
+  normaliseStatus('success');
 export const delay: number = retryDelay(1);
 export const retriable: boolean | undefined = serviceStatus(502)?.retriable;
 
@@ -33,7 +34,9 @@ export function describe(webhook: PaymentWebhook): string {
   switch (webhook.status) {
     case 'SUCCEEDED':
     case 'FAILED':
+    case 'CANCELED':
     case 'PROCESSING':
+    case 'PENDING':
     case 'UNKNOWN':
       return `${webhook.id} ${webhook.transactionId} ${webhook.operation} ${webhook.amount}`;
   }
