@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { EXPLAINED_CODES, likelyCause, type SendContext } from '../../src/cli/causes.js';
-import { statusForCode } from '../../src/lib/errors.js';
+import { ERROR_CODES, statusForCode, type PayhookErrorCode } from '../../src/lib/errors.js';
 
 const context: SendContext = {
   signedFor: 'https://shop.example.kg/webhooks/payments',
@@ -15,7 +15,9 @@ const context: SendContext = {
 describe('the refusal causes payhook send prints', () => {
   it('docs/troubleshooting.md lists every code with the HTTP status the handlers answer', async () => {
     const doc = await readFile(new URL('../../docs/troubleshooting.md', import.meta.url), 'utf8');
-    for (const code of EXPLAINED_CODES) {
+    const codes = EXPLAINED_CODES.filter((code): code is PayhookErrorCode => Object.hasOwn(ERROR_CODES, code));
+    expect(codes).toEqual(EXPLAINED_CODES);
+    for (const code of codes) {
       const status = statusForCode(code);
       expect(doc, code).toContain(`| \`${code}\` (${status})`);
       expect(likelyCause(status, code, context)?.causes.length, code).toBeGreaterThan(0);

@@ -219,6 +219,7 @@ export function largeBodyCases(api) {
         const deep = `{"a":${'['.repeat(64)}${']'.repeat(64)}}`;
         const result = await verify({ ...signed, body: deep });
         if (result.ok || result.error.code !== 'INVALID_BODY') fail(`expected INVALID_BODY`);
+      },
     },
   ];
 }
