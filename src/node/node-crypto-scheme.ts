@@ -1,8 +1,13 @@
 /**
  * The signature scheme of `payhook/node`: the same checks as the core's Web
- * Crypto scheme, on `node:crypto`, which this entry can rely on. Node's RSA
- * public operation is native, so the early filter costs about what one
- * verification does and runs before every body is read.
+ * Crypto scheme, on `node:crypto`, which this entry can rely on.
+ *
+ * One RSA public operation per key and delivery does both jobs: its result,
+ * the encoded message, first tells whether any key can have made the
+ * signature (the PKCS #1 v1.5 padding, before the body is read), then decides
+ * the signature by comparison with the encoding of the canonical string's
+ * SHA-256, which is how RFC 8017 §8.2.2 defines RSASSA-PKCS1-v1_5
+ * verification (the encoded message recomputed and compared in full).
  *
  * @module
  */
@@ -22,26 +27,52 @@ interface NodeCryptoSlice {
   readonly constants: { readonly RSA_NO_PADDING: number };
   readonly KeyObject: { from(key: CryptoKey): NodeKey };
   publicDecrypt(this: void, key: { key: NodeKey; padding: number }, buffer: Uint8Array): Uint8Array;
-  verify(this: void, algorithm: string, data: Uint8Array, key: NodeKey, signature: Uint8Array): boolean;
+  createHash(this: void, algorithm: string): { update(data: string, encoding: 'utf8'): { digest(): Uint8Array } };
 }
 
-const { constants, KeyObject, publicDecrypt, verify } = untypedCrypto as NodeCryptoSlice;
+const { constants, KeyObject, publicDecrypt, createHash } = untypedCrypto as NodeCryptoSlice;
 
-/** Whether the RSA public operation on `bytes` under `key` opens with the PKCS #1 v1.5 padding (RFC 8017 §9.2). */
-function hasPkcs1Head(key: NodeKey, bytes: Uint8Array): boolean {
+// DER of the DigestInfo prefix for SHA-256 (RFC 8017 §9.2, note 1): what
+// precedes the 32-byte hash at the end of every encoded message.
+const SHA256_DIGEST_INFO = [
+  0x30, 0x31, 0x30, 0x0d, 0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x02, 0x01, 0x05, 0x00, 0x04, 0x20,
+];
+const T_LENGTH = SHA256_DIGEST_INFO.length + 32;
+
+/** The RSA public operation on `bytes` under `key`: the encoded message, or `undefined` for a value at or above the modulus. */
+function encodedMessage(key: NodeKey, bytes: Uint8Array): Uint8Array | undefined {
   try {
-    const block = publicDecrypt({ key, padding: constants.RSA_NO_PADDING }, bytes);
-    if (block[0] !== 0x00 || block[1] !== 0x01) return false;
-    for (let index = 2; index < 10; index++) if (block[index] !== 0xff) return false;
-    return true;
+    return publicDecrypt({ key, padding: constants.RSA_NO_PADDING }, bytes);
   } catch {
-    return false; // a value at or above the modulus: no key can have made it
+    return undefined;
   }
+}
+
+/** Whether an encoded message opens with the padding every signature's has: 0x00 0x01 and at least eight 0xFF. */
+function hasPkcs1Head(block: Uint8Array | undefined): boolean {
+  if (block?.[0] !== 0x00 || block[1] !== 0x01) return false;
+  for (let index = 2; index < 10; index++) if (block[index] !== 0xff) return false;
+  return true;
+}
+
+/** Whether `block` is exactly 0x00 0x01 0xFF… 0x00, the SHA-256 DigestInfo, then `hash`. */
+function encodes(block: Uint8Array, hash: Uint8Array): boolean {
+  const start = block.length - T_LENGTH;
+  if (!hasPkcs1Head(block) || block[start - 1] !== 0x00) return false;
+  for (let index = 10; index < start - 1; index++) if (block[index] !== 0xff) return false;
+  for (let index = 0; index < SHA256_DIGEST_INFO.length; index++) {
+    if (block[start + index] !== SHA256_DIGEST_INFO[index]) return false;
+  }
+  for (let index = 0; index < 32; index++) if (block[block.length - 32 + index] !== hash[index]) return false;
+  return true;
 }
 
 /**
  * Internal: keys checked and imported as the core imports them (so the same
- * keys are refused with the same codes), then held as `KeyObject`s.
+ * keys are refused with the same codes), then held as `KeyObject`s. The
+ * encoded messages of a signature are kept for it (a `WeakMap` keyed by the
+ * decoded bytes, so nothing outlives the delivery) between the early filter
+ * and the verification.
  *
  * @example
  * ```ts
@@ -56,15 +87,22 @@ function hasPkcs1Head(key: NodeKey, bytes: Uint8Array): boolean {
 export const nodeCryptoScheme: SchemeFactory = async (keys, options) => {
   const imported = await importKeys(keys, options);
   const held = imported.map((key) => ({ key: KeyObject.from(key), length: signatureLength(key) }));
+  const opened = new WeakMap<Uint8Array, (Uint8Array | undefined)[]>();
+  const blocksOf = (bytes: Uint8Array): (Uint8Array | undefined)[] => {
+    let blocks = opened.get(bytes);
+    if (blocks === undefined) {
+      blocks = held.map(({ key, length }) => (length === bytes.length ? encodedMessage(key, bytes) : undefined));
+      opened.set(bytes, blocks);
+    }
+    return blocks;
+  };
   return {
     decode: (signature) => signatureBytes(signature, imported),
-    couldBeSignature: (bytes) => held.some(({ key, length }) => length === bytes.length && hasPkcs1Head(key, bytes)),
+    couldBeSignature: (bytes) => blocksOf(bytes).some(hasPkcs1Head),
     filterIsCheap: true,
     verify: (canonical, bytes) => {
-      const data = new TextEncoder().encode(canonical);
-      return Promise.resolve(
-        held.some(({ key, length }) => length === bytes.length && verify('sha256', data, key, bytes)),
-      );
+      const hash = createHash('sha256').update(canonical, 'utf8').digest();
+      return Promise.resolve(blocksOf(bytes).some((block) => block !== undefined && encodes(block, hash)));
     },
   };
 };

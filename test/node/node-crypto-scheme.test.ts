@@ -1,11 +1,17 @@
 // payhook/node checks signatures with node:crypto: the same verdicts as the
 // core's Web Crypto scheme on every conformance vector, and no body read for
 // a signature no key can have made, since Node's RSA operation is cheap.
+import { constants, createHash, privateEncrypt } from 'node:crypto';
+import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { webCryptoScheme } from '../../src/lib/signature-scheme.js';
 import { nodeCryptoScheme } from '../../src/node/node-crypto-scheme.js';
 import { prepareVerifier, type VerifyWebhookOptions } from '../../src/verify-webhook.js';
 import { fixtures } from '../conformance/fixtures.js';
-import { PUBLIC_KEY, signDelivery, webhookBody } from '../helpers/sign.js';
+import { PRIVATE_KEY, PUBLIC_KEY, signDelivery, webhookBody } from '../helpers/sign.js';
+
+const privateEncryptRaw = (block: Buffer): Buffer =>
+  privateEncrypt({ key: PRIVATE_KEY, padding: constants.RSA_NO_PADDING }, block);
 
 const keyPem = (name: string): string => {
   const key = (fixtures.keys as Record<string, { publicKeyPem: string }>)[name];
@@ -52,5 +58,43 @@ describe('the node:crypto scheme', () => {
     await expect(prepareVerifier({ publicKeys: 'not a key' }, nodeCryptoScheme).ready()).rejects.toMatchObject({
       code: 'INVALID_KEY',
     });
+  });
+});
+
+describe('the node:crypto scheme decides as RSASSA-PKCS1-v1_5 / SHA-256 does', () => {
+  // Signatures over hand-built encoded messages: the genuine one, and encodings Web Crypto refuses.
+  const digestInfo = (hash: Buffer, prefixHex: string) => Buffer.concat([Buffer.from(prefixHex, 'hex'), hash]);
+  const SHA256_PREFIX = '3031300d060960864801650304020105000420';
+  const NO_NULL_PREFIX = '302f300b0609608648016503040201' + '0420';
+  const signRaw = (t: Buffer, padding = 256 - 3 - t.length) => {
+    const block = Buffer.concat([Buffer.from([0, 1]), Buffer.alloc(padding, 0xff), Buffer.from([0]), t]);
+    const sized = block.length === 256 ? block : Buffer.concat([block, Buffer.alloc(256 - block.length)]);
+    return privateEncryptRaw(sized).toString('base64');
+  };
+
+  it('agrees with Web Crypto on genuine, altered and oddly encoded signatures, for any canonical string', async () => {
+    const web = await webCryptoScheme([PUBLIC_KEY], {});
+    const node = await nodeCryptoScheme([PUBLIC_KEY], {});
+    await fc.assert(
+      fc.asyncProperty(fc.string({ unit: 'binary' }), fc.nat(5), async (canonical, variant) => {
+        const hash = createHash('sha256').update(canonical, 'utf8').digest();
+        const otherHash = createHash('sha256').update(`${canonical}x`, 'utf8').digest();
+        const header = [
+          signRaw(digestInfo(hash, SHA256_PREFIX)),
+          signRaw(digestInfo(otherHash, SHA256_PREFIX)),
+          signRaw(digestInfo(hash, NO_NULL_PREFIX)),
+          signRaw(Buffer.concat([Buffer.from([0]), digestInfo(hash, SHA256_PREFIX)]), 256 - 4 - 51),
+          signRaw(digestInfo(hash, SHA256_PREFIX)).replace(/^./, (c) => (c === 'A' ? 'B' : 'A')),
+          Buffer.from(crypto.getRandomValues(new Uint8Array(256))).toString('base64'),
+        ][variant]!;
+        const [webBytes, nodeBytes] = [web.decode(header), node.decode(header)];
+        const webSays = webBytes !== null && (await web.verify(canonical, webBytes));
+        const nodeSays =
+          nodeBytes !== null && node.couldBeSignature(nodeBytes) && (await node.verify(canonical, nodeBytes));
+        expect([variant, nodeSays]).toEqual([variant, webSays]);
+        if (variant === 0) expect(nodeSays).toBe(true);
+      }),
+      { numRuns: 300 },
+    );
   });
 });
