@@ -10,7 +10,18 @@ import {
 import { signWebhook, type SignedWebhook } from '../testing/sign.js';
 import { MAX_TIMER_MS } from '../lib/clock.js';
 import { answerCode, likelyCause, type SendContext } from './causes.js';
-import { duration, EXIT, integerFlag, numberFlag, pairs, parse, readInput, sleep, UsageError, type Io } from './io.js';
+import {
+  formatDuration,
+  EXIT,
+  integerFlag,
+  numberFlag,
+  pairs,
+  parse,
+  readInput,
+  sleep,
+  UsageError,
+  type Io,
+} from './io.js';
 import { parseCapturedRequest, type CapturedRequest } from './request-file.js';
 
 export const SEND_HELP = `Usage: payhook send <url> [options]
@@ -452,7 +463,9 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
       if (attempt === maxAttempts) break;
       const delay = retryDelay(attempt);
       const wait = delay / speed;
-      io.out(`${label}  retry ${attempt} in ${duration(delay)}${speed === 1 ? '' : ` (×${speed}: ${duration(wait)})`}`);
+      io.out(
+        `${label}  retry ${attempt} in ${formatDuration(delay)}${speed === 1 ? '' : ` (×${speed}: ${formatDuration(wait)})`}`,
+      );
       await sleep(wait);
     }
     return { ok: false };

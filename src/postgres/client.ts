@@ -122,7 +122,7 @@ export type Row = Record<string, unknown>;
  * Sends one statement. payhook's own values are text (or null), cast in the
  * SQL itself, so both drivers send them alike.
  */
-export type Run = (text: string, values?: readonly unknown[]) => Promise<Row[]>;
+export type Runner = (text: string, values?: readonly unknown[]) => Promise<Row[]>;
 
 function isPostgresJs(client: unknown): client is PostgresJsLike {
   return (
@@ -164,7 +164,7 @@ function stopTypeFetches(sql: object): void {
 }
 
 /** The statement runner for `client`, or INVALID_ARGUMENT when it is neither driver. */
-export function runnerFor(client: unknown, caller: string): Run {
+export function runnerFor(client: unknown, caller: string): Runner {
   // postgres.js first: its `sql` is a function object, and a pg object never has `unsafe`.
   if (isPostgresJs(client)) {
     return async (text, values = []) => {
@@ -186,7 +186,7 @@ export function runnerFor(client: unknown, caller: string): Run {
 
 /** One connection's statements: the runner, and the driver's own object for them. */
 export interface Connection {
-  readonly run: Run;
+  readonly run: Runner;
   readonly connection: PostgresClientLike;
 }
 
@@ -264,7 +264,7 @@ async function holdIfClosed(liveness: Liveness): Promise<void> {
  * writes a statement given to a closed transaction connection to a socket that
  * is gone, which throws out of a timer and ends the process.
  */
-function guardedRunner(run: Run, liveness: Liveness): Run {
+function guardedRunner(run: Runner, liveness: Liveness): Runner {
   return async (text, values) => {
     if (liveness.lost !== undefined) throw connectionLost(liveness.lost);
     try {
@@ -340,7 +340,7 @@ function pgTransact(pool: PgPoolLike): Transact {
       release();
     });
     const run = runnerFor(connection, 'createPostgresInbox');
-    const statement: Run = async (text, values) => {
+    const statement: Runner = async (text, values) => {
       if (released) throw new Error('the connection was dropped');
       try {
         return await run(text, values);
