@@ -7,7 +7,10 @@
 import type { ClaimOptions, ClaimResult, CompleteOptions, DedupStore } from '../dedup/store.js';
 import { checkKey, checkLease, checkRetention, checkToken, newClaimToken } from '../dedup/token.js';
 import { misuse } from '../lib/misuse.js';
-import { asText, checkTable, fault, runnerFor, type PostgresClientLike, type Runner } from './client.js';
+import { runnerFor } from './client.js';
+import type { PostgresClientLike, Runner } from './driver.js';
+import { fault } from './faults.js';
+import { asText, checkTable } from './values.js';
 import { schemaFor } from './schema.js';
 import { storeSql, storeSteps } from './sql.js';
 
