@@ -55,7 +55,6 @@ export type {
 export type {
   CanceledPaymentWebhook,
   FailedPaymentWebhook,
-  KnownWebhookFields,
   ParseWebhookOptions,
   PaymentOperation,
   PaymentWebhook,
@@ -65,9 +64,12 @@ export type {
   ProcessingPaymentWebhook,
   SucceededPaymentWebhook,
   UnknownStatusPaymentWebhook,
+} from './webhook/types.js';
+export type {
+  KnownWebhookFields,
   WebhookData,
   WebhookFields,
   WebhookFieldValue,
   WebhookItem,
   WebhookService,
-} from './webhook/types.js';
+} from './webhook/fields.js';

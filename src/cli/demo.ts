@@ -7,7 +7,7 @@ import { createTestWebhook, type TestWebhookOverrides } from '../testing/deliver
 import { signWebhook, type SignedWebhook } from '../testing/sign.js';
 import { TEST_KEY_PAIR } from '../testing/test-keys.js';
 import type { PaymentWebhook } from '../webhook/types.js';
-import { duration, EXIT, numberFlag, parse, sleep, type Io } from './io.js';
+import { formatDuration, EXIT, numberFlag, parse, sleep, type Io } from './io.js';
 
 export const DEMO_HELP = `Usage: payhook demo [options]
 
@@ -159,7 +159,9 @@ export async function demoCommand(args: readonly string[], io: Io): Promise<numb
         why: 'one copy claimed it and ran onPayment (200); the other found it in progress (409 DELIVERY_IN_PROGRESS), so the service retries it',
       });
       const delay = retryDelay(1);
-      io.out(`   the service retries the 409 copy in ${duration(delay)} (compressed: ${duration(delay / speed)})`);
+      io.out(
+        `   the service retries the 409 copy in ${formatDuration(delay)} (compressed: ${formatDuration(delay / speed)})`,
+      );
       await sleep(Math.max(delay / speed, 350));
       const retry = await deliver(signed, 'retry of the 409 copy');
       check(
@@ -209,7 +211,7 @@ export async function demoCommand(args: readonly string[], io: Io): Promise<numb
       while (answer.status !== 200 && attempt <= FAILURES) {
         const delay = retryDelay(attempt);
         io.out(
-          `   retry ${attempt} after ${duration(delay)} on the service's schedule (compressed: ${duration(delay / speed)})`,
+          `   retry ${attempt} after ${formatDuration(delay)} on the service's schedule (compressed: ${formatDuration(delay / speed)})`,
         );
         await sleep(delay / speed);
         attempt++;

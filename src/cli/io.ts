@@ -133,7 +133,7 @@ export async function readInput(path: string, what: string): Promise<string> {
 }
 
 /** Milliseconds as a short human figure: `30 s`, `2 min`, `1 h`, `250 ms`. */
-export function duration(ms: number): string {
+export function formatDuration(ms: number): string {
   if (ms < 1000) return `${Math.round(ms)} ms`;
   if (ms < 60_000) return `${Math.round(ms / 100) / 10} s`;
   if (ms < 3_600_000) return `${Math.round(ms / 6000) / 10} min`;

@@ -1,17 +1,10 @@
-import { request as httpRequest, type IncomingMessage } from 'node:http';
-import { request as httpsRequest } from 'node:https';
 import { retryDelay } from '../retry.js';
-import {
-  createTestWebhook,
-  TEST_WEBHOOK_VARIANTS,
-  type TestWebhookOverrides,
-  type TestWebhookVariant,
-} from '../testing/deliveries.js';
+import { createTestWebhook } from '../testing/deliveries.js';
 import { signWebhook, type SignedWebhook } from '../testing/sign.js';
-import { MAX_TIMER_MS } from '../lib/clock.js';
 import { answerCode, likelyCause, type SendContext } from './causes.js';
-import { duration, EXIT, integerFlag, numberFlag, pairs, parse, readInput, sleep, UsageError, type Io } from './io.js';
-import { parseCapturedRequest, type CapturedRequest } from './request-file.js';
+import { formatDuration, EXIT, sleep, UsageError, type Io } from './io.js';
+import { exactDelivery, fetchDelivery, NoAnswer, type Answered, type Delivery } from './send-http.js';
+import { readSendOptions } from './send-options.js';
 
 export const SEND_HELP = `Usage: payhook send <url> [options]
        payhook send --request <capture.json> --to <url> [--resign] [options]
@@ -72,285 +65,18 @@ command that tells them apart.
 Exit codes: 0 every delivery got 200 OK; 1 some did not (or could not
 connect); 2 usage error.`;
 
-/**
- * Why a fetch failed, as briefly as the runtime says it: the system error
- * code (`ECONNREFUSED`), else the cause's message (`bad port`), else the
- * error's name (`TimeoutError`).
- */
-function failureReason(error: unknown): string {
-  const cause = (error as { cause?: { code?: unknown; message?: unknown } } | null)?.cause;
-  if (typeof cause?.code === 'string') return cause.code;
-  if (typeof cause?.message === 'string' && cause.message !== '') return cause.message;
-  return error instanceof Error ? error.name : 'error';
-}
-
-/** An absolute http: or https: URL, or a usage error naming `what`. */
-function checkHttpUrl(value: string, what: string): void {
-  let parsed: URL;
-  try {
-    parsed = new URL(value);
-  } catch {
-    throw new UsageError(`${what} is not an absolute URL: ${JSON.stringify(value)}`);
-  }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
-    throw new UsageError(`${what} must be http: or https:`);
-}
-
 interface Outcome {
   ok: boolean;
 }
 
-/** One request to deliver: what `sign()` makes, or a capture as it was received. */
-interface Delivery {
-  method: string;
-  headers: Readonly<Record<string, string>>;
-  body: string | Uint8Array;
-}
-
-/** What came back from one attempt. */
-interface Answered {
-  status: number;
-  statusText: string;
-  text: string;
-}
-
-/** Why an attempt got no whole answer: the answer's status, if it came. */
-class NoAnswer extends Error {
-  constructor(
-    readonly reason: string,
-    readonly status?: { status: number; statusText: string },
-  ) {
-    super(reason);
-  }
-}
-
-/** Headers that describe one connection or framing, never sent again as captured. */
-const HOP_BY_HOP = new Set([
-  'connection',
-  'content-length',
-  'keep-alive',
-  'proxy-connection',
-  'te',
-  'trailer',
-  'transfer-encoding',
-  'upgrade',
-  'expect',
-  'http2-settings',
-]);
-
-/** Delivers with fetch: the target's own Host; fetch adds its usual headers (none is signed). */
-async function fetchDelivery(url: string, delivery: Delivery, timeoutMs: number): Promise<Answered> {
-  let response: Response | undefined;
-  try {
-    response = await fetch(url, {
-      method: delivery.method,
-      headers: Object.fromEntries(Object.entries(delivery.headers).filter(([name]) => name !== 'host')),
-      // Only signed deliveries come here, and signWebhook writes text; bytes go through exactDelivery.
-      body: delivery.body as string,
-      signal: AbortSignal.timeout(timeoutMs),
-    });
-    const text = await response.text();
-    return { status: response.status, statusText: response.statusText, text };
-  } catch (error) {
-    throw new NoAnswer(failureReason(error), response);
-  }
-}
-
-/**
- * Delivers exactly the captured headers (Host included; only the framing
- * headers are left to the connection) and body bytes, which fetch cannot:
- * it replaces Host and adds headers of its own.
- */
-function exactDelivery(url: string, delivery: Delivery, timeoutMs: number): Promise<Answered> {
-  const target = new URL(url);
-  const body = typeof delivery.body === 'string' ? Buffer.from(delivery.body, 'utf8') : delivery.body;
-  const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(delivery.headers)) {
-    if (!HOP_BY_HOP.has(name.toLowerCase()) && !name.startsWith(':')) headers[name] = value;
-  }
-  headers['content-length'] = String(body.byteLength);
-  const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
-  return new Promise((resolve, reject) => {
-    let answer: IncomingMessage | undefined;
-    const fail = (error: NodeJS.ErrnoException): void => {
-      const status =
-        answer === undefined ? undefined : { status: answer.statusCode ?? 0, statusText: answer.statusMessage ?? '' };
-      reject(new NoAnswer(error.code ?? error.message, status));
-    };
-    let request: ReturnType<typeof httpRequest>;
-    try {
-      request = send(target, { method: delivery.method, headers, timeout: timeoutMs }, (response) => {
-        answer = response;
-        const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('end', () =>
-          resolve({
-            status: response.statusCode ?? 0,
-            statusText: response.statusMessage ?? '',
-            text: Buffer.concat(chunks).toString('utf8'),
-          }),
-        );
-        response.on('error', (error: NodeJS.ErrnoException) => request.destroy(error));
-      });
-    } catch (error) {
-      // A captured header Node will not send (a name or value with characters HTTP does not allow).
-      fail(error as NodeJS.ErrnoException);
-      return;
-    }
-    request.on('timeout', () => request.destroy(Object.assign(new Error('timed out'), { code: 'TimeoutError' })));
-    request.on('error', fail);
-    request.end(body);
-  });
-}
-
-/** The URL a capture was signed for, when it says: its recorded webhookUrl, else its own absolute URL or Host. */
-function capturedUrl(capture: CapturedRequest): string | undefined {
-  if (capture.webhookUrl !== undefined) return capture.webhookUrl;
-  if (/^https?:\/\//i.test(capture.url)) return capture.url;
-  const host = Object.entries(capture.headers).find(([name]) => name.toLowerCase() === 'host')?.[1];
-  return host === undefined ? undefined : `https://${host}${capture.url.startsWith('/') ? '' : '/'}${capture.url}`;
-}
-
-/** The captured x-api-* headers besides the timestamp: the service signed them, so a re-signed copy keeps them. */
-function signedExtras(capture: CapturedRequest): Record<string, string> {
-  return Object.fromEntries(
-    Object.entries(capture.headers).filter(
-      ([name]) => name.toLowerCase().startsWith('x-api-') && name.toLowerCase() !== 'x-api-timestamp',
-    ),
-  );
-}
-
-const BODY_FLAGS = ['variant', 'status', 'amount', 'transaction-id', 'field', 'body', 'tamper'] as const;
-const SIGNING_FLAGS = ['webhook-url', 'key', 'host', 'header', 'age', 'timestamp'] as const;
-
-/** `--age` in ms: positive in the past, negative in the future. */
-function ageFlag(value: string | undefined): number {
-  if (value === undefined) return 0;
-  if (!/^-?\d+$/.test(value) || !Number.isSafeInteger(Number(value)) || Number(value) > Date.now()) {
-    throw new UsageError(
-      `--age must be a whole number of milliseconds, negative for the future (got ${JSON.stringify(value)})`,
-    );
-  }
-  return Number(value);
-}
-
 export async function sendCommand(args: readonly string[], io: Io): Promise<number> {
-  const { values, positionals } = parse(
-    args,
-    {
-      request: { type: 'string' },
-      to: { type: 'string' },
-      resign: { type: 'boolean' },
-      variant: { type: 'string' },
-      status: { type: 'string' },
-      amount: { type: 'string' },
-      'transaction-id': { type: 'string' },
-      field: { type: 'string', multiple: true },
-      body: { type: 'string' },
-      'webhook-url': { type: 'string' },
-      key: { type: 'string' },
-      host: { type: 'string' },
-      header: { type: 'string', multiple: true },
-      age: { type: 'string' },
-      timestamp: { type: 'string' },
-      tamper: { type: 'boolean' },
-      repeat: { type: 'string' },
-      concurrency: { type: 'string' },
-      retry: { type: 'boolean' },
-      speed: { type: 'string' },
-      'max-attempts': { type: 'string' },
-      timeout: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
-    1,
-  );
-  if (values.help) {
+  const options = await readSendOptions(args);
+  if (options === 'help') {
     io.out(SEND_HELP);
     return EXIT.OK;
   }
-  if (positionals[0] !== undefined && values.to !== undefined && positionals[0] !== values.to)
-    throw new UsageError('give the endpoint once: as <url> or as --to <url>');
-  const given = positionals[0] ?? values.to;
-  if (given === undefined)
-    throw new UsageError('the endpoint URL is required: payhook send http://127.0.0.1:3000/webhooks/payments');
-  checkHttpUrl(given, 'the URL');
-  let url = given;
-  const replay = values.request !== undefined;
-  if (!replay && values.resign) throw new UsageError('--resign re-signs a capture: give it with --request <file>');
-  if (replay) {
-    for (const flag of BODY_FLAGS) {
-      if (values[flag] !== undefined)
-        throw new UsageError(`--${flag} builds a new delivery; --request replays the captured one as it is`);
-    }
-    if (!values.resign) {
-      for (const flag of SIGNING_FLAGS) {
-        if (values[flag] !== undefined)
-          throw new UsageError(`--${flag} changes the signature: add --resign to sign the capture again`);
-      }
-    }
-  }
-  const capture = replay ? parseCapturedRequest(await readInput(values.request!, 'request file')) : undefined;
-  const asCaptured = capture !== undefined && !values.resign;
-  // The service signs the registered URL; the target may be anything that reaches the receiver.
-  const signedUrl = asCaptured
-    ? undefined
-    : (values['webhook-url'] ?? (capture === undefined ? url : capturedUrl(capture)));
-  if (values['webhook-url'] !== undefined) checkHttpUrl(values['webhook-url'], '--webhook-url');
-  if (capture !== undefined && !asCaptured && signedUrl === undefined)
-    throw new UsageError('the capture names no URL it was signed for: give --webhook-url <registered URL>');
-
-  // The service requests the registered URL, query included: a target without a query of its own gets it, so a
-  // receiver pinned to that URL sees the parameters it expects.
-  if (signedUrl !== undefined && !given.includes('?')) url = given + new URL(signedUrl).search;
-  const overrides: TestWebhookOverrides = { webhookUrl: signedUrl ?? url };
-  if (values.body !== undefined) {
-    let fromFile: unknown;
-    try {
-      fromFile = JSON.parse(await readInput(values.body, 'body file'));
-    } catch (error) {
-      if (error instanceof UsageError) throw error;
-      throw new UsageError(`the body file is not JSON: ${(error as Error).message}`);
-    }
-    if (typeof fromFile !== 'object' || fromFile === null || Array.isArray(fromFile))
-      throw new UsageError('the body file must hold a JSON object');
-    Object.assign(overrides, fromFile);
-  }
-  if (values.variant !== undefined) {
-    if (!TEST_WEBHOOK_VARIANTS.includes(values.variant as TestWebhookVariant)) {
-      throw new UsageError(`--variant must be one of ${TEST_WEBHOOK_VARIANTS.join(', ')}`);
-    }
-    overrides.variant = values.variant as TestWebhookVariant;
-  } else if (overrides.variant !== undefined && !TEST_WEBHOOK_VARIANTS.includes(overrides.variant)) {
-    throw new UsageError(`"variant" in the body file must be one of ${TEST_WEBHOOK_VARIANTS.join(', ')}`);
-  }
-  if (values.status !== undefined) overrides.status = values.status;
-  if (values.amount !== undefined) {
-    const amount = Number(values.amount);
-    if (values.amount.trim() === '' || !Number.isFinite(amount)) throw new UsageError('--amount must be a number');
-    overrides.amount = amount;
-  }
-  if (values['transaction-id'] !== undefined) overrides.transactionId = values['transaction-id'];
-  const fieldPairs = pairs(values.field, 'field');
-  if (fieldPairs.length > 0) {
-    const base = typeof overrides.fields === 'object' && overrides.fields !== null ? overrides.fields : {};
-    overrides.fields = { ...base, ...Object.fromEntries(fieldPairs) };
-  }
-  const headers = {
-    ...(capture === undefined ? {} : signedExtras(capture)),
-    ...Object.fromEntries(pairs(values.header, 'header')),
-  };
-  if (values.timestamp !== undefined && !/^\d+$/.test(values.timestamp))
-    throw new UsageError('--timestamp must be UNIX time in milliseconds');
-  if (values.timestamp !== undefined && values.age !== undefined)
-    throw new UsageError('--timestamp and --age exclude each other');
-  const age = ageFlag(values.age);
-  const repeat = integerFlag(values.repeat, 'repeat', 1);
-  const concurrency = integerFlag(values.concurrency, 'concurrency', 1);
-  const speed = numberFlag(values.speed, 'speed', 1);
-  const maxAttempts = values.retry ? integerFlag(values['max-attempts'], 'max-attempts', 10) : 1;
-  const timeoutMs = integerFlag(values.timeout, 'timeout', 10_000);
-  if (timeoutMs > MAX_TIMER_MS) throw new UsageError(`--timeout must be at most ${MAX_TIMER_MS} ms (about 24.8 days)`);
-  const privateKey = values.key === undefined ? undefined : await readInput(values.key, 'key file');
+  const { flags, url, signedUrl, capture, asCaptured, overrides, headers, age } = options;
+  const { repeat, concurrency, speed, maxAttempts, timeoutMs, privateKey } = options;
 
   let body: object | string;
   if (capture !== undefined) {
@@ -367,16 +93,16 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
   const signBody = async (): Promise<SignedWebhook> =>
     signWebhook(body, {
       url: signedUrl!,
-      timestamp: values.timestamp ?? Date.now() - age,
+      timestamp: flags.timestamp ?? Date.now() - age,
       headers,
-      ...(values.host !== undefined ? { host: values.host } : {}),
+      ...(flags.host !== undefined ? { host: flags.host } : {}),
       ...(privateKey !== undefined ? { privateKey } : {}),
     });
   // What an attacker who cannot sign would send: a signed delivery with a better amount.
   const sign = async (): Promise<Delivery> => {
-    if (asCaptured) return capture;
+    if (asCaptured && capture !== undefined) return capture;
     const signed = await signBody();
-    if (!values.tamper) return signed;
+    if (!flags.tamper) return signed;
     const forged = JSON.parse(signed.body) as { amount?: unknown };
     forged.amount = Number(forged.amount) * 100;
     return { ...signed, body: JSON.stringify(forged) };
@@ -387,27 +113,27 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
   } catch (error) {
     throw new UsageError(`cannot sign: ${(error as Error).message}`);
   }
-  const keyName = privateKey === undefined ? "payhook's TEST key (TEST_KEY_PAIR)" : values.key;
+  const keyName = privateKey === undefined ? "payhook's TEST key (TEST_KEY_PAIR)" : flags.key;
   io.out(`→ ${first.method} ${url}`);
   if (asCaptured) {
     const host = Object.entries(first.headers).find(([name]) => name.toLowerCase() === 'host')?.[1] ?? 'none';
-    io.out(`  replaying ${values.request} as captured: method, headers (Host ${host}) and body byte for byte`);
+    io.out(`  replaying ${flags.request} as captured: method, headers (Host ${host}) and body byte for byte`);
   } else {
-    if (capture !== undefined) io.out(`  replaying ${values.request}, signed again now`);
-    io.out(`  signed for ${values.host === undefined ? signedUrl : `${signedUrl} with Host ${values.host}`}`);
+    if (capture !== undefined) io.out(`  replaying ${flags.request}, signed again now`);
+    io.out(`  signed for ${flags.host === undefined ? signedUrl : `${signedUrl} with Host ${flags.host}`}`);
   }
   io.out(`  body: ${typeof first.body === 'string' ? first.body : `${first.body.byteLength} bytes, not UTF-8`}`);
-  if (values.tamper) io.out('  tampered: the amount was multiplied by 100 after signing; a receiver must answer 401');
+  if (flags.tamper) io.out('  tampered: the amount was multiplied by 100 after signing; a receiver must answer 401');
   io.out(
-    `  ${asCaptured ? 'signature as captured' : `signed with ${keyName}`}; ${repeat} deliver${repeat === 1 ? 'y' : 'ies'}, ${concurrency} at a time${values.retry ? `, retrying on the schedule at ×${speed}` : ''}`,
+    `  ${asCaptured ? 'signature as captured' : `signed with ${keyName}`}; ${repeat} deliver${repeat === 1 ? 'y' : 'ies'}, ${concurrency} at a time${flags.retry ? `, retrying on the schedule at ×${speed}` : ''}`,
   );
 
   const context: SendContext = {
     signedFor: signedUrl,
-    urlChosen: values['webhook-url'] !== undefined || capture !== undefined,
-    keyFile: values.key,
-    tampered: values.tamper === true,
-    dated: values.age !== undefined || values.timestamp !== undefined,
+    urlChosen: flags['webhook-url'] !== undefined || capture !== undefined,
+    keyFile: flags.key,
+    tampered: flags.tamper === true,
+    dated: flags.age !== undefined || flags.timestamp !== undefined,
     asCaptured,
   };
   const explained = new Set<string>();
@@ -452,7 +178,9 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
       if (attempt === maxAttempts) break;
       const delay = retryDelay(attempt);
       const wait = delay / speed;
-      io.out(`${label}  retry ${attempt} in ${duration(delay)}${speed === 1 ? '' : ` (×${speed}: ${duration(wait)})`}`);
+      io.out(
+        `${label}  retry ${attempt} in ${formatDuration(delay)}${speed === 1 ? '' : ` (×${speed}: ${formatDuration(wait)})`}`,
+      );
       await sleep(wait);
     }
     return { ok: false };

@@ -4,7 +4,7 @@ import { DEFAULT_TOLERANCE_MS } from '../freshness.js';
 import type { KeyInput } from '../keys.js';
 import type { ServiceEnvironment } from '../service-keys.js';
 import { verifyWebhook, type VerifyWebhookOptions, type VerifyWebhookResult } from '../verify-webhook.js';
-import { duration, EXIT, parse, pairs, readInput, UsageError, type Io } from './io.js';
+import { formatDuration, EXIT, parse, pairs, readInput, UsageError, type Io } from './io.js';
 import { parseCapturedRequest } from './request-file.js';
 
 export const VERIFY_HELP = `Usage: payhook verify --request <file> (--env production|beta | --key <pem file>) [options]
@@ -57,9 +57,9 @@ function timestampHint(header: string | undefined, now: number, timeChosen: bool
   const age = now - Number(header);
   if (Math.abs(age) <= DEFAULT_TOLERANCE_MS) return undefined;
   if (age > 0) {
-    return `the capture's timestamp is ${duration(age)} old, outside the ${duration(DEFAULT_TOLERANCE_MS)} window: add --ignore-timestamp to judge it at its own time`;
+    return `the capture's timestamp is ${formatDuration(age)} old, outside the ${formatDuration(DEFAULT_TOLERANCE_MS)} window: add --ignore-timestamp to judge it at its own time`;
   }
-  return `the capture's timestamp is ${duration(-age)} ahead of this machine's clock: check both clocks (NTP), or add --ignore-timestamp to judge it at its own time`;
+  return `the capture's timestamp is ${formatDuration(-age)} ahead of this machine's clock: check both clocks (NTP), or add --ignore-timestamp to judge it at its own time`;
 }
 
 export async function verifyCommand(args: readonly string[], io: Io): Promise<number> {

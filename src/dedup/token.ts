@@ -1,6 +1,6 @@
 // Internal helpers of the deduplication stores. Not re-exported.
 import { PayhookError } from '../errors.js';
-import { duration } from '../lib/duration.js';
+import { checkDuration } from '../lib/duration.js';
 
 /**
  * A fresh, unguessable claim token: a random UUID (122 random bits), or 128
@@ -35,12 +35,12 @@ export function checkKey(key: unknown): asserts key is string {
 
 /** A lease: a positive number of milliseconds (the store keeps it as a time, not a timer). */
 export function checkLease(ms: unknown): asserts ms is number {
-  duration('leaseMs', ms, 'time');
+  checkDuration('leaseMs', ms, 'time');
 }
 
 /** A retention: a positive number of milliseconds; `Infinity` means "no expiry". */
 export function checkRetention(ms: unknown): asserts ms is number {
-  duration('retentionMs', ms, 'retention');
+  checkDuration('retentionMs', ms, 'retention');
 }
 
 /** Checks a claim token. */

@@ -4,7 +4,7 @@
 import { createMemoryStore } from '../dedup/memory.js';
 import type { DedupStore } from '../dedup/store.js';
 import { resolveClock } from '../lib/clock.js';
-import { duration } from '../lib/duration.js';
+import { checkDuration } from '../lib/duration.js';
 import { misuse } from '../lib/misuse.js';
 import { defaultDedupKey } from '../dedup/key.js';
 import type { SchemeFactory } from '../lib/signature-scheme.js';
@@ -69,11 +69,11 @@ export function resolveSettings(
     throw misuse(`${factory}: logger must be a function, or false for silence.`);
   }
   const verifier = prepareVerifier(options, scheme);
-  const leaseMs = duration('leaseMs', options.leaseMs, 'time', 60_000);
-  const handlerTimeoutMs = duration('handlerTimeoutMs', options.handlerTimeoutMs, 'timer', 10_000);
-  const storeTimeoutMs = duration('storeTimeoutMs', options.storeTimeoutMs, 'timer', 5_000);
-  const bodyTimeoutMs = duration('bodyTimeoutMs', options.bodyTimeoutMs, 'timer', 10_000);
-  const retentionMs = duration('retentionMs', options.retentionMs, 'retention', 7 * DAY_MS);
+  const leaseMs = checkDuration('leaseMs', options.leaseMs, 'time', 60_000);
+  const handlerTimeoutMs = checkDuration('handlerTimeoutMs', options.handlerTimeoutMs, 'timer', 10_000);
+  const storeTimeoutMs = checkDuration('storeTimeoutMs', options.storeTimeoutMs, 'timer', 5_000);
+  const bodyTimeoutMs = checkDuration('bodyTimeoutMs', options.bodyTimeoutMs, 'timer', 10_000);
+  const retentionMs = checkDuration('retentionMs', options.retentionMs, 'retention', 7 * DAY_MS);
   // A claim is taken, then onPayment runs, then complete is sent: the lease
   // must outlive the handler and both store calls around it, or a retry could
   // claim the delivery again while the first run is still being recorded.

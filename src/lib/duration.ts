@@ -15,7 +15,7 @@ const LIMITS: Readonly<Record<DurationKind, string>> = {
  * (`fallback` when absent). Every handler and store duration goes through
  * here, so each refuses the same way with one message form.
  */
-export function duration(name: string, value: unknown, kind: DurationKind, fallback?: number): number {
+export function checkDuration(name: string, value: unknown, kind: DurationKind, fallback?: number): number {
   const ms = value ?? fallback;
   const max = kind === 'timer' ? MAX_TIMER_MS : Number.MAX_SAFE_INTEGER;
   const ok = typeof ms === 'number' && ms > 0 && (ms <= max || (kind === 'retention' && ms === Infinity));

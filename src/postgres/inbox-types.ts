@@ -5,7 +5,7 @@
  */
 import type { Parked } from '../park.js';
 import type { PaymentWebhook } from '../webhook/types.js';
-import type { PostgresClientLike } from './client.js';
+import type { PostgresClientLike } from './driver.js';
 
 /**
  * Options of `createPostgresInbox`.

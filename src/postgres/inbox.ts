@@ -20,16 +20,10 @@ import type {
   PostgresInbox,
   PostgresInboxOptions,
 } from './inbox-types.js';
-import {
-  asText,
-  checkTable,
-  fault,
-  runnerFor,
-  transactorFor,
-  type Holder,
-  type Row,
-  type Transaction,
-} from './client.js';
+import { runnerFor, transactorFor } from './client.js';
+import type { Holder, Row, Transaction } from './driver.js';
+import { fault } from './faults.js';
+import { asText, checkTable } from './values.js';
 import { schemaFor } from './schema.js';
 import { inboxSql, inboxSteps } from './sql.js';
 import { startWorker, type Attempt } from './worker.js';

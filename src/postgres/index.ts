@@ -23,5 +23,5 @@ export type {
   PostgresInbox,
   PostgresInboxOptions,
 } from './inbox-types.js';
-export type { PgPoolClientLike, PgPoolLike, PgQueryable, PostgresClientLike, PostgresJsLike } from './client.js';
+export type { PgPoolClientLike, PgPoolLike, PgQueryable, PostgresClientLike, PostgresJsLike } from './driver.js';
 export type { ClaimOptions, ClaimResult, CompleteOptions, DedupStore } from '../dedup/store.js';

@@ -9,7 +9,8 @@
  */
 import { PayhookError } from '../errors.js';
 import { misuse } from '../lib/misuse.js';
-import { fault, migrationTransactor, runnerFor, sqlState } from './client.js';
+import { migrationTransactor, runnerFor } from './client.js';
+import { fault, sqlState } from './faults.js';
 import { MIGRATION_LOCK, versionSql, versionTableOf } from './sql.js';
 
 /** The schema of one table, as its store or inbox uses it. */

@@ -7,7 +7,10 @@
 import type { ClaimOptions, ClaimResult, CompleteOptions, DedupStore } from '../dedup/store.js';
 import { checkKey, checkLease, checkRetention, checkToken, newClaimToken } from '../dedup/token.js';
 import { misuse } from '../lib/misuse.js';
-import { asText, checkTable, fault, runnerFor, type PostgresClientLike, type Run } from './client.js';
+import { runnerFor } from './client.js';
+import type { PostgresClientLike, Runner } from './driver.js';
+import { fault } from './faults.js';
+import { asText, checkTable } from './values.js';
 import { schemaFor } from './schema.js';
 import { storeSql, storeSteps } from './sql.js';
 
@@ -95,7 +98,7 @@ export interface PostgresStore extends DedupStore {
 const MAX_MS = 1000 * 365.25 * 86_400_000;
 
 /** Milliseconds as the SQL parameter (`null` for Infinity, which the SQL maps to `'infinity'`). */
-function duration(ms: number): string | null {
+function msParam(ms: number): string | null {
   return ms === Infinity ? null : String(Math.min(Math.ceil(ms), MAX_MS));
 }
 
@@ -172,7 +175,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
   if (typeof options !== 'object' || options === null) {
     throw misuse('createPostgresStore needs { client }: a pg Pool or Client, or a postgres.js sql instance.');
   }
-  const run: Run = runnerFor(options.client, 'createPostgresStore');
+  const run: Runner = runnerFor(options.client, 'createPostgresStore');
   const table = checkTable(options.table ?? 'payhook_dedup', 'createPostgresStore');
   const pruneEvery = count(options.pruneEvery, 'pruneEvery', 1000);
   const pruneLimit = count(options.pruneLimit, 'pruneLimit', 1000);
@@ -218,7 +221,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       checkKey(key);
       checkLease(claimOptions?.leaseMs);
       const token = newClaimToken();
-      const lease = duration(claimOptions.leaseMs);
+      const lease = msParam(claimOptions.leaseMs);
       maybePrune();
       // A row can expire, be released or be pruned between the two statements: look again, a few times.
       for (let attempt = 0; attempt < 3; attempt++) {
@@ -236,7 +239,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
       checkKey(key);
       checkToken(token);
       checkRetention(completeOptions?.retentionMs);
-      const values = [asText(key), token, duration(completeOptions.retentionMs)];
+      const values = [asText(key), token, msParam(completeOptions.retentionMs)];
       const updated = await statement('complete', sql.complete, values);
       // Nothing updated: the claim is gone (pruned after its lease passed), or another claim holds the key.
       if (updated.length === 0) await statement('complete', sql.completeGone, values);

@@ -7,7 +7,8 @@
  */
 import { PayhookError } from '../errors.js';
 import { describeError } from '../lib/misuse.js';
-import { isMisconfiguration, type Holder } from './client.js';
+import type { Holder } from './driver.js';
+import { isMisconfiguration } from './faults.js';
 import type { InboxDelivery, InboxOutcome, InboxProcessOptions, InboxWorker } from './inbox-types.js';
 
 /** One attempt at one row, as the loop sees it. */

@@ -1,0 +1,124 @@
+/**
+ * How `payhook send` delivers one request and reads the answer: with fetch
+ * for a signed delivery, or byte for byte over node:http(s) for a capture
+ * replayed as it was received.
+ *
+ * @module
+ */
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+
+/**
+ * Why a fetch failed, as briefly as the runtime says it: the system error
+ * code (`ECONNREFUSED`), else the cause's message (`bad port`), else the
+ * error's name (`TimeoutError`).
+ */
+function failureReason(error: unknown): string {
+  const cause = (error as { cause?: { code?: unknown; message?: unknown } } | null)?.cause;
+  if (typeof cause?.code === 'string') return cause.code;
+  if (typeof cause?.message === 'string' && cause.message !== '') return cause.message;
+  return error instanceof Error ? error.name : 'error';
+}
+
+/** One request to deliver: what `sign()` makes, or a capture as it was received. */
+export interface Delivery {
+  method: string;
+  headers: Readonly<Record<string, string>>;
+  body: string | Uint8Array;
+}
+
+/** What came back from one attempt. */
+export interface Answered {
+  status: number;
+  statusText: string;
+  text: string;
+}
+
+/** Why an attempt got no whole answer: the answer's status, if it came. */
+export class NoAnswer extends Error {
+  constructor(
+    readonly reason: string,
+    readonly status?: { status: number; statusText: string },
+  ) {
+    super(reason);
+  }
+}
+
+/** Headers that describe one connection or framing, never sent again as captured. */
+const HOP_BY_HOP = new Set([
+  'connection',
+  'content-length',
+  'keep-alive',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'expect',
+  'http2-settings',
+]);
+
+/** Delivers with fetch: the target's own Host; fetch adds its usual headers (none is signed). */
+export async function fetchDelivery(url: string, delivery: Delivery, timeoutMs: number): Promise<Answered> {
+  let response: Response | undefined;
+  try {
+    response = await fetch(url, {
+      method: delivery.method,
+      headers: Object.fromEntries(Object.entries(delivery.headers).filter(([name]) => name !== 'host')),
+      // Only signed deliveries come here, and signWebhook writes text; bytes go through exactDelivery.
+      body: delivery.body as string,
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    const text = await response.text();
+    return { status: response.status, statusText: response.statusText, text };
+  } catch (error) {
+    throw new NoAnswer(failureReason(error), response);
+  }
+}
+
+/**
+ * Delivers exactly the captured headers (Host included; only the framing
+ * headers are left to the connection) and body bytes, which fetch cannot:
+ * it replaces Host and adds headers of its own.
+ */
+export function exactDelivery(url: string, delivery: Delivery, timeoutMs: number): Promise<Answered> {
+  const target = new URL(url);
+  const body = typeof delivery.body === 'string' ? Buffer.from(delivery.body, 'utf8') : delivery.body;
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(delivery.headers)) {
+    if (!HOP_BY_HOP.has(name.toLowerCase()) && !name.startsWith(':')) headers[name] = value;
+  }
+  headers['content-length'] = String(body.byteLength);
+  const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
+  return new Promise((resolve, reject) => {
+    let answer: IncomingMessage | undefined;
+    const fail = (error: NodeJS.ErrnoException): void => {
+      const status =
+        answer === undefined ? undefined : { status: answer.statusCode ?? 0, statusText: answer.statusMessage ?? '' };
+      reject(new NoAnswer(error.code ?? error.message, status));
+    };
+    let request: ReturnType<typeof httpRequest>;
+    try {
+      request = send(target, { method: delivery.method, headers, timeout: timeoutMs }, (response) => {
+        answer = response;
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () =>
+          resolve({
+            status: response.statusCode ?? 0,
+            statusText: response.statusMessage ?? '',
+            text: Buffer.concat(chunks).toString('utf8'),
+          }),
+        );
+        response.on('error', (error: NodeJS.ErrnoException) => request.destroy(error));
+      });
+    } catch (error) {
+      // A captured header Node will not send (a name or value with characters HTTP does not allow).
+      fail(error as NodeJS.ErrnoException);
+      return;
+    }
+    request.on('timeout', () => request.destroy(Object.assign(new Error('timed out'), { code: 'TimeoutError' })));
+    request.on('error', fail);
+    request.end(body);
+  });
+}

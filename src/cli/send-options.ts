@@ -1,0 +1,215 @@
+/**
+ * `payhook send`'s arguments: parsed, checked against each other, and turned
+ * into what to send where (the files they name read), or a usage error.
+ *
+ * @module
+ */
+import { MAX_TIMER_MS } from '../lib/clock.js';
+import { TEST_WEBHOOK_VARIANTS, type TestWebhookOverrides, type TestWebhookVariant } from '../testing/deliveries.js';
+import { integerFlag, numberFlag, pairs, parse, readInput, UsageError } from './io.js';
+import { parseCapturedRequest, type CapturedRequest } from './request-file.js';
+
+/** An absolute http: or https: URL, or a usage error naming `what`. */
+function checkHttpUrl(value: string, what: string): void {
+  let parsed: URL;
+  try {
+    parsed = new URL(value);
+  } catch {
+    throw new UsageError(`${what} is not an absolute URL: ${JSON.stringify(value)}`);
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
+    throw new UsageError(`${what} must be http: or https:`);
+}
+
+/** The URL a capture was signed for, when it says: its recorded webhookUrl, else its own absolute URL or Host. */
+function capturedUrl(capture: CapturedRequest): string | undefined {
+  if (capture.webhookUrl !== undefined) return capture.webhookUrl;
+  if (/^https?:\/\//i.test(capture.url)) return capture.url;
+  const host = Object.entries(capture.headers).find(([name]) => name.toLowerCase() === 'host')?.[1];
+  return host === undefined ? undefined : `https://${host}${capture.url.startsWith('/') ? '' : '/'}${capture.url}`;
+}
+
+/** The captured x-api-* headers besides the timestamp: the service signed them, so a re-signed copy keeps them. */
+function signedExtras(capture: CapturedRequest): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(capture.headers).filter(
+      ([name]) => name.toLowerCase().startsWith('x-api-') && name.toLowerCase() !== 'x-api-timestamp',
+    ),
+  );
+}
+
+const BODY_FLAGS = ['variant', 'status', 'amount', 'transaction-id', 'field', 'body', 'tamper'] as const;
+const SIGNING_FLAGS = ['webhook-url', 'key', 'host', 'header', 'age', 'timestamp'] as const;
+
+/** `--age` in ms: positive in the past, negative in the future. */
+function ageFlag(value: string | undefined): number {
+  if (value === undefined) return 0;
+  if (!/^-?\d+$/.test(value) || !Number.isSafeInteger(Number(value)) || Number(value) > Date.now()) {
+    throw new UsageError(
+      `--age must be a whole number of milliseconds, negative for the future (got ${JSON.stringify(value)})`,
+    );
+  }
+  return Number(value);
+}
+
+function parseFlags(args: readonly string[]) {
+  return parse(
+    args,
+    {
+      request: { type: 'string' },
+      to: { type: 'string' },
+      resign: { type: 'boolean' },
+      variant: { type: 'string' },
+      status: { type: 'string' },
+      amount: { type: 'string' },
+      'transaction-id': { type: 'string' },
+      field: { type: 'string', multiple: true },
+      body: { type: 'string' },
+      'webhook-url': { type: 'string' },
+      key: { type: 'string' },
+      host: { type: 'string' },
+      header: { type: 'string', multiple: true },
+      age: { type: 'string' },
+      timestamp: { type: 'string' },
+      tamper: { type: 'boolean' },
+      repeat: { type: 'string' },
+      concurrency: { type: 'string' },
+      retry: { type: 'boolean' },
+      speed: { type: 'string' },
+      'max-attempts': { type: 'string' },
+      timeout: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    1,
+  );
+}
+
+/** The flags as parsed. */
+export type SendFlags = ReturnType<typeof parseFlags>['values'];
+
+/** What `payhook send` was asked to do, checked. */
+export interface SendOptions {
+  readonly flags: SendFlags;
+  /** The target, with the signed URL's query when it has none of its own. */
+  readonly url: string;
+  /** The URL the delivery is signed for; `undefined` for a capture replayed as captured. */
+  readonly signedUrl: string | undefined;
+  readonly capture: CapturedRequest | undefined;
+  /** A capture sent again as it was received, not signed again. */
+  readonly asCaptured: boolean;
+  readonly overrides: TestWebhookOverrides;
+  /** The extra headers to sign. */
+  readonly headers: Record<string, string>;
+  readonly age: number;
+  readonly repeat: number;
+  readonly concurrency: number;
+  readonly speed: number;
+  readonly maxAttempts: number;
+  readonly timeoutMs: number;
+  readonly privateKey: string | undefined;
+}
+
+/** `payhook send`'s options from its arguments, or `'help'` when `--help` asks for the usage. */
+export async function readSendOptions(args: readonly string[]): Promise<SendOptions | 'help'> {
+  const { values, positionals } = parseFlags(args);
+  if (values.help) return 'help';
+  if (positionals[0] !== undefined && values.to !== undefined && positionals[0] !== values.to)
+    throw new UsageError('give the endpoint once: as <url> or as --to <url>');
+  const given = positionals[0] ?? values.to;
+  if (given === undefined)
+    throw new UsageError('the endpoint URL is required: payhook send http://127.0.0.1:3000/webhooks/payments');
+  checkHttpUrl(given, 'the URL');
+  let url = given;
+  const replay = values.request !== undefined;
+  if (!replay && values.resign) throw new UsageError('--resign re-signs a capture: give it with --request <file>');
+  if (replay) {
+    for (const flag of BODY_FLAGS) {
+      if (values[flag] !== undefined)
+        throw new UsageError(`--${flag} builds a new delivery; --request replays the captured one as it is`);
+    }
+    if (!values.resign) {
+      for (const flag of SIGNING_FLAGS) {
+        if (values[flag] !== undefined)
+          throw new UsageError(`--${flag} changes the signature: add --resign to sign the capture again`);
+      }
+    }
+  }
+  const capture = replay ? parseCapturedRequest(await readInput(values.request!, 'request file')) : undefined;
+  const asCaptured = capture !== undefined && !values.resign;
+  // The service signs the registered URL; the target may be anything that reaches the receiver.
+  const signedUrl = asCaptured
+    ? undefined
+    : (values['webhook-url'] ?? (capture === undefined ? url : capturedUrl(capture)));
+  if (values['webhook-url'] !== undefined) checkHttpUrl(values['webhook-url'], '--webhook-url');
+  if (capture !== undefined && !asCaptured && signedUrl === undefined)
+    throw new UsageError('the capture names no URL it was signed for: give --webhook-url <registered URL>');
+
+  // The service requests the registered URL, query included: a target without a query of its own gets it, so a
+  // receiver pinned to that URL sees the parameters it expects.
+  if (signedUrl !== undefined && !given.includes('?')) url = given + new URL(signedUrl).search;
+  const overrides: TestWebhookOverrides = { webhookUrl: signedUrl ?? url };
+  if (values.body !== undefined) {
+    let fromFile: unknown;
+    try {
+      fromFile = JSON.parse(await readInput(values.body, 'body file'));
+    } catch (error) {
+      if (error instanceof UsageError) throw error;
+      throw new UsageError(`the body file is not JSON: ${(error as Error).message}`);
+    }
+    if (typeof fromFile !== 'object' || fromFile === null || Array.isArray(fromFile))
+      throw new UsageError('the body file must hold a JSON object');
+    Object.assign(overrides, fromFile);
+  }
+  if (values.variant !== undefined) {
+    if (!TEST_WEBHOOK_VARIANTS.includes(values.variant as TestWebhookVariant)) {
+      throw new UsageError(`--variant must be one of ${TEST_WEBHOOK_VARIANTS.join(', ')}`);
+    }
+    overrides.variant = values.variant as TestWebhookVariant;
+  } else if (overrides.variant !== undefined && !TEST_WEBHOOK_VARIANTS.includes(overrides.variant)) {
+    throw new UsageError(`"variant" in the body file must be one of ${TEST_WEBHOOK_VARIANTS.join(', ')}`);
+  }
+  if (values.status !== undefined) overrides.status = values.status;
+  if (values.amount !== undefined) {
+    const amount = Number(values.amount);
+    if (values.amount.trim() === '' || !Number.isFinite(amount)) throw new UsageError('--amount must be a number');
+    overrides.amount = amount;
+  }
+  if (values['transaction-id'] !== undefined) overrides.transactionId = values['transaction-id'];
+  const fieldPairs = pairs(values.field, 'field');
+  if (fieldPairs.length > 0) {
+    const base = typeof overrides.fields === 'object' && overrides.fields !== null ? overrides.fields : {};
+    overrides.fields = { ...base, ...Object.fromEntries(fieldPairs) };
+  }
+  const headers = {
+    ...(capture === undefined ? {} : signedExtras(capture)),
+    ...Object.fromEntries(pairs(values.header, 'header')),
+  };
+  if (values.timestamp !== undefined && !/^\d+$/.test(values.timestamp))
+    throw new UsageError('--timestamp must be UNIX time in milliseconds');
+  if (values.timestamp !== undefined && values.age !== undefined)
+    throw new UsageError('--timestamp and --age exclude each other');
+  const age = ageFlag(values.age);
+  const repeat = integerFlag(values.repeat, 'repeat', 1);
+  const concurrency = integerFlag(values.concurrency, 'concurrency', 1);
+  const speed = numberFlag(values.speed, 'speed', 1);
+  const maxAttempts = values.retry ? integerFlag(values['max-attempts'], 'max-attempts', 10) : 1;
+  const timeoutMs = integerFlag(values.timeout, 'timeout', 10_000);
+  if (timeoutMs > MAX_TIMER_MS) throw new UsageError(`--timeout must be at most ${MAX_TIMER_MS} ms (about 24.8 days)`);
+  const privateKey = values.key === undefined ? undefined : await readInput(values.key, 'key file');
+  return {
+    flags: values,
+    url,
+    signedUrl,
+    capture,
+    asCaptured,
+    overrides,
+    headers,
+    age,
+    repeat,
+    concurrency,
+    speed,
+    maxAttempts,
+    timeoutMs,
+    privateKey,
+  };
+}

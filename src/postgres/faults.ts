@@ -1,0 +1,64 @@
+/**
+ * How payhook reads a PostgreSQL driver's errors: the SQLSTATE, whether the
+ * connection itself is gone, and the PayhookError a failed statement becomes.
+ *
+ * @module
+ */
+import { PayhookError } from '../errors.js';
+import { describeError } from '../lib/misuse.js';
+
+/** The SQLSTATE of a driver error (`pg` and postgres.js both put it in `code`), when it is one. */
+export function sqlState(error: unknown): string | undefined {
+  const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
+  // postgres.js also puts its own connection codes (CONNECTION_CLOSED, …) in `code`: those are not SQLSTATEs.
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
+}
+
+/**
+ * Whether a driver error means the connection itself is gone: no SQLSTATE
+ * (a socket error, or postgres.js's own CONNECTION_* codes), or a state of
+ * class 08 (connection exception) or 57P (the server ending the session, e.g.
+ * `pg_terminate_backend`).
+ */
+export function isConnectionLoss(error: unknown): boolean {
+  const state = sqlState(error);
+  return state === undefined || state.startsWith('08') || state.startsWith('57P');
+}
+/** The error that lost a connection, as an `Error` (for pg's `release(error)`, or to throw again). */
+export function connectionLost(cause: unknown): Error {
+  return cause instanceof Error ? cause : new Error(describeError(cause));
+}
+
+/**
+ * SQLSTATEs that say the database is reachable but not set up for payhook:
+ * a table, column, schema or function missing, or a privilege not granted.
+ * Retrying cannot cure them, so they are configuration errors, not outages.
+ */
+const MISCONFIGURED = new Set(['42P01', '42703', '3F000', '42883', '42501', '42704']);
+
+/** Whether `error` is a configuration error (see {@link fault}). */
+export function isMisconfiguration(error: unknown): boolean {
+  return error instanceof PayhookError && error.code === 'INVALID_ARGUMENT';
+}
+
+/**
+ * A failed statement as payhook reports it: INVALID_ARGUMENT naming the fix
+ * when the database is not set up (see {@link MISCONFIGURED}); otherwise
+ * STORE_UNAVAILABLE, which the handler answers 503 and a worker retries. The
+ * driver's error is kept as `cause`; a PayhookError passes through.
+ */
+export function fault(what: string, cause: unknown, fix: string): PayhookError {
+  if (cause instanceof PayhookError) return cause;
+  const state = sqlState(cause);
+  if (state !== undefined && MISCONFIGURED.has(state)) {
+    return new PayhookError('INVALID_ARGUMENT', `PostgreSQL ${what} failed: ${describeError(cause)}. ${fix}`, {
+      cause,
+    });
+  }
+  return unavailable(what, cause);
+}
+
+/** A database failure as payhook reports it: STORE_UNAVAILABLE, the driver's error kept as `cause`. */
+export function unavailable(what: string, cause: unknown): PayhookError {
+  return new PayhookError('STORE_UNAVAILABLE', `PostgreSQL ${what} failed: ${describeError(cause)}`, { cause });
+}

@@ -1,0 +1,32 @@
+/**
+ * How payhook's own strings and names go into PostgreSQL: keys as text
+ * one-to-one, table names only as plain identifiers.
+ *
+ * @module
+ */
+import { misuse } from '../lib/misuse.js';
+
+// A lone surrogate, which UTF-8 cannot carry: drivers send U+FFFD instead, so two keys would collide.
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/**
+ * A string as a `text` value, one-to-one: PostgreSQL text holds no NUL and
+ * drivers replace lone surrogates, so such a string (or one that starts with
+ * `"`, to keep the mapping one-to-one) is stored as its JSON literal instead,
+ * which starts with `"`. Everything else is stored as it is.
+ */
+export function asText(value: string): string {
+  return value.startsWith('"') || value.includes('\0') || LONE_SURROGATE.test(value) ? JSON.stringify(value) : value;
+}
+
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0,62})?$/;
+
+/** A table name as given (`name` or `schema.name`); anything else could inject SQL, so it is refused. */
+export function checkTable(table: unknown, caller: string): string {
+  if (typeof table !== 'string' || !IDENTIFIER.test(table)) {
+    throw misuse(
+      `${caller}: table must be a plain SQL identifier (name or schema.name), not ${JSON.stringify(table)}.`,
+    );
+  }
+  return table;
+}
