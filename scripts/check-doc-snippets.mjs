@@ -15,6 +15,9 @@
 //   declare const options: …      (declare const …, import type …) put before the block
 //   -->
 //   <!-- doc-test: skip <reason> -->   not checked (the reason is required)
+//   <!-- doc-test: run-by <test file> -->   type-checked here; the vitest file named (part of
+//                                      `npm run test:unit`) runs the block as written, with the servers
+//                                      only it starts (PostgreSQL…); here it must exist and name this doc
 //
 // docs/api/** is left out: typedoc generates it from the TSDoc @example blocks,
 // which the TSDoc tests check at their source.
@@ -63,14 +66,25 @@ function markerAbove(lines, fenceIndex, file) {
   const comment = lines.slice(start, end + 1).join('\n');
   const inner = comment.slice(comment.indexOf('<!--') + 4, comment.lastIndexOf('-->'));
   const [first = '', ...rest] = inner.replace(/^\s*\n/, '').split('\n');
-  const match = /^\s*doc-test:\s*(\w+)\s*(.*)$/.exec(first);
+  const match = /^\s*doc-test:\s*([\w-]+)\s*(.*?)\s*(?:-->\s*)?$/.exec(first);
   if (!match) return { mode: 'module', preamble: '' };
   const [, mode, reason] = match;
   const body = rest.join('\n');
-  if (!['run', 'fragment', 'skip'].includes(mode)) {
-    throw new Error(`${file}:${start + 1}: unknown doc-test marker "${mode}" (run, fragment or skip)`);
+  if (!['run', 'fragment', 'skip', 'run-by'].includes(mode)) {
+    throw new Error(`${file}:${start + 1}: unknown doc-test marker "${mode}" (run, fragment, skip or run-by)`);
   }
   if (mode === 'skip' && reason.trim() === '') throw new Error(`${file}:${start + 1}: doc-test: skip needs a reason`);
+  if (mode === 'run-by') {
+    const test = join(root, reason.trim());
+    if (!existsSync(test)) {
+      throw new Error(
+        `${file}:${start + 1}: doc-test: run-by names ${JSON.stringify(reason.trim())}, which is not a file`,
+      );
+    }
+    if (!readFileSync(test, 'utf8').includes(file)) {
+      throw new Error(`${file}:${start + 1}: doc-test: run-by names ${reason.trim()}, which never reads ${file}`);
+    }
+  }
   if (mode !== 'fragment' && body.trim() !== '') {
     throw new Error(`${file}:${start + 1}: only a fragment may carry a preamble`);
   }

@@ -41,4 +41,12 @@ describe('scripts/check-doc-snippets.mjs', { timeout: 180_000 }, () => {
     expect(result.stderr).toContain('test/docs/fixtures/fails-at-run.md:6: the block did not run (exit 1)');
     expect(result.stderr).toContain('the documented figure is wrong');
   });
+
+  it('fails when a block is marked run-by a test file that does not exist, naming file:line', () => {
+    const result = check('run-by-missing.md');
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(
+      'test/docs/fixtures/run-by-missing.md:3: doc-test: run-by names "test/docs/fixtures/no-such.test.ts", which is not a file',
+    );
+  });
 });
