@@ -123,3 +123,91 @@ describe('a client that goes away while the body is read (Web handler)', () => {
     expect(logs.map((record) => record.event)).toEqual(['misconfigured']);
   });
 });
+
+describe('a body of declared length (Web handler)', () => {
+  const handlerFor = (options: { maxBodyBytes?: number; bodyTimeoutMs?: number } = {}) => {
+    const calls: string[] = [];
+    const handler = createWebhookHandler({
+      publicKeys: PUBLIC_KEY,
+      webhookUrl: WEBHOOK_URL,
+      ...options,
+      onPayment: (webhook) => {
+        calls.push(webhook.id);
+      },
+    });
+    return { handler, calls };
+  };
+
+  it('is read in one call, without building request.body (which some adapters make per request)', async () => {
+    const { handler, calls } = handlerFor();
+    const delivery = signDelivery(webhookBody());
+    const length = String(new TextEncoder().encode(delivery.body).byteLength);
+    const request = new Request(WEBHOOK_URL, {
+      method: 'POST',
+      headers: { ...delivery.headers, 'content-length': length },
+      body: delivery.body,
+    });
+    Object.defineProperty(request, 'body', {
+      get() {
+        throw new Error('request.body was built');
+      },
+    });
+    const response = await handler(request);
+    expect(response.status).toBe(200);
+    expect(calls).toHaveLength(1);
+  });
+
+  it('is still refused 413 when the request carries more bytes than it declares', async () => {
+    const { handler, calls } = handlerFor({ maxBodyBytes: 1_024 });
+    const delivery = signDelivery(webhookBody({ fields: { note: 'x'.repeat(4_096) } }));
+    const request = new Request(WEBHOOK_URL, {
+      method: 'POST',
+      headers: { ...delivery.headers, 'content-length': '100' },
+      body: delivery.body,
+    });
+    const response = await handler(request);
+    expect(response.status).toBe(413);
+    expect(await response.json()).toMatchObject({ code: 'BODY_TOO_LARGE' });
+    expect(calls).toEqual([]);
+  });
+
+  it('times out (408) when the declared bytes never all arrive', async () => {
+    const { handler, calls } = handlerFor({ bodyTimeoutMs: 150 });
+    const delivery = signDelivery(webhookBody());
+    const bytes = new TextEncoder().encode(delivery.body);
+    const stalled = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(bytes.subarray(0, bytes.length >> 1));
+      },
+    });
+    const response = await handler(
+      new Request(WEBHOOK_URL, {
+        method: 'POST',
+        headers: { ...delivery.headers, 'content-length': String(bytes.byteLength) },
+        body: stalled,
+        duplex: 'half',
+      } as RequestInit),
+    );
+    expect(response.status).toBe(408);
+    expect(calls).toEqual([]);
+  });
+
+  it('read before the handler is a misconfiguration (500)', async () => {
+    const logs: WebhookLogRecord[] = [];
+    const handler = createWebhookHandler({
+      publicKeys: PUBLIC_KEY,
+      webhookUrl: WEBHOOK_URL,
+      onPayment: () => {},
+      logger: (record) => logs.push(record),
+    });
+    const delivery = signDelivery(webhookBody());
+    const request = new Request(WEBHOOK_URL, {
+      method: 'POST',
+      headers: { ...delivery.headers, 'content-length': String(delivery.body.length) },
+      body: delivery.body,
+    });
+    await request.text(); // a framework's body parser got there first
+    expect((await handler(request)).status).toBe(500);
+    expect(logs.map((record) => record.event)).toEqual(['misconfigured']);
+  });
+});

@@ -9,11 +9,8 @@ import type {
   PaymentWebhookWithStatus,
   PendingPaymentWebhook,
   SucceededPaymentWebhook,
-  WebhookData,
-  WebhookFieldValue,
-  WebhookItem,
-  WebhookService,
 } from '../../src/webhook/types.js';
+import type { WebhookData, WebhookFieldValue, WebhookItem, WebhookService } from '../../src/webhook/fields.js';
 
 declare const webhook: PaymentWebhook;
 
