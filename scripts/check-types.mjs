@@ -16,7 +16,7 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { installPacked, root } from '../test/package/pack.mjs';
+import { installPacked, root } from './lib/pack.mjs';
 
 const consumer = join(root, 'test', 'package');
 const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');

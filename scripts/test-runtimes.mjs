@@ -17,8 +17,8 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { dirname, extname, join, resolve, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { installPacked } from '../test/package/pack.mjs';
-import { runtimeBinary } from '../test/runtimes/binaries.mjs';
+import { installPacked } from './lib/pack.mjs';
+import { runtimeBinary } from './lib/runtime-binaries.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const runtimesDir = join(root, 'test', 'runtimes');
@@ -98,7 +98,7 @@ async function processRuntime(command, args, env) {
 
 async function withMiniflare(use) {
   const { Miniflare } = await import('miniflare');
-  const { bundleForWorkerd } = await import('../test/helpers/bundle-worker.mjs');
+  const { bundleForWorkerd } = await import('./lib/bundle-worker.mjs');
   const script = await bundleForWorkerd(join(runtimesDir, 'worker.mjs'));
   // What the Worker logs (the handler's default log lines among it) is kept
   // with the result and printed only when the run fails.

@@ -2,8 +2,7 @@
 // bottom: method → body → verify → claim → onPayment → settle → answer.
 // Each step returns what the next needs, or the answer that ends the
 // delivery; no step calls the next. The adapters only translate their
-// platform's request into a DeliveryInput and the Answer into a response.
-// Internal.
+// platform's request into a DeliveryInput and the Answer into a response. Internal.
 import { isPayhookError, PayhookError } from '../lib/errors.js';
 import { describeError, misuse } from '../lib/misuse.js';
 import { isParked } from '../park.js';
@@ -53,10 +52,9 @@ async function deliver(flow: Flow, input: DeliveryInput, deadline: Deadline): Pr
   if (token instanceof Answer) return token;
 
   const context = new DeliveryContext(key, timestamp, webhookUrl);
-  const { handlerTimeoutMs } = settings;
-  const outcome = await deadline.run(() => settings.options.onPayment(webhook, context), handlerTimeoutMs);
+  const outcome = await deadline.run(() => settings.options.onPayment(webhook, context), settings.handlerTimeoutMs);
   if (outcome.kind === 'late') {
-    const message = `onPayment did not finish within ${handlerTimeoutMs} ms; the service will retry.`;
+    const message = `onPayment did not finish within ${settings.handlerTimeoutMs} ms; the service will retry.`;
     DeliveryContext.abort(context, new PayhookError('HANDLER_FAILED', message));
     const after = stores.settleLate(outcome.work, key, token, deadline, report);
     return report.refuse('HANDLER_FAILED', message, { event: 'handler-timeout', level: 'error', after });

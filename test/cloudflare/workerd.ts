@@ -6,7 +6,7 @@
 import { fileURLToPath } from 'node:url';
 import { Miniflare, type WorkerOptions } from 'miniflare';
 import type { DedupStore } from '../../src/dedup/store.js';
-import { bundleForWorkerd } from '../helpers/bundle-worker.mjs';
+import { bundleForWorkerd } from '../../scripts/lib/bundle-worker.mjs';
 import { remoteStore } from '../helpers/remote-store.js';
 import { PUBLIC_KEY } from '../helpers/sign.js';
 

@@ -8,8 +8,8 @@ import type { Readable } from 'node:stream';
 import { Miniflare } from 'miniflare';
 import { toRequest } from 'payhook/testing';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { installPacked } from '../package/pack.mjs';
-import { runtimeBinary } from '../runtimes/binaries.mjs';
+import { installPacked } from '../../scripts/lib/pack.mjs';
+import { runtimeBinary } from '../../scripts/lib/runtime-binaries.mjs';
 import {
   PAYMENT_LINE,
   PUBLIC_WEBHOOK_URL,
@@ -22,7 +22,7 @@ import {
   tampered,
   type RunningExample,
 } from './harness.js';
-import { bundleForWorkerd } from '../helpers/bundle-worker.mjs';
+import { bundleForWorkerd } from '../../scripts/lib/bundle-worker.mjs';
 
 beforeAll(() => {
   installPacked(examplesDir);

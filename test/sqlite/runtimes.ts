@@ -9,9 +9,9 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { DedupStore } from '../../src/dedup/store.js';
-import { bundleForWorkerd } from '../helpers/bundle-worker.mjs';
+import { bundleForWorkerd } from '../../scripts/lib/bundle-worker.mjs';
 import { remoteStore } from '../helpers/remote-store.js';
-import { runtimeBinary } from '../runtimes/binaries.mjs';
+import { runtimeBinary } from '../../scripts/lib/runtime-binaries.mjs';
 
 export type Runtime = 'node22' | 'node24' | 'deno' | 'bun';
 

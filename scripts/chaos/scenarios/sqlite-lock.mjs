@@ -17,7 +17,7 @@ import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { createTestWebhook } from 'payhook/testing';
-import { runtimeBinary } from '../../../test/runtimes/binaries.mjs';
+import { runtimeBinary } from '../../lib/runtime-binaries.mjs';
 import { send, sign, verdictOf, waitFor } from '../harness.mjs';
 import { createAgent, HOST, sleep } from '../net.mjs';
 

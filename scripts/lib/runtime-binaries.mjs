@@ -7,7 +7,8 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export const modulesDir = join(dirname(fileURLToPath(import.meta.url)), 'node_modules');
+// The runtimes are installed by test/runtimes/package.json, beside the tests that run them.
+export const modulesDir = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'test', 'runtimes', 'node_modules');
 
 const CANDIDATES = {
   node22: ['node22/bin/node'],

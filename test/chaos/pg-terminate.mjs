@@ -5,7 +5,7 @@
 // service keeps delivering. Afterwards: no process has exited, every delivery
 // was answered 200, and every one was applied exactly once.
 //
-//   npm run build && node --import tsx scripts/chaos/pg-terminate.mjs
+//   npm run build && node --import tsx test/chaos/pg-terminate.mjs
 //
 // tsx loads the test helper that starts the PostgreSQL cluster. Knobs:
 // CHAOS_PG_SECONDS (the loop's length, default 60), CHAOS_PG_LANES (deliveries
@@ -14,13 +14,13 @@ import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { createPostgresInbox, createPostgresStore } from 'payhook/postgres';
-import { startPostgresServer } from '../../test/helpers/postgres-server.ts';
-import { PUBLIC_KEY, signDelivery, webhookBody } from '../../test/helpers/sign.ts';
-import { send } from '../../test/helpers/http.ts';
+import { startPostgresServer } from '../helpers/postgres-server.ts';
+import { PUBLIC_KEY, signDelivery, webhookBody } from '../helpers/sign.ts';
+import { send } from '../helpers/http.ts';
 
 const seconds = Number(process.env.CHAOS_PG_SECONDS ?? 60);
 const lanes = Number(process.env.CHAOS_PG_LANES ?? 4);
-const app = fileURLToPath(new URL('../../test/postgres/processes/app.mjs', import.meta.url));
+const app = fileURLToPath(new URL('../postgres/processes/app.mjs', import.meta.url));
 const started = Date.now();
 const log = (line) => process.stderr.write(`[pg-terminate ${((Date.now() - started) / 1000).toFixed(1)}s] ${line}\n`);
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
