@@ -1,6 +1,7 @@
 // `npm run chaos`: issue 12's torture run as a reproducible script. It starts
 // its own receivers (node:http and a Web server, each with the memory, ioredis
-// and node-redis stores) and its own redis-server, all on loopback, plays the
+// and node-redis stores) and its own redis-server (and PostgreSQL for the
+// pg-terminate scenario), all on loopback, plays the
 // service and the attackers against them, keeps a ledger of what was sent,
 // handled and answered, prints a table, and exits non-zero when a target is
 // missed. Knobs: --quick or CHAOS_QUICK=1 (the short subset `npm test` runs),
@@ -26,6 +27,7 @@ import { flood } from './scenarios/flood.mjs';
 import { invalidPayload } from './scenarios/invalid-payload.mjs';
 import { mixed } from './scenarios/mixed.mjs';
 import { oversized } from './scenarios/oversized.mjs';
+import { pgTerminate } from './scenarios/pg-terminate.mjs';
 import { query } from './scenarios/query.mjs';
 import { slowStore } from './scenarios/slow-store.mjs';
 import { sqliteLock } from './scenarios/sqlite-lock.mjs';
@@ -41,6 +43,7 @@ const SCENARIOS = [
   mixed,
   deepBody,
   sqliteLock,
+  pgTerminate,
 ];
 
 // --quick is the test suite's step: the short subset, and always every scenario of it.

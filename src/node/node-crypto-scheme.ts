@@ -2,12 +2,13 @@
  * The signature scheme of `payhook/node`: the same checks as the core's Web
  * Crypto scheme, on `node:crypto`, which this entry can rely on.
  *
- * One RSA public operation per key and delivery does both jobs: its result,
- * the encoded message, first tells whether any key can have made the
- * signature (the PKCS #1 v1.5 padding, before the body is read), then decides
- * the signature by comparison with the encoding of the canonical string's
- * SHA-256, which is how RFC 8017 §8.2.2 defines RSASSA-PKCS1-v1_5
- * verification (the encoded message recomputed and compared in full).
+ * The verification is node:crypto's asynchronous `verify`, which runs on
+ * libuv's thread pool with a `KeyObject` imported once per key: the event
+ * loop stays free for other requests, and none of Web Crypto's per-call
+ * wrapping is paid. The early filter (can any key have made this
+ * signature?) is one synchronous RSA public operation, so, as in the core,
+ * it runs before the body is read only for a large body, and otherwise only
+ * when reading what was signed fails.
  *
  * @module
  */
@@ -27,52 +28,45 @@ interface NodeCryptoSlice {
   readonly constants: { readonly RSA_NO_PADDING: number };
   readonly KeyObject: { from(key: CryptoKey): NodeKey };
   publicDecrypt(this: void, key: { key: NodeKey; padding: number }, buffer: Uint8Array): Uint8Array;
-  createHash(this: void, algorithm: string): { update(data: string, encoding: 'utf8'): { digest(): Uint8Array } };
+  verify(
+    this: void,
+    algorithm: string,
+    data: Uint8Array,
+    key: NodeKey,
+    signature: Uint8Array,
+    callback: (error: Error | null, valid: boolean) => void,
+  ): void;
 }
 
-const { constants, KeyObject, publicDecrypt, createHash } = untypedCrypto as NodeCryptoSlice;
+const { constants, KeyObject, publicDecrypt, verify } = untypedCrypto as NodeCryptoSlice;
+const encoder = new TextEncoder();
 
-// DER of the DigestInfo prefix for SHA-256 (RFC 8017 §9.2, note 1): what
-// precedes the 32-byte hash at the end of every encoded message.
-const SHA256_DIGEST_INFO = [
-  0x30, 0x31, 0x30, 0x0d, 0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x02, 0x01, 0x05, 0x00, 0x04, 0x20,
-];
-const T_LENGTH = SHA256_DIGEST_INFO.length + 32;
-
-/** The RSA public operation on `bytes` under `key`: the encoded message, or `undefined` for a value at or above the modulus. */
-function encodedMessage(key: NodeKey, bytes: Uint8Array): Uint8Array | undefined {
+/**
+ * Whether `bytes` under `key` opens as every PKCS #1 v1.5 signature's
+ * encoded message does: 0x00 0x01 and at least eight 0xFF (RFC 8017 §9.2).
+ */
+function opensAsSignature(key: NodeKey, bytes: Uint8Array): boolean {
+  let block: Uint8Array;
   try {
-    return publicDecrypt({ key, padding: constants.RSA_NO_PADDING }, bytes);
+    block = publicDecrypt({ key, padding: constants.RSA_NO_PADDING }, bytes);
   } catch {
-    return undefined;
+    return false; // a value at or above the modulus
   }
-}
-
-/** Whether an encoded message opens with the padding every signature's has: 0x00 0x01 and at least eight 0xFF. */
-function hasPkcs1Head(block: Uint8Array | undefined): boolean {
-  if (block?.[0] !== 0x00 || block[1] !== 0x01) return false;
+  if (block[0] !== 0x00 || block[1] !== 0x01) return false;
   for (let index = 2; index < 10; index++) if (block[index] !== 0xff) return false;
   return true;
 }
 
-/** Whether `block` is exactly 0x00 0x01 0xFF… 0x00, the SHA-256 DigestInfo, then `hash`. */
-function encodes(block: Uint8Array, hash: Uint8Array): boolean {
-  const start = block.length - T_LENGTH;
-  if (!hasPkcs1Head(block) || block[start - 1] !== 0x00) return false;
-  for (let index = 10; index < start - 1; index++) if (block[index] !== 0xff) return false;
-  for (let index = 0; index < SHA256_DIGEST_INFO.length; index++) {
-    if (block[start + index] !== SHA256_DIGEST_INFO[index]) return false;
-  }
-  for (let index = 0; index < 32; index++) if (block[block.length - 32 + index] !== hash[index]) return false;
-  return true;
+/** node:crypto's RSASSA-PKCS1-v1_5 / SHA-256 check on the thread pool; never rejects. */
+function verifies(key: NodeKey, data: Uint8Array, bytes: Uint8Array): Promise<boolean> {
+  return new Promise((resolve) => {
+    verify('sha256', data, key, bytes, (error, valid) => resolve(error === null && valid));
+  });
 }
 
 /**
  * Internal: keys checked and imported as the core imports them (so the same
- * keys are refused with the same codes), then held as `KeyObject`s. The
- * encoded messages of a signature are kept for it (a `WeakMap` keyed by the
- * decoded bytes, so nothing outlives the delivery) between the early filter
- * and the verification.
+ * keys are refused with the same codes), then held as `KeyObject`s.
  *
  * @example
  * ```ts
@@ -81,28 +75,21 @@ function encodes(block: Uint8Array, hash: Uint8Array): boolean {
  * declare const pem: string, header: string, canonical: string;
  * const scheme = await nodeCryptoScheme([pem], {});
  * const bytes = scheme.decode(header);
- * const ok = bytes !== null && scheme.couldBeSignature(bytes) && (await scheme.verify(canonical, bytes));
+ * const ok = bytes !== null && (await scheme.verify(canonical, bytes));
  * ```
  */
 export const nodeCryptoScheme: SchemeFactory = async (keys, options) => {
   const imported = await importKeys(keys, options);
   const held = imported.map((key) => ({ key: KeyObject.from(key), length: signatureLength(key) }));
-  const opened = new WeakMap<Uint8Array, (Uint8Array | undefined)[]>();
-  const blocksOf = (bytes: Uint8Array): (Uint8Array | undefined)[] => {
-    let blocks = opened.get(bytes);
-    if (blocks === undefined) {
-      blocks = held.map(({ key, length }) => (length === bytes.length ? encodedMessage(key, bytes) : undefined));
-      opened.set(bytes, blocks);
-    }
-    return blocks;
-  };
+  const sized = (bytes: Uint8Array) => held.filter(({ length }) => length === bytes.length);
   return {
     decode: (signature) => signatureBytes(signature, imported),
-    couldBeSignature: (bytes) => blocksOf(bytes).some(hasPkcs1Head),
-    filterIsCheap: true,
-    verify: (canonical, bytes) => {
-      const hash = createHash('sha256').update(canonical, 'utf8').digest();
-      return Promise.resolve(blocksOf(bytes).some((block) => block !== undefined && encodes(block, hash)));
+    couldBeSignature: (bytes) => sized(bytes).some(({ key }) => opensAsSignature(key, bytes)),
+    filterIsCheap: false,
+    verify: async (canonical, bytes) => {
+      const data = encoder.encode(canonical);
+      for (const { key } of sized(bytes)) if (await verifies(key, data, bytes)) return true;
+      return false;
     },
   };
 };

@@ -13,7 +13,7 @@ import { send } from '../helpers/http.js';
 import { startPostgresServer, type PostgresServer } from '../helpers/postgres-server.js';
 import { PUBLIC_KEY, signDelivery, webhookBody } from '../helpers/sign.js';
 
-const app = fileURLToPath(new URL('./processes/app.mjs', import.meta.url));
+const app = fileURLToPath(new URL('../../scripts/chaos/pg-app.mjs', import.meta.url));
 const children = new Set<ChildProcess>();
 let server: PostgresServer;
 let admin: pg.Pool;
