@@ -49,7 +49,7 @@ const SCENARIOS = [
 // --quick is the test suite's step: the short subset, and always every scenario of it.
 const suiteStep = process.argv.includes('--quick');
 const quick = suiteStep || process.env.CHAOS_QUICK === '1';
-const seconds = Number(process.env.CHAOS_SECONDS ?? (quick ? 60 : 180));
+const seconds = Number(process.env.CHAOS_SECONDS ?? (quick ? 90 : 300));
 if (!(seconds > 0)) throw new Error(`CHAOS_SECONDS must be a positive number, not ${process.env.CHAOS_SECONDS}`);
 const only = suiteStep ? [] : (process.env.CHAOS_ONLY ?? '').split(',').filter(Boolean);
 const started = Date.now();
