@@ -15,9 +15,9 @@
 //   declare const options: …      (declare const …, import type …) put before the block
 //   -->
 //   <!-- doc-test: skip <reason> -->   not checked (the reason is required)
-//   <!-- doc-test: run-by <test file> -->   type-checked here; the vitest file named (part of
-//                                      `npm run test:unit`) runs the block as written, with the servers
-//                                      only it starts (PostgreSQL…); here it must exist and name this doc
+//   <!-- doc-test: run-by <test file> -->   type-checked here, then run as written by the vitest file
+//                                      named (a `*.docs.test.ts`, with the servers only it starts:
+//                                      PostgreSQL…), which this script runs once after the type check
 //
 // docs/api/** is left out: typedoc generates it from the TSDoc @example blocks,
 // which the TSDoc tests check at their source.
@@ -81,6 +81,11 @@ function markerAbove(lines, fenceIndex, file) {
         `${file}:${start + 1}: doc-test: run-by names ${JSON.stringify(reason.trim())}, which is not a file`,
       );
     }
+    if (!test.endsWith('.docs.test.ts')) {
+      throw new Error(
+        `${file}:${start + 1}: doc-test: run-by names ${reason.trim()}, which is not a *.docs.test.ts file`,
+      );
+    }
     if (!readFileSync(test, 'utf8').includes(file)) {
       throw new Error(`${file}:${start + 1}: doc-test: run-by names ${reason.trim()}, which never reads ${file}`);
     }
@@ -88,7 +93,12 @@ function markerAbove(lines, fenceIndex, file) {
   if (mode !== 'fragment' && body.trim() !== '') {
     throw new Error(`${file}:${start + 1}: only a fragment may carry a preamble`);
   }
-  return { mode, preamble: body.replace(/\s+$/, ''), markerLine: start + 1 };
+  return {
+    mode,
+    preamble: body.replace(/\s+$/, ''),
+    markerLine: start + 1,
+    ...(mode === 'run-by' ? { runBy: reason.trim() } : {}),
+  };
 }
 
 /** Every checked block of `file`: its language, code, first code line (1-based) and marker. */
@@ -203,6 +213,20 @@ function runBlock(dir, block) {
   return `${block.file}:${block.line}: the block did not run (${why})\n    ${output}`;
 }
 
+/** Runs the vitest file that runs `blocks` (all marked run-by it) as written; a problem per block when it fails. */
+function runByTest(test, blocks) {
+  const args = [join(root, 'node_modules/vitest/vitest.mjs'), 'run', test];
+  const env = { ...process.env, PAYHOOK_DOC_TESTS: '1', NO_COLOR: '1', FORCE_COLOR: '0' };
+  const result = spawnSync(process.execPath, args, { cwd: root, env, encoding: 'utf8', timeout: 10 * RUN_TIMEOUT_MS });
+  if (result.status === 0) return [];
+  const why = result.error ? result.error.message : `exit ${result.status ?? result.signal}`;
+  const output = `${result.stdout}${result.stderr}`.trim().split('\n').slice(-25).join('\n    ');
+  return blocks.map((block, index) => {
+    const failure = `${block.file}:${block.line}: ${test}, which runs this block, failed (${why})`;
+    return index === blocks.length - 1 ? `${failure}\n    ${output}` : failure;
+  });
+}
+
 export function checkDocSnippets(files) {
   if (!existsSync(join(root, 'dist/index.js'))) throw new Error('dist/ is missing: run "npm run build" first.');
   const blocks = files.flatMap(extractBlocks).filter((block) => block.mode !== 'skip');
@@ -218,13 +242,23 @@ export function checkDocSnippets(files) {
     });
     const problems = typeCheck(dir, blocks);
     const runnable = blocks.filter((block) => block.mode === 'run');
+    const runBy = blocks.filter((block) => block.mode === 'run-by');
     if (problems.length === 0) {
       for (const block of runnable) {
         const failure = runBlock(dir, block);
         if (failure !== undefined) problems.push(failure);
       }
+      for (const test of new Set(runBy.map((block) => block.runBy))) {
+        problems.push(
+          ...runByTest(
+            test,
+            runBy.filter((block) => block.runBy === test),
+          ),
+        );
+      }
     }
-    return { blocks: blocks.length, ran: problems.length === 0 ? runnable.length : 0, problems };
+    const ran = runnable.length + runBy.length;
+    return { blocks: blocks.length, ran: problems.length === 0 ? ran : 0, problems };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -16,13 +16,6 @@ export interface SignatureScheme {
   decode(signature: string): Uint8Array | null;
   /** `false` when the RSA public operation shows no key can have made `bytes`; `true` means "maybe". */
   couldBeSignature(bytes: Uint8Array): boolean;
-  /**
-   * Whether {@link SignatureScheme.couldBeSignature} costs little next to
-   * reading a body, so it runs before every body is read; otherwise only
-   * before a large one, and when the request fails before its signature
-   * could be checked in full.
-   */
-  readonly filterIsCheap: boolean;
   /** Whether any key verifies `bytes` over `canonical`'s UTF-8 bytes. Never rejects. */
   verify(canonical: string, bytes: Uint8Array): Promise<boolean>;
 }
@@ -49,7 +42,6 @@ export const webCryptoScheme: SchemeFactory = async (keys, options) => {
   return {
     decode: (signature) => signatureBytes(signature, withNumbers.keys),
     couldBeSignature: (bytes) => couldBeSignature(bytes, withNumbers),
-    filterIsCheap: false,
     verify: (canonical, bytes) => verifyWithKeys(withNumbers.keys, canonical, bytes),
   };
 };

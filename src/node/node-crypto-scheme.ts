@@ -85,7 +85,6 @@ export const nodeCryptoScheme: SchemeFactory = async (keys, options) => {
   return {
     decode: (signature) => signatureBytes(signature, imported),
     couldBeSignature: (bytes) => sized(bytes).some(({ key }) => opensAsSignature(key, bytes)),
-    filterIsCheap: false,
     verify: async (canonical, bytes) => {
       const data = encoder.encode(canonical);
       for (const { key } of sized(bytes)) if (await verifies(key, data, bytes)) return true;

@@ -35,7 +35,7 @@ let admin: pg.Pool;
 /** The blocks of docs/stores.md marked as run by this file, as written, by their first line. */
 function docBlocks(): Map<string, string> {
   const doc = readFileSync(new URL('docs/stores.md', root), 'utf8');
-  const marker = /<!-- doc-test: run-by test\/postgres\/order-snippets\.test\.ts -->\n\n```ts\n([\s\S]*?)```/g;
+  const marker = /<!-- doc-test: run-by test\/postgres\/order-snippets\.docs\.test\.ts -->\n\n```ts\n([\s\S]*?)```/g;
   const blocks = new Map<string, string>();
   for (const [, code] of doc.matchAll(marker)) blocks.set(code!.split('\n')[0]!, code!);
   return blocks;
