@@ -1,5 +1,5 @@
 import { availableParallelism } from 'node:os';
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
@@ -7,7 +7,7 @@ export default defineConfig({
     // Tests that run the guides' code blocks as written (`*.docs.test.ts`,
     // named by a `doc-test: run-by` marker) belong to `npm run test:docs`,
     // which sets PAYHOOK_DOC_TESTS after type-checking the blocks.
-    exclude: process.env.PAYHOOK_DOC_TESTS === '1' ? [] : ['test/**/*.docs.test.ts'],
+    exclude: [...configDefaults.exclude, ...(process.env.PAYHOOK_DOC_TESTS === '1' ? [] : ['test/**/*.docs.test.ts'])],
     typecheck: { enabled: true, include: ['test/**/*.test-d.ts'], tsconfig: 'test/tsconfig.json' },
     testTimeout: 20_000,
     hookTimeout: 60_000,

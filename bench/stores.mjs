@@ -8,9 +8,8 @@
 // process, the receiver in a child process, a durable (fsync on) PostgreSQL
 // cluster started here; loopback only.
 //
-//   npm run build && node --import tsx bench/stores.mjs
+//   npm run build && node bench/stores.mjs
 //
-// tsx is only needed to load the test helper that starts the cluster.
 // Environment: BENCH_S (seconds per store, default 6), BENCH_ROUNDS (turns the stores take, default 3), BENCH_CONNECTIONS
 // (requests in flight, default 32), BENCH_POOL (distinct signed deliveries,
 // default 12000: every request is a new payment until the pool wraps).
@@ -172,7 +171,7 @@ async function load(autocannon, port, deliveries, connections, durationS) {
 async function main() {
   const { default: autocannon } = await import('autocannon');
   const { makeDeliveries, PUBLIC_KEY_PEM } = await import('./deliveries.mjs');
-  const { startPostgresServer } = await import('../test/helpers/postgres-server.ts');
+  const { startPostgresServer } = await import('../scripts/lib/postgres-server.mjs');
   const durationS = Number(process.env.BENCH_S ?? 6);
   const connections = Number(process.env.BENCH_CONNECTIONS ?? 32);
   const poolSize = Number(process.env.BENCH_POOL ?? 12_000);

@@ -109,7 +109,7 @@ export interface CaptureOptions {
   webhookUrl?: string | undefined;
   /**
    * The most body bytes read from a Node request stream no body parser read.
-   * @defaultValue 65 536 ({@link DEFAULT_MAX_BODY_BYTES})
+   * @defaultValue 32 768 ({@link DEFAULT_MAX_BODY_BYTES})
    */
   maxBodyBytes?: number;
 }

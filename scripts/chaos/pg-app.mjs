@@ -8,6 +8,9 @@ import { createServer } from 'node:http';
 import { createNodeWebhookHandler } from 'payhook/node';
 import { createPostgresInbox, createPostgresStore } from 'payhook/postgres';
 
+// The parent's end is this process's end: nothing is left running if the run is cut short.
+process.on('disconnect', () => process.exit(1));
+
 const url = process.env.DATABASE_URL;
 let client;
 let end;

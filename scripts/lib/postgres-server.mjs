@@ -3,7 +3,7 @@
 // server refuses to run as root, so under root the commands run as the
 // `postgres` OS user through runuser. Missing binaries fail loudly: the
 // tests and the chaos run never skip. Used by both (test/helpers types it).
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
@@ -94,6 +94,19 @@ export async function startPostgresServer(options = {}) {
     await start();
   }
   let running = true;
+  // A run cut short (a watchdog's process.exit, an uncaught error) must not leave the server behind.
+  const onExit = () => {
+    if (!running) return;
+    const args = [join(bin, 'pg_ctl'), '-D', data, '-m', 'immediate', 'stop'];
+    try {
+      if (userInfo().uid === 0) execFileSync('runuser', ['-u', 'postgres', '--', ...args], { stdio: 'ignore' });
+      else execFileSync(args[0], args.slice(1), { stdio: 'ignore' });
+    } catch {
+      // Already gone.
+    }
+    rmSync(dir, { recursive: true, force: true });
+  };
+  process.once('exit', onExit);
   const stop = async () => {
     if (!running) return;
     await pgCtl(['-w', '-m', 'fast', 'stop']);
@@ -110,6 +123,8 @@ export async function startPostgresServer(options = {}) {
     },
     async destroy() {
       await stop().catch(() => pgCtl(['-m', 'immediate', 'stop']).catch(() => {}));
+      running = false;
+      process.removeListener('exit', onExit);
       rmSync(dir, { recursive: true, force: true });
     },
   };

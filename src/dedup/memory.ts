@@ -65,7 +65,7 @@ const DEFAULT_MAX_ENTRIES = 100_000;
 const SWEEP_BATCH = 64;
 
 /**
- * Creates the in-memory {@link DedupStore}, the pipeline's default.
+ * Creates the in-memory {@link DedupStore}, the delivery flow's default.
  *
  * **One process only.** Each process (each Node cluster worker, each
  * serverless instance, each replica behind a load balancer) has its own

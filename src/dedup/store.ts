@@ -1,5 +1,5 @@
 /**
- * The deduplication store contract: how the receiving pipeline makes "process
+ * The deduplication store contract: how the delivery flow makes "process
  * each delivery once, lose none" hold across retries, concurrent copies and
  * crashes.
  *
@@ -64,7 +64,7 @@ export interface CompleteOptions {
 }
 
 /**
- * Where the receiving pipeline records which deliveries it claimed and
+ * Where the delivery flow records which deliveries it claimed and
  * handled. Three operations, each atomic in the store:
  *
  * 1. `claim(key, { leaseMs })` — take the delivery for `leaseMs` if nobody
@@ -78,7 +78,7 @@ export interface CompleteOptions {
  *    own claim so the service's next retry is processed. Never releases
  *    another worker's claim.
  *
- * A store that cannot be reached must reject (the pipeline answers 503, so
+ * A store that cannot be reached must reject (the delivery flow answers 503, so
  * the service retries); it must never resolve `claimed` without a record.
  * payhook ships {@link createMemoryStore} (one process) and
  * `createRedisStore` in `payhook/redis` (several instances).

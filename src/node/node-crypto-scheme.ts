@@ -60,7 +60,11 @@ function opensAsSignature(key: NodeKey, bytes: Uint8Array): boolean {
 /** node:crypto's RSASSA-PKCS1-v1_5 / SHA-256 check on the thread pool; never rejects. */
 function verifies(key: NodeKey, data: Uint8Array, bytes: Uint8Array): Promise<boolean> {
   return new Promise((resolve) => {
-    verify('sha256', data, key, bytes, (error, valid) => resolve(error === null && valid));
+    try {
+      verify('sha256', data, key, bytes, (error, valid) => resolve(error === null && valid));
+    } catch {
+      resolve(false); // arguments node:crypto refuses up front: no signature of ours
+    }
   });
 }
 

@@ -153,11 +153,11 @@ function milliseconds(name: 'leaseMs' | 'retentionMs', ms: number): string {
  * Works with `ioredis` (through `call`) and with `redis` / node-redis v4 and
  * later (through `sendCommand`), and with any client wrapped as
  * `{ sendCommand(args) }`. A failing command rejects with
- * `STORE_UNAVAILABLE`; the pipeline then answers 503 so the service retries.
+ * `STORE_UNAVAILABLE`; the delivery flow then answers 503 so the service retries.
  * `leaseMs` and `retentionMs` are sent as whole milliseconds (fractions
  * round up); a value above `Number.MAX_SAFE_INTEGER` is `INVALID_ARGUMENT`.
  * Commands are sent as the client sends them: configure its timeouts and
- * offline queue (the pipeline also bounds each store call with
+ * offline queue (the delivery flow also bounds each store call with
  * `storeTimeoutMs`).
  *
  * @throws {@link payhook!PayhookError | PayhookError} `INVALID_ARGUMENT` when `client` is not a

@@ -87,7 +87,8 @@ function wholeSource(request: Request): ChunkSource {
           sink.chunk(new Uint8Array(buffer));
           sink.end();
         },
-        (error: unknown) => sink.fail(error, true), // the client went away mid-body
+        // Used by then: the client went away mid-body; unused: something else locked the body first.
+        (error: unknown) => sink.fail(error, request.bodyUsed),
       );
       return () => {};
     },

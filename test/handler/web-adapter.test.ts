@@ -211,3 +211,24 @@ describe('a body of declared length (Web handler)', () => {
     expect(logs.map((record) => record.event)).toEqual(['misconfigured']);
   });
 });
+
+describe('a body of declared length locked by something else (Web handler)', () => {
+  it('is a misconfiguration (500), as on the stream path, not a client that went away', async () => {
+    const logs: WebhookLogRecord[] = [];
+    const handler = createWebhookHandler({
+      publicKeys: PUBLIC_KEY,
+      webhookUrl: WEBHOOK_URL,
+      onPayment: () => {},
+      logger: (record) => logs.push(record),
+    });
+    const delivery = signDelivery(webhookBody());
+    const request = new Request(WEBHOOK_URL, {
+      method: 'POST',
+      headers: { ...delivery.headers, 'content-length': String(delivery.body.length) },
+      body: delivery.body,
+    });
+    request.body?.getReader(); // locked, never read
+    expect((await handler(request)).status).toBe(500);
+    expect(logs.map((record) => record.event)).toEqual(['misconfigured']);
+  });
+});

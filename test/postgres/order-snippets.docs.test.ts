@@ -41,6 +41,13 @@ function docBlocks(): Map<string, string> {
   return blocks;
 }
 
+const SERVER_BLOCK = '// server.ts: pg (node-postgres)';
+const WORKER_BLOCK = '// worker.ts: postgres.js. Run as many as you like, in several processes or machines.';
+
+it('runs every block of docs/stores.md marked run-by this file, and only those', () => {
+  expect([...docBlocks().keys()].sort()).toEqual([SERVER_BLOCK, WORKER_BLOCK].sort());
+});
+
 function block(firstLine: string): string {
   const code = docBlocks().get(firstLine);
   if (code === undefined) throw new Error(`docs/stores.md has no block marked run-by this test starting ${firstLine}`);
@@ -172,7 +179,7 @@ describe('docs/stores.md: the store snippet (// server.ts) as a real receiver', 
 
   beforeAll(async () => {
     const code = replaceOnce(
-      block('// server.ts: pg (node-postgres)'),
+      block(SERVER_BLOCK),
       "environment: 'production',",
       'publicKeys: process.env.TEST_PUBLIC_KEY,',
     );
@@ -280,13 +287,7 @@ describe('docs/stores.md: the inbox worker snippet (// worker.ts) behind a real 
     http.listen(0, '127.0.0.1');
     await once(http, 'listening');
     baseUrl = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
-    worker = run(
-      script(
-        'stores-worker',
-        block('// worker.ts: postgres.js. Run as many as you like, in several processes or machines.'),
-      ),
-      {},
-    );
+    worker = run(script('stores-worker', block(WORKER_BLOCK)), {});
   }, 30_000);
 
   afterAll(async () => {

@@ -22,9 +22,16 @@ let admin: pg.Pool;
 let workerScript: string;
 let migrateScript: string;
 
-/** The guide's worker block, as written. */
+/** The guide's worker block, as written: the one block of docs/postgres.md marked run-by this file. */
 function guideWorker(): string {
   const guide = readFileSync(new URL('docs/postgres.md', root), 'utf8');
+  const marked = guide.match(
+    /<!-- doc-test: run-by test\/postgres\/worker-process\.docs\.test\.ts -->\n\n```js\n\/\/ worker\.mjs\n/g,
+  );
+  const markers = guide.match(/doc-test: run-by test\/postgres\/worker-process\.docs\.test\.ts/g);
+  if (marked?.length !== 1 || markers?.length !== 1) {
+    throw new Error('docs/postgres.md must mark exactly one block, the `// worker.mjs` one, run-by this file');
+  }
   const match = /```js\n(\/\/ worker\.mjs\n[\s\S]*?)```/.exec(guide);
   if (match === null) throw new Error('docs/postgres.md has no ```js block starting with // worker.mjs');
   return match[1]!;
