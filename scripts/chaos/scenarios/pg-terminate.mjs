@@ -5,8 +5,8 @@
 // workers on each driver, each in its own process as the guide's recipes run
 // them (../pg-app.mjs; one postgres.js pair leaves fetch_types on, as a
 // merchant who forgot it), while the service keeps delivering and retrying.
-// Judged always: no process exits, every receiver answers on its own once the
-// loop stops, every delivery is applied exactly once (judged after a lease has
+// Judged always: no process exits, every receiver answers on its own and every
+// worker takes rows once the loop stops, every delivery is applied exactly once (judged after a lease has
 // passed, so a late second run shows). The loop lasts 10 s in the quick run, 60 s in the
 // full one (CHAOS_PG_SECONDS overrides).
 import { fork } from 'node:child_process';
@@ -83,11 +83,12 @@ export const pgTerminate = {
         ledger.sent(body.id, 'handle');
         // The service retries every answer but 200 (each attempt signed afresh), here for at most about 30 s.
         for (let tries = 0; tries < 600; tries++) {
-          if ((await attempt(body, ports[(n + tries) % ports.length])) === 200) return;
+          if ((await attempt(body, ports[(n + tries) % ports.length])) === 200) return body.id;
           retries++;
           await sleep(50);
         }
         ledger.fail(`delivery ${body.id} was never answered 200`);
+        return body.id;
       };
       const sender = Promise.all(
         Array.from({ length: LANES }, async () => {
@@ -118,6 +119,14 @@ export const pgTerminate = {
           if (status !== 200) ledger.fail(`receiver ${index} answered ${status} after the faults stopped`);
         }
       }
+      // And every worker still takes rows: a burst after the faults, spread
+      // over the receivers, must be applied by each worker process in part.
+      const after = [];
+      await Promise.all(
+        Array.from({ length: LANES }, async (_, lane) => {
+          for (let n = lane; n < 100; n += LANES) after.push(await deliverOne(n));
+        }),
+      );
       agent.destroy();
       // Every delivery answered 200 is applied by a worker soon after.
       const appliedBy = Date.now() + 60_000;
@@ -129,8 +138,15 @@ export const pgTerminate = {
       // A claim cut off by a fault is taken again once its lease (3.5 s) passes:
       // wait that long before judging "exactly once", so a late second run shows.
       await sleep(4_500);
-      const { rows } = await admin.query('SELECT delivery_id FROM applied');
+      const { rows } = await admin.query('SELECT delivery_id, pid FROM applied');
       for (const row of rows) ledger.handled(row.delivery_id);
+      const late = new Set(after);
+      const pids = new Set(rows.filter((row) => late.has(row.delivery_id)).map((row) => row.pid));
+      for (const c of children.filter((child) => child.env.ROLE === 'worker')) {
+        if (pids.has(c.child.pid)) continue;
+        const which = `${c.env.DRIVER}${c.env.FETCH_TYPES ? ' (fetch_types on)' : ''}`;
+        ledger.fail(`the worker on ${which} applied none of the 100 deliveries sent after the faults`);
+      }
       ledger.metric('terminationRounds', rounds);
       ledger.metric('backendsTerminated', terminated);
       ledger.metric('retriesSent', retries);
