@@ -6,8 +6,10 @@ import { createAdaptorServer } from '@hono/node-server';
 import { createMemoryStore } from 'payhook';
 import { createNodeWebhookHandler } from 'payhook/node';
 import { createRedisStore } from 'payhook/redis';
-import { signWebhook, TEST_KEY_PAIR } from 'payhook/testing';
+import { createTestWebhook, signWebhook, TEST_KEY_PAIR } from 'payhook/testing';
 import { createWebhookHandler } from 'payhook/web';
+import { performance } from 'node:perf_hooks';
+import { judgeTiming, percentile, round, TARGETS } from './report.mjs';
 import { createAgent, HOST, post, sleep } from './net.mjs';
 
 export const SERVERS = ['node', 'web'];
@@ -164,4 +166,45 @@ export async function waitFor(condition, timeoutMs, stepMs = 10) {
     await sleep(stepMs);
   }
   return true;
+}
+
+/**
+ * Sends `count` new valid deliveries to `receiver`, one every `intervalMs`,
+ * while `load` (started first, stopped by the function it returns) keeps it
+ * busy. Each answer is timed from when its delivery was due (a stalled loop
+ * delays the send too; an answer that never came counts as `timeoutMs`);
+ * the p99 is held to TARGETS.validP99Ms, and the deliveries not answered 200
+ * are delivered again once the load stops, as the service retries them.
+ */
+export async function validUnderLoad(ctx, receiver, ledger, { count, intervalMs, timeoutMs, load, during }) {
+  const bodies = Array.from({ length: count }, () => createTestWebhook());
+  const signed = await pool(bodies, 8, (webhook) => sign(receiver, webhook));
+  const stopLoad = load();
+  await sleep(200);
+  const latencies = [];
+  const refused = [];
+  const start = performance.now();
+  const inFlight = [];
+  for (let k = 0; k < count; k++) {
+    const due = start + k * intervalMs;
+    const wait = due - performance.now();
+    if (wait > 0) await sleep(wait);
+    ledger.sent(bodies[k].id, 'handle');
+    inFlight.push(
+      send(receiver, ledger, bodies[k].id, signed[k], { timeoutMs }).then((answer) => {
+        latencies.push(answer.status === 0 ? Math.max(timeoutMs, performance.now() - due) : performance.now() - due);
+        if (answer.status !== 200) refused.push(bodies[k]);
+      }),
+    );
+  }
+  await Promise.all(inFlight);
+  await stopLoad();
+  const p99 = percentile(latencies, 0.99);
+  ledger.metric('validP99Ms', round(p99));
+  ledger.metric('validP50Ms', round(percentile(latencies, 0.5)));
+  if (!(p99 <= TARGETS.validP99Ms)) {
+    judgeTiming(ctx, ledger, `valid deliveries p99 ${round(p99)} ms while ${during}, over ${TARGETS.validP99Ms} ms`);
+  }
+  if (refused.length > 0) ledger.note(`${refused.length} valid deliveries not answered 200 while ${during}; retried`);
+  await pool(refused, 4, (webhook) => deliver(receiver, ledger, webhook, { attempts: 10 }));
 }

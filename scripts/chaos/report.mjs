@@ -16,6 +16,22 @@ const COLUMNS = [
   ['verdict', (row) => (row.failures.length === 0 ? 'pass' : 'FAIL')],
 ];
 
+/** The `p` quantile (0–1) of `values`; NaN for none. */
+export function percentile(values, p) {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.max(0, Math.ceil(p * sorted.length) - 1)];
+}
+
+/** Milliseconds to one decimal, for the figures. */
+export const round = (ms) => Math.round(ms * 10) / 10;
+
+/** A missed timing target fails the full run; the quick run only notes it (see run.mjs). */
+export function judgeTiming(ctx, ledger, message) {
+  if (!ctx.quick) ledger.fail(message);
+  else ledger.note(`timing target missed (judged in the full run only): ${message}`);
+}
+
 /** The targets every row is held to, plus the scenario's own failures. */
 export function judge(row) {
   const failures = [];

@@ -15,9 +15,9 @@ import { randomBytes, webcrypto } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { DEFAULT_MAX_BODY_BYTES } from 'payhook';
 import { createTestWebhook, TEST_KEY_PAIR } from 'payhook/testing';
-import { TARGETS } from '../report.mjs';
-import { deliver, pool, send, sign, startReceiver, verdictOf } from '../harness.mjs';
-import { post, sleep } from '../net.mjs';
+import { judgeTiming, percentile, round } from '../report.mjs';
+import { send, sign, startReceiver, validUnderLoad, verdictOf } from '../harness.mjs';
+import { post } from '../net.mjs';
 
 /** The most event loop one deep body may cost (median of 20). */
 const DEEP_BODY_MS = 5;
@@ -74,20 +74,6 @@ async function keyForms() {
 function expectedCode(kind, keyForm, adapter) {
   const filtered = keyForm !== 'CryptoKey' || adapter === 'node';
   return kind === 'forged' && filtered ? 'SIGNATURE_MISMATCH' : 'INVALID_BODY';
-}
-
-function percentile(values, p) {
-  if (values.length === 0) return NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.max(0, Math.ceil(p * sorted.length) - 1)];
-}
-
-const round = (ms) => Math.round(ms * 10) / 10;
-
-/** A missed timing target fails the full run; the quick run only notes it (see run.mjs). */
-function judgeTiming(ctx, ledger, message) {
-  if (!ctx.quick) ledger.fail(message);
-  else ledger.note(`timing target missed (judged in the full run only): ${message}`);
 }
 
 export const deepBody = {
@@ -194,56 +180,29 @@ export const deepBody = {
       // from when each was due, while two clients send the deep bodies (every
       // shape, forged and replayed, in turn) as fast as they can.
       const { receiver } = receivers[0];
-      const count = Math.floor(floodMs / intervalMs);
-      const bodies = Array.from({ length: count }, () => createTestWebhook());
-      const signed = await pool(bodies, 8, (webhook) => sign(receiver, webhook));
-      let flooding = true;
-      let floods = 0;
-      const flooder = async (offset) => {
-        for (let i = offset; flooding; i++) {
-          const [, body] = SHAPES[i % SHAPES.length];
-          await sendDeep(receiver, body, i % 2 === 0 ? 'forged' : 'replayed', captured.get(receiver));
-          floods++;
-        }
-      };
-      const flooders = [flooder(0), flooder(1)];
-      await sleep(200);
-      const latencies = [];
-      const refused = [];
-      const start = performance.now();
-      const inFlight = [];
-      for (let k = 0; k < count; k++) {
-        const due = start + k * intervalMs;
-        const wait = due - performance.now();
-        if (wait > 0) await sleep(wait);
-        ledger.sent(bodies[k].id, 'handle');
-        inFlight.push(
-          send(receiver, ledger, bodies[k].id, signed[k], { timeoutMs: validTimeoutMs }).then((answer) => {
-            latencies.push(
-              answer.status === 0 ? Math.max(validTimeoutMs, performance.now() - due) : performance.now() - due,
-            );
-            if (answer.status !== 200) refused.push(bodies[k]);
-          }),
-        );
-      }
-      await Promise.all(inFlight);
-      flooding = false;
-      await Promise.all(flooders);
-      const p99 = percentile(latencies, 0.99);
-      ledger.metric('validP99Ms', round(p99));
-      ledger.metric('validP50Ms', round(percentile(latencies, 0.5)));
-      ledger.metric('deepBodiesFlooded', floods);
-      if (!(p99 <= TARGETS.validP99Ms)) {
-        judgeTiming(
-          ctx,
-          ledger,
-          `valid deliveries p99 ${round(p99)} ms while two clients send deep bodies, over ${TARGETS.validP99Ms} ms`,
-        );
-      }
-      if (refused.length > 0) {
-        ledger.note(`${refused.length} valid deliveries not answered 200 during the deep-body flood; retried`);
-      }
-      await pool(refused, 4, (webhook) => deliver(receiver, ledger, webhook, { attempts: 10 }));
+      await validUnderLoad(ctx, receiver, ledger, {
+        count: Math.floor(floodMs / intervalMs),
+        intervalMs,
+        timeoutMs: validTimeoutMs,
+        during: 'two clients send deep bodies',
+        load() {
+          let flooding = true;
+          let floods = 0;
+          const flooder = async (offset) => {
+            for (let i = offset; flooding; i++) {
+              const [, body] = SHAPES[i % SHAPES.length];
+              await sendDeep(receiver, body, i % 2 === 0 ? 'forged' : 'replayed', captured.get(receiver));
+              floods++;
+            }
+          };
+          const flooders = [flooder(0), flooder(1)];
+          return async () => {
+            flooding = false;
+            await Promise.all(flooders);
+            ledger.metric('deepBodiesFlooded', floods);
+          };
+        },
+      });
     } finally {
       await Promise.all(receivers.map(({ receiver }) => receiver.close()));
     }

@@ -7,9 +7,9 @@ import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { randomBytes } from 'node:crypto';
 import { DEFAULT_MAX_BODY_BYTES } from 'payhook';
 import { createTestWebhook } from 'payhook/testing';
-import { TARGETS } from '../report.mjs';
-import { deliver, pool, send, sign, startReceiver } from '../harness.mjs';
-import { post, sleep } from '../net.mjs';
+import { judgeTiming, percentile, round, TARGETS } from '../report.mjs';
+import { deliver, sign, startReceiver, validUnderLoad } from '../harness.mjs';
+import { post } from '../net.mjs';
 
 /** `{"0":0,"1":0,…}` with base-36 names, padded to exactly `bytes`: the most keys that size holds. */
 export function maximalBody(bytes) {
@@ -33,20 +33,6 @@ function unsignedHeaders(receiver, signatureBytes) {
     'x-api-timestamp': String(Date.now()),
     signature: randomBytes(signatureBytes).toString('base64'),
   };
-}
-
-function percentile(values, p) {
-  if (values.length === 0) return NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.max(0, Math.ceil(p * sorted.length) - 1)];
-}
-
-const round = (ms) => Math.round(ms * 10) / 10;
-
-/** A missed timing target fails the full run; the quick run only notes it (see run.mjs). */
-function judgeTiming(ctx, ledger, message) {
-  if (!ctx.quick) ledger.fail(message);
-  else ledger.note(`timing target missed (judged in the full run only): ${message}`);
 }
 
 export const flood = {
@@ -118,50 +104,24 @@ export const flood = {
 
       // 2. Valid deliveries every `intervalMs`, timed from when each was due
       // (a stalled loop delays the send too), while two clients flood.
-      const count = Math.floor(floodMs / intervalMs);
-      const bodies = Array.from({ length: count }, () => createTestWebhook());
-      const signed = await pool(bodies, 8, (webhook) => sign(receiver, webhook));
-      let flooding = true;
-      const flooder = async () => {
-        while (flooding) await sendUnsigned();
-      };
-      const flooders = [flooder(), flooder()];
-      await sleep(200);
-      const latencies = [];
-      const refused = [];
-      const start = performance.now();
-      const inFlight = [];
-      for (let k = 0; k < count; k++) {
-        const due = start + k * intervalMs;
-        const wait = due - performance.now();
-        if (wait > 0) await sleep(wait);
-        ledger.sent(bodies[k].id, 'handle');
-        inFlight.push(
-          send(receiver, ledger, bodies[k].id, signed[k], { timeoutMs: validTimeoutMs }).then((answer) => {
-            latencies.push(
-              answer.status === 0 ? Math.max(validTimeoutMs, performance.now() - due) : performance.now() - due,
-            );
-            if (answer.status !== 200) refused.push(bodies[k]);
-          }),
-        );
-      }
-      await Promise.all(inFlight);
-      flooding = false;
-      await Promise.all(flooders);
-      const p99 = percentile(latencies, 0.99);
-      ledger.metric('validP99Ms', round(p99));
-      ledger.metric('validP50Ms', round(percentile(latencies, 0.5)));
-      ledger.metric('floodRequests', unsigned);
-      if (!(p99 <= TARGETS.validP99Ms)) {
-        judgeTiming(
-          ctx,
-          ledger,
-          `valid deliveries p99 ${round(p99)} ms while two clients flood, over ${TARGETS.validP99Ms} ms`,
-        );
-      }
-      if (refused.length > 0)
-        ledger.note(`${refused.length} valid deliveries not answered 200 during the flood; retried`);
-      await pool(refused, 4, (webhook) => deliver(receiver, ledger, webhook, { attempts: 10 }));
+      await validUnderLoad(ctx, receiver, ledger, {
+        count: Math.floor(floodMs / intervalMs),
+        intervalMs,
+        timeoutMs: validTimeoutMs,
+        during: 'two clients flood',
+        load() {
+          let flooding = true;
+          const flooder = async () => {
+            while (flooding) await sendUnsigned();
+          };
+          const flooders = [flooder(), flooder()];
+          return async () => {
+            flooding = false;
+            await Promise.all(flooders);
+            ledger.metric('floodRequests', unsigned);
+          };
+        },
+      });
     } finally {
       await receiver.close();
     }

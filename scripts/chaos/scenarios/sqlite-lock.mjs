@@ -19,6 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { createTestWebhook } from 'payhook/testing';
 import { runtimeBinary } from '../../lib/runtime-binaries.mjs';
 import { send, sign, verdictOf, waitFor } from '../harness.mjs';
+import { judgeTiming } from '../report.mjs';
 import { createAgent, HOST, sleep } from '../net.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -185,9 +186,11 @@ export const sqliteLock = {
         ['the slowest 503 to a delivery', slowestHeld],
       ]) {
         if (ms <= STORE_TIMEOUT_MS + 50) continue;
-        const message = `${what} while the file was held took ${Math.round(ms)} ms, over storeTimeoutMs + 50 ms`;
-        if (!ctx.quick) ledger.fail(message);
-        else ledger.note(`timing target missed (judged in the full run only): ${message}`);
+        judgeTiming(
+          ctx,
+          ledger,
+          `${what} while the file was held took ${Math.round(ms)} ms, over storeTimeoutMs + 50 ms`,
+        );
       }
     } finally {
       agent.destroy();
