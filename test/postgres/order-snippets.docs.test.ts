@@ -10,7 +10,7 @@
 // key). The receiver's port and the database come from PORT and DATABASE_URL,
 // as the blocks read them. Needs `dist/` (npm run build): the processes import
 // payhook by name.
-import { fork, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -22,6 +22,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createNodeWebhookHandler } from '../../src/node/index.js';
 import { createPostgresInbox, createPostgresStore } from '../../src/postgres/index.js';
 import { createTestWebhook, sendWebhook, signWebhook, TEST_KEY_PAIR } from '../../src/testing/index.js';
+import { forkCollecting, type Running } from '../helpers/processes.js';
 import { freePort } from '../helpers/redis-server.js';
 import { startPostgresServer, type PostgresServer } from '../helpers/postgres-server.js';
 
@@ -72,30 +73,8 @@ function replaceOnce(text: string, from: string, to: string): string {
   return parts.join(to);
 }
 
-interface Running {
-  child: ChildProcess;
-  /** Everything the process wrote, line by line. */
-  lines: string[];
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
 function run(path: string, env: Record<string, string>): Running {
-  const child = fork(path, [], {
-    env: { ...process.env, DATABASE_URL: server.url, ...env },
-    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-  });
-  children.add(child);
-  const lines: string[] = [];
-  const collect = (chunk: Buffer) => lines.push(...chunk.toString().split('\n').filter(Boolean));
-  child.stdout?.on('data', collect);
-  child.stderr?.on('data', collect);
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once('exit', (code, signal) => {
-      children.delete(child);
-      resolve({ code, signal });
-    }),
-  );
-  return { child, lines, exited };
+  return forkCollecting(path, { DATABASE_URL: server.url, ...env }, children);
 }
 
 interface OrderRow {

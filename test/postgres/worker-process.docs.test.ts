@@ -3,7 +3,7 @@
 // cluster started here: SIGTERM with rows in hand, a 20 s outage under load, a
 // schema one version behind, and ten processes migrating an empty database at
 // once. Needs `dist/` (npm run build): the processes import payhook by name.
-import { fork, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseWebhook } from '../../src/webhook/parse.js';
 import { createPostgresInbox } from '../../src/postgres/index.js';
 import { inboxSteps, versionSql } from '../../src/postgres/sql.js';
+import { forkCollecting, type Running } from '../helpers/processes.js';
 import { startPostgresServer, type PostgresServer } from '../helpers/postgres-server.js';
 import { webhookBody } from '../helpers/sign.js';
 
@@ -66,36 +67,8 @@ afterAll(async () => {
   await server?.destroy();
 });
 
-interface Running {
-  child: ChildProcess;
-  /** Everything the process wrote to stderr and stdout, line by line. */
-  lines: string[];
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
 function run(script: string, url = server.url): Running {
-  const child = fork(script, [], {
-    env: { ...process.env, DATABASE_URL: url },
-    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-  });
-  children.add(child);
-  const lines: string[] = [];
-  const collect = (chunk: Buffer) =>
-    lines.push(
-      ...chunk
-        .toString()
-        .split('\n')
-        .filter((line) => line !== ''),
-    );
-  child.stdout?.on('data', collect);
-  child.stderr?.on('data', collect);
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once('exit', (code, signal) => {
-      children.delete(child);
-      resolve({ code, signal });
-    }),
-  );
-  return { child, lines, exited };
+  return forkCollecting(script, { DATABASE_URL: url }, children);
 }
 
 const rows = async <T>(text: string, values: unknown[] = []): Promise<T[]> =>
