@@ -85,7 +85,7 @@ function signatureBytes(value) {
 }
 
 /** Counts first deliveries and answers redeliveries from a Map of the ids already handled. */
-function makeLedger() {
+export function makeLedger() {
   const seen = new Map();
   let handled = 0;
   return {

@@ -135,3 +135,12 @@ export function table(header, rows, align) {
 export function settle(ms = 50) {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
+
+/** A non-negative number from the environment variable `name`, or `fallback` when it is unset or empty. */
+export const env = (name, fallback) => {
+  const value = process.env[name];
+  if (value === undefined || value === '') return fallback;
+  const number = Number(value);
+  if (!Number.isFinite(number) || number < 0) throw new Error(`${name} must be a non-negative number, not ${value}`);
+  return number;
+};

@@ -8,6 +8,7 @@
 // servers do, and answers a redelivery without handling it again.
 import { Buffer } from 'node:buffer';
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { makeLedger } from './bare.mjs';
 
 // Secrets made for this benchmark only.
 const OCTOKIT_SECRET = 'bench-octokit-secret';
@@ -61,23 +62,6 @@ function readBody(req, done) {
   const chunks = [];
   req.on('data', (chunk) => chunks.push(chunk));
   req.on('end', () => done(Buffer.concat(chunks)));
-}
-
-function makeLedger() {
-  const seen = new Map();
-  let handled = 0;
-  return {
-    claim(id) {
-      if (seen.has(id)) return false;
-      seen.set(id, Date.now());
-      handled++;
-      return true;
-    },
-    stats: () => ({ handled }),
-    reset() {
-      handled = 0;
-    },
-  };
 }
 
 const JSON_HEADERS = { 'content-type': 'application/json' };

@@ -31,17 +31,9 @@ import { pathToFileURL } from 'node:url';
 import { canonicalString } from './bare.mjs';
 import { makeDeliveries, PUBLIC_KEY_PEM } from './deliveries.mjs';
 import { runHttp } from './http.mjs';
-import { formatOps, formatRatio, median, settle, table } from './lib.mjs';
+import { formatOps, formatRatio, env, median, settle, table } from './lib.mjs';
 import { PEERS, signPeerDeliveries, tamper } from './peers.mjs';
 import { unsignedCost } from './unsigned.mjs';
-
-const env = (name, fallback) => {
-  const value = process.env[name];
-  if (value === undefined || value === '') return fallback;
-  const number = Number(value);
-  if (!Number.isFinite(number) || number < 0) throw new Error(`${name} must be a non-negative number, not ${value}`);
-  return number;
-};
 
 const QUICK = env('BENCH_QUICK', 0) !== 0;
 // Short runs and several rounds: other processes' load changes from second to second, and the more often the

@@ -21,15 +21,7 @@ import { pathToFileURL } from 'node:url';
 import * as payhook from 'payhook';
 import { makeFloorReceiver, naiveReceiver, rawVerify, rawVerifyAsync } from './baselines.mjs';
 import { makeDeliveries, PUBLIC_KEY_OBJECT, PUBLIC_KEY_PEM, VARIANT_COUNT } from './deliveries.mjs';
-import { formatOps, formatRatio, measureAsync, measureSync, median, settle, table } from './lib.mjs';
-
-const env = (name, fallback) => {
-  const value = process.env[name];
-  if (value === undefined || value === '') return fallback;
-  const number = Number(value);
-  if (!Number.isFinite(number) || number < 0) throw new Error(`${name} must be a non-negative number, not ${value}`);
-  return number;
-};
+import { formatOps, formatRatio, measureAsync, measureSync, env, median, settle, table } from './lib.mjs';
 
 const ROUNDS = Math.max(1, Math.round(env('BENCH_ROUNDS', 5)));
 const MS = env('BENCH_MS', 800);
