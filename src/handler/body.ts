@@ -24,6 +24,11 @@ export interface BodyLimits {
   readonly discardBytes: number;
   /** The deadline for the whole body, from the start of the read. */
   readonly timeoutMs: number;
+  /**
+   * The length the request declares (`content-length`), when it declares one
+   * within `maxBytes`: a source may then read the body whole.
+   */
+  readonly declaredBytes: number | undefined;
 }
 
 /** Internal: where a {@link ChunkSource} delivers what it reads. */

@@ -41,7 +41,12 @@ export async function receiveBody(
   }
   if (!('read' in input.body)) return { body: input.body.given };
   const outcome = await input.body
-    .read({ maxBytes: maxBodyBytes, discardBytes: DISCARD_BYTES, timeoutMs: bodyTimeoutMs })
+    .read({
+      maxBytes: maxBodyBytes,
+      discardBytes: DISCARD_BYTES,
+      timeoutMs: bodyTimeoutMs,
+      declaredBytes: Number.isSafeInteger(declared) && declared >= 0 && declared <= maxBodyBytes ? declared : undefined,
+    })
     .catch(
       (cause: unknown) => ({ kind: 'unreadable', message: 'The request body could not be read.', cause }) as const,
     );

@@ -95,17 +95,11 @@ function wholeSource(request: Request): ChunkSource {
   };
 }
 
-/** Whether the request declares a `content-length`, in plain decimal, of at most `maxBytes`. */
-function declaredLengthWithin(headers: Headers, maxBytes: number): boolean {
-  const declared = headers.get('content-length');
-  return declared !== null && /^\d{1,15}$/.test(declared) && Number(declared) <= maxBytes;
-}
-
 const EMPTY: BodyOutcome = { kind: 'body', body: new Uint8Array(0) };
 
 /** Reads the body within `limits` the cheapest way the request allows. */
 function readBody(request: Request, limits: BodyLimits): Promise<BodyOutcome> {
-  if (declaredLengthWithin(request.headers, limits.maxBytes)) return readChunks(wholeSource(request), limits);
+  if (limits.declaredBytes !== undefined) return readChunks(wholeSource(request), limits);
   const stream = request.body; // read only here: some adapters build this stream on first access
   return stream === null ? Promise.resolve(EMPTY) : readChunks(streamSource(stream), limits);
 }
