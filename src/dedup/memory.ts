@@ -120,18 +120,15 @@ export function createMemoryStore(options?: MemoryStoreOptions): MemoryStore {
   const completed = new Map<string, number>();
   const size = (): number => claims.size + completed.size;
 
-  /** Drops expired entries from the oldest end of both maps, at most `limit` of each. */
-  function sweep(now: number, limit: number): void {
-    let swept = 0;
-    for (const [key, claim] of claims) {
-      if (swept++ >= limit || claim.expiresAt > now) break;
-      claims.delete(key);
-    }
-    swept = 0;
-    for (const [key, expiresAt] of completed) {
-      if (swept++ >= limit || expiresAt > now) break;
-      completed.delete(key);
-    }
+  /**
+   * Drops expired entries. Usually from the oldest end of each map, at most
+   * SWEEP_BATCH of each, stopping at the first live one; `all` (the store is
+   * full) looks at every entry, since with several leases or retentions (or
+   * a clock stepped back) an expired entry can stand behind a live one.
+   */
+  function sweep(now: number, all: boolean): void {
+    dropExpired(claims, (claim) => claim.expiresAt, now, all);
+    dropExpired(completed, (expiresAt) => expiresAt, now, all);
   }
 
   function completedAt(key: string, now: number): boolean {
@@ -164,7 +161,7 @@ export function createMemoryStore(options?: MemoryStoreOptions): MemoryStore {
         const now = clock();
         if (completedAt(key, now)) return { status: 'completed' };
         if (liveClaim(key, now) !== undefined) return { status: 'in-progress' };
-        sweep(now, size() >= maxEntries ? Number.POSITIVE_INFINITY : SWEEP_BATCH);
+        sweep(now, size() >= maxEntries);
         if (size() >= maxEntries) {
           throw new PayhookError(
             'STORE_UNAVAILABLE',
@@ -205,5 +202,14 @@ function settle<T>(operation: () => T): Promise<T> {
     return Promise.resolve(operation());
   } catch (error) {
     return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+  }
+}
+
+function dropExpired<V>(map: Map<string, V>, expiresAt: (value: V) => number, now: number, all: boolean): void {
+  let looked = 0;
+  for (const [key, value] of map) {
+    if (expiresAt(value) <= now) map.delete(key);
+    else if (!all) return;
+    if (!all && ++looked >= SWEEP_BATCH) return;
   }
 }

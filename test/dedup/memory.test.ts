@@ -46,6 +46,29 @@ describe('createMemoryStore', () => {
     for (const key of ['a', 'b', 'c']) expect((await store.claim(key, { leaseMs: 60_000 })).status).toBe('in-progress');
   });
 
+  it('when full, makes room from expired entries that stand behind live ones (several leases or retentions)', async () => {
+    const { store, advance } = clockStore(2);
+    await store.claim('long', { leaseMs: 1000 });
+    await store.claim('short', { leaseMs: 10 });
+    advance(20);
+    // 'short' expired behind the live 'long': it makes room.
+    expect((await store.claim('c', { leaseMs: 1000 })).status).toBe('claimed');
+    expect((await store.claim('long', { leaseMs: 1000 })).status).toBe('in-progress');
+
+    const done = clockStore(2);
+    for (const [key, retentionMs] of [
+      ['kept', 1e9],
+      ['brief', 10],
+    ] as const) {
+      const claim = await done.store.claim(key, { leaseMs: 1000 });
+      if (claim.status !== 'claimed') throw new Error('unreachable');
+      await done.store.complete(key, claim.token, { retentionMs });
+    }
+    done.advance(20);
+    expect((await done.store.claim('c', { leaseMs: 1000 })).status).toBe('claimed');
+    expect((await done.store.claim('kept', { leaseMs: 1000 })).status).toBe('completed');
+  });
+
   it('never drops a completed delivery before its retention: a replay after maxEntries others is a duplicate', async () => {
     const { store, advance } = clockStore(100);
     const first = await store.claim('first', { leaseMs: 1000 });
