@@ -137,13 +137,15 @@ interface Statements {
   sweep: SqliteStatementLike;
 }
 
-function prepare(database: SqliteDatabaseLike, table: string): Statements {
+function prepare(database: SqliteDatabaseLike, name: string): Statements {
+  // Quoted, so a name that is also an SQL keyword (order, group) is still a table name.
+  const table = `"${name}"`;
   // `expires_at` is milliseconds on the store's clock; NULL keeps a completed
   // delivery forever. A row whose time has passed counts as absent.
   database.exec(
     `CREATE TABLE IF NOT EXISTS ${table}
        (key TEXT PRIMARY KEY, state TEXT NOT NULL, token TEXT, expires_at REAL) WITHOUT ROWID;
-     CREATE INDEX IF NOT EXISTS ${table}_expires_at ON ${table} (expires_at) WHERE expires_at IS NOT NULL;`,
+     CREATE INDEX IF NOT EXISTS "${name}_expires_at" ON ${table} (expires_at) WHERE expires_at IS NOT NULL;`,
   );
   const expired = (row: string) => `(${row}.expires_at IS NOT NULL AND ${row}.expires_at <= ?)`;
   return {

@@ -15,7 +15,8 @@ const database = globalThis.Bun
 // Several processes share the file in the tests: WAL, as docs/sqlite.md says
 // (busy_timeout left at 0: the store waits for a busy file itself).
 database.exec('PRAGMA journal_mode = WAL');
-const store = createSqliteStore({ database });
+// A table named like an SQL keyword: the store quotes its name (the receivers use the default name).
+const store = createSqliteStore({ database, table: 'order' });
 
 const decode = (text) =>
   JSON.parse(text, (_key, value) =>
