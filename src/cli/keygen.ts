@@ -1,4 +1,4 @@
-import { access, mkdir, writeFile } from 'node:fs/promises';
+import { access, chmod, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { generateTestKeyPair } from '../testing/test-keys.js';
 import { EXIT, integerFlag, parse, UsageError, type Io } from './io.js';
@@ -62,6 +62,8 @@ export async function keygenCommand(args: readonly string[], io: Io): Promise<nu
   try {
     await mkdir(dir, { recursive: true });
     await writeFile(privatePath, pair.privateKey, { flag, mode: 0o600 });
+    // mode applies only to a new file: one overwritten with --force keeps its own until told.
+    await chmod(privatePath, 0o600);
     await writeFile(publicPath, pair.publicKey, { flag });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;

@@ -34,12 +34,14 @@ function fromJson(value: unknown): CapturedRequest {
   if (webhookUrl !== undefined && (typeof webhookUrl !== 'string' || webhookUrl === '')) {
     throw new UsageError('the request file\'s "webhookUrl" must be the URL registered with the service');
   }
-  const flat: Record<string, string> = {};
+  const fields: Array<[string, string]> = [];
   for (const [name, raw] of Object.entries(headers)) {
-    if (typeof raw === 'string') flat[name] = raw;
-    else if (Array.isArray(raw)) flat[name] = raw.map(String).join(', ');
-    else if (typeof raw === 'number') flat[name] = String(raw);
+    if (typeof raw === 'string') fields.push([name, raw]);
+    else if (Array.isArray(raw)) fields.push([name, raw.map(String).join(', ')]);
+    else if (typeof raw === 'number') fields.push([name, String(raw)]);
   }
+  // fromEntries defines each name as an own field, __proto__ included.
+  const flat = Object.fromEntries(fields);
   return {
     method: typeof method === 'string' ? method : 'POST',
     url: target,
@@ -69,7 +71,8 @@ function fromHttp(text: string): CapturedRequest {
     throw new UsageError(
       `the request file is neither JSON nor HTTP text (first line: ${JSON.stringify(requestLine.slice(0, 80))})`,
     );
-  const headers: Record<string, string> = {};
+  // A Map, so a header named like an Object.prototype member (constructor, __proto__) is an ordinary header.
+  const headers = new Map<string, string>();
   for (const line of lines) {
     const colon = line.indexOf(':');
     if (colon <= 0)
@@ -77,9 +80,11 @@ function fromHttp(text: string): CapturedRequest {
     const name = line.slice(0, colon).trim().toLowerCase();
     // HTTP allows optional whitespace around a value; it is not part of it.
     const value = line.slice(colon + 1).trim();
-    headers[name] = name in headers ? `${headers[name]}, ${value}` : value;
+    const before = headers.get(name);
+    headers.set(name, before === undefined ? value : `${before}, ${value}`);
   }
-  return { method: match[1]!, url: match[2]!, headers, body: body.replace(/\r?\n$/, '') };
+  const fields = Object.fromEntries(headers);
+  return { method: match[1]!, url: match[2]!, headers: fields, body: body.replace(/\r?\n$/, '') };
 }
 
 /** Reads a captured delivery: JSON like a conformance entry's `request`, or raw HTTP text. */

@@ -110,7 +110,11 @@ export function exactDelivery(url: string, delivery: Delivery, timeoutMs: number
             text: Buffer.concat(chunks).toString('utf8'),
           }),
         );
-        response.on('error', (error: NodeJS.ErrnoException) => request.destroy(error));
+        // The connection dropped mid-answer: the request is done by then, so its own 'error' never comes.
+        response.on('error', fail);
+        response.on('close', () => {
+          if (!response.complete) fail(Object.assign(new Error('answer cut off'), { code: 'ECONNRESET' }));
+        });
       });
     } catch (error) {
       // A captured header Node will not send (a name or value with characters HTTP does not allow).

@@ -140,9 +140,17 @@ export async function readSendOptions(args: readonly string[]): Promise<SendOpti
   const signedUrl = asCaptured
     ? undefined
     : (values['webhook-url'] ?? (capture === undefined ? url : capturedUrl(capture)));
-  if (values['webhook-url'] !== undefined) checkHttpUrl(values['webhook-url'], '--webhook-url');
   if (capture !== undefined && !asCaptured && signedUrl === undefined)
     throw new UsageError('the capture names no URL it was signed for: give --webhook-url <registered URL>');
+  if (signedUrl !== undefined) {
+    const what =
+      values['webhook-url'] !== undefined
+        ? '--webhook-url'
+        : capture !== undefined
+          ? 'the URL the capture was signed for (its webhookUrl or Host; --webhook-url overrides it)'
+          : 'the target URL';
+    checkHttpUrl(signedUrl, what);
+  }
 
   // The service requests the registered URL, query included: a target without a query of its own gets it, so a
   // receiver pinned to that URL sees the parameters it expects.

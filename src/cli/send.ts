@@ -41,7 +41,7 @@ Signing:
   --age <ms>                date the delivery this many ms in the past (a stale one: 600000);
                             negative dates it in the future (-400000: 400 s ahead, refused too)
   --timestamp <ms>          sign exactly this x-api-timestamp, on every attempt
-  --tamper                  multiply the amount by 100 after signing: a forged delivery,
+  --tamper                  multiply the amount by 100 (0 becomes 100) after signing: a forged delivery,
                             which your receiver must refuse with 401
 
 Delivery:
@@ -104,7 +104,8 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
     const signed = await signBody();
     if (!flags.tamper) return signed;
     const forged = JSON.parse(signed.body) as { amount?: unknown };
-    forged.amount = Number(forged.amount) * 100;
+    const amount = Number(forged.amount);
+    forged.amount = amount === 0 ? 100 : amount * 100; // 0 × 100 would leave the signed body as it was
     return { ...signed, body: JSON.stringify(forged) };
   };
   let first: Delivery;

@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -124,6 +124,16 @@ describe('payhook keygen', () => {
     expect(result.code).toBe(0);
     expect(await readFile(join(dir, 'payhook-test.public.pem'), 'utf8')).toContain('BEGIN PUBLIC KEY');
     expect(await readFile(join(dir, 'payhook-test.private.pem'), 'utf8')).toContain('BEGIN PRIVATE KEY');
+  });
+
+  it('--force leaves an overwritten private key readable by the owner only', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'payhook-keygen-'));
+    const privatePath = join(dir, 'payhook-test.private.pem');
+    await writeFile(privatePath, 'old key', { mode: 0o644 });
+    await chmod(privatePath, 0o644);
+    expect((await run(['keygen', '--out-dir', dir, '--force'])).code).toBe(0);
+    expect(await readFile(privatePath, 'utf8')).toContain('BEGIN PRIVATE KEY');
+    expect((await stat(privatePath)).mode & 0o077).toBe(0);
   });
 
   it('refuses to overwrite without --force (exit 1), overwrites with it', async () => {

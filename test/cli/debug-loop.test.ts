@@ -124,6 +124,50 @@ describe('payhook send --request: replaying a capture', () => {
     expect(result.code).toBe(1);
   });
 
+  it('reports an answer cut off mid-body, and ends', async () => {
+    const url = await listen(
+      createServer((req, res) => {
+        req.resume();
+        req.on('end', () => {
+          res.writeHead(200, { 'content-length': '100' });
+          res.write('partial');
+          setTimeout(() => res.socket?.destroy(), 50);
+        });
+      }),
+    );
+    const { file } = await captureFile('cut-off');
+    const result = await run(['send', '--request', file, '--to', url]);
+    expect(result.stdout).toContain('attempt 1: 200 OK, but the body did not arrive (ECONNRESET)');
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(1);
+  });
+
+  it('keeps a raw-HTTP header named like an Object member (Constructor) as sent', async () => {
+    const received: IncomingHttpHeaders[] = [];
+    const url = await listen(
+      createServer((req, res) => {
+        received.push(req.headers);
+        req.resume();
+        req.on('end', () => res.writeHead(200).end('{"ok":true}'));
+      }),
+    );
+    const file = join(dir, 'prototype-names.http');
+    await writeFile(file, 'POST /webhooks/payments HTTP/1.1\nHost: shop.example.kg\nConstructor: x\n\n{"id":"1"}\n');
+    expect((await run(['send', '--request', file, '--to', url])).code).toBe(0);
+    expect(received[0]!['constructor']).toBe('x');
+  });
+
+  it('refuses a capture whose recorded URL is not an http(s) URL when re-signing (exit 2, no stack)', async () => {
+    const { capture } = await captureFile('bad-url');
+    for (const webhookUrl of ['not a url', 'ftp://shop.example.kg/webhooks/payments']) {
+      const file = join(dir, 'bad-url-edited.json');
+      await writeFile(file, JSON.stringify({ ...capture, webhookUrl }));
+      const result = await run(['send', '--request', file, '--to', 'http://127.0.0.1:9/x', '--resign']);
+      expect(result.code, webhookUrl).toBe(2);
+      expect(result.stderr).toContain('payhook send: the URL the capture was signed for');
+    }
+  });
+
   it('refuses flags that would build a new body, and signing flags without --resign', async () => {
     const { file } = await captureFile('usage');
     for (const args of [
@@ -171,9 +215,9 @@ describe('payhook send names the likely cause of a refusal', () => {
     expect(result.stdout).toContain("likely cause (TIMESTAMP_OUT_OF_WINDOW): this machine's clock and the receiver's");
   });
 
-  it('a forged delivery is named as the expected outcome', async () => {
+  it.each([[[]], [['--amount', '0']]])('a forged delivery is named as the expected outcome (%j)', async (amount) => {
     const { url } = await receiver();
-    const result = await run(['send', url, '--webhook-url', WEBHOOK_URL, '--tamper']);
+    const result = await run(['send', url, '--webhook-url', WEBHOOK_URL, '--tamper', ...amount]);
     expect(result.code).toBe(1);
     expect(result.stdout).toContain('likely cause (SIGNATURE_MISMATCH): expected: --tamper');
   });
