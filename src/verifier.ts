@@ -161,7 +161,19 @@ function checkedRequest(request: WebhookRequest): WebhookRequest {
   if (typeof method !== 'string' || typeof url !== 'string' || typeof headers !== 'object' || headers === null) {
     throw misuse('verifyWebhook needs a request { method, url, headers, body }.');
   }
+  if (isUnread(body)) {
+    throw misuse(
+      'verifyWebhook needs the body as text or bytes, not a stream: pass { method, url, headers, body: await request.text() } for a Web Request, or the raw Buffer on Node.',
+    );
+  }
   return { method, url, headers, body };
+}
+
+/** A body still to be read (a Web stream, a Blob, a Node stream): what was signed is not in it yet. */
+function isUnread(body: unknown): boolean {
+  if (typeof body !== 'object' || body === null) return false;
+  const { getReader, stream, pipe } = body as Record<string, unknown>;
+  return typeof getReader === 'function' || typeof stream === 'function' || typeof pipe === 'function';
 }
 
 /**

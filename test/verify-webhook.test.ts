@@ -81,6 +81,26 @@ describe('verifyWebhook', () => {
     await expect(verifyWebhook(asRequest(delivery), bad)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
   });
 
+  it('refuses a body not yet read (a Web Request, a stream) as misuse, not as a signature mismatch', async () => {
+    const delivery = signDelivery(webhookBody(), { timestamp: NOW });
+    const request = new Request(`https://shop.example.kg${delivery.target}`, {
+      method: 'POST',
+      headers: delivery.headers,
+      body: delivery.body,
+    });
+    await expect(verifyWebhook(request, base)).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      message: expect.stringContaining('await request.text()'),
+    });
+    const { method, url, headers } = request;
+    expect(await code({ method, url, headers, body: await request.text() }, base)).toBe('OK');
+    for (const unread of [new Blob([delivery.body]), new Response(delivery.body).body]) {
+      await expect(verifyWebhook({ ...asRequest(delivery), body: unread }, base)).rejects.toMatchObject({
+        code: 'INVALID_ARGUMENT',
+      });
+    }
+  });
+
   it('counts a string body in UTF-8 bytes against maxBodyBytes', async () => {
     // 2-, 3- and 4-byte characters (a surrogate pair is one 4-byte character).
     const body = JSON.stringify({ ...webhookBody(), note: 'é€😀'.repeat(40) });

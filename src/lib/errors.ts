@@ -7,7 +7,7 @@
  * | `MISSING_HOST` | the request has no `Host` header, so no canonical string can be built |
  * | `MALFORMED_PATH` | the path holds a `%` escape that `decodeURI` rejects |
  * | `MALFORMED_QUERY` | a query name or value holds a `%` escape that `decodeURI` rejects |
- * | `URL_MISMATCH` | the request's path or query does not fit the registered `webhookUrl` (a parameter it lacks or gives another value) |
+ * | `URL_MISMATCH` | the request does not fit the registered `webhookUrl`: its query lacks a registered parameter or gives it another value (with several URLs: none has the request's path and parameters) |
  * | `INVALID_BODY` | the body is not JSON, or is JSON but not an object |
  * | `INVALID_PAYLOAD` | the body is a JSON object but not a webhook of the spec (`error.issues` lists every problem with its path) |
  * | `INVALID_KEY` | a public key cannot be read, or is not an RSA key |
