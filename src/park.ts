@@ -64,3 +64,16 @@ export function isParked(value: unknown): value is Parked {
     (value as Parked).park !== ''
   );
 }
+
+/** Internal: the reason and, when given, the details, for a log line (details cut at 200 characters). */
+export function describeParked(parked: Parked): string {
+  if (parked.details === undefined) return parked.park;
+  let details: string | undefined;
+  try {
+    details = JSON.stringify(parked.details);
+  } catch {
+    // a cycle or a BigInt
+  }
+  details ??= '(details JSON cannot write)';
+  return `${parked.park} ${details.length > 200 ? `${details.slice(0, 200)}…` : details}`;
+}

@@ -5,7 +5,7 @@
 // (answered 200 and recorded as handled either way). Internal.
 import { getHeader } from '../lib/headers.js';
 import { describeError } from '../lib/misuse.js';
-import type { Parked } from '../park.js';
+import { describeParked, type Parked } from '../park.js';
 import type { VerifyWebhookError, WebhookRequest } from '../verify-webhook.js';
 import type { PaymentWebhook } from '../webhook/types.js';
 import { HANDLED, PARKED, type Answer } from './answer.js';
@@ -98,7 +98,7 @@ export async function deadLetterParked(
     return failed;
   }
   await stores.record(key, token, deadline, report);
-  const message = `Parked by onPayment (${parked.park}); answered 200 and recorded as handled, never retried.`;
+  const message = `Parked by onPayment (${describeParked(parked)}); answered 200 and recorded as handled, never retried.`;
   report.log('warn', 'parked', message, { status: 200 });
   return PARKED;
 }

@@ -6,7 +6,7 @@
 import type { ClaimResult, DedupStore } from '../dedup/store.js';
 import { PayhookError } from '../lib/errors.js';
 import { describeError } from '../lib/misuse.js';
-import { isParked } from '../park.js';
+import { describeParked, isParked } from '../park.js';
 import type { PaymentWebhook } from '../webhook/types.js';
 import { DUPLICATE, type Answer } from './answer.js';
 import { LATE, type Deadline } from './deadline.js';
@@ -151,7 +151,7 @@ export function createStoreCalls(settings: Settings): StoreCalls {
             complete(key, token, deadline).then(
               settled(
                 isParked(value)
-                  ? `onPayment parked the delivery (${value.park}) after its deadline; it is now recorded as handled.`
+                  ? `onPayment parked the delivery (${describeParked(value)}) after its deadline; it is now recorded as handled.`
                   : 'onPayment finished after its deadline; the delivery is now recorded as handled.',
               ),
             ),

@@ -434,7 +434,8 @@ export function behaviourSuite(kind: AdapterKind): void {
           ['parked', 'warn', 200, undefined],
           ['duplicate', 'info', 200, undefined],
         ]);
-        expect(r.logs[0]?.message).toContain('unknown order');
+        // The line names what was parked: the reason and the details given to park().
+        expect(r.logs[0]?.message).toMatch(/^Parked by onPayment \(unknown order \{"paymentId":"order-[^"]+"\}\)/);
         expect(r.logs[0]).toMatchObject({ key: `${delivery.id}:SUCCEEDED`, transactionId: delivery.transactionId });
         expect(r.errors).toEqual([]);
       });
@@ -443,6 +444,7 @@ export function behaviourSuite(kind: AdapterKind): void {
         const r = await serve({}, () => park('amount differs'));
         const delivery = signDelivery(webhookBody());
         expect((await send(r.port, delivery)).json).toEqual({ ok: true, parked: true });
+        expect(r.logs[0]?.message).toMatch(/^Parked by onPayment \(amount differs\);/);
         expect((await send(r.port, delivery)).json).toEqual({ ok: true, duplicate: true });
         expect(r.logs.map(shape)).toEqual([
           ['parked', 'warn', 200, undefined],

@@ -228,8 +228,9 @@ describe('docs/stores.md: the store snippet (// server.ts) as a real receiver', 
     expect(await changes(id)).toEqual([]);
 
     const log = receiver.lines.join('\n');
-    expect(log).toContain('Parked by onPayment (unknown order)');
-    expect(log.match(/Parked by onPayment \(amount differs\)/g)).toHaveLength(3);
+    // The log line names what was parked: the reason and the details given to park().
+    expect(log).toMatch(/Parked by onPayment \(unknown order \{"reference":"[^"]+"\}\)/);
+    expect(log.match(/Parked by onPayment \(amount differs \{"reference":/g)).toHaveLength(3);
     // A parked delivery is recorded as handled: its retry is a duplicate, not a second look.
     const retry = await send(delivery(unknown, 'SUCCEEDED', 100), baseUrl);
     expect(retry.answer).toMatchObject({ ok: true, duplicate: true });
