@@ -303,6 +303,19 @@ describe('explainSignatureMismatch (the handler debug hook)', () => {
     }
   });
 
+  it('refuses a limit that would not limit, and a report that is not a function, at creation', () => {
+    const options = { publicKeys: TEST_KEY_PAIR.publicKey };
+    for (const maxPerMinute of [Number.NaN, 1.5, -1, Number.POSITIVE_INFINITY]) {
+      expect(() => explainSignatureMismatch(options, { maxPerMinute }), String(maxPerMinute)).toThrow(
+        expect.objectContaining({ code: 'INVALID_ARGUMENT' }),
+      );
+    }
+    expect(() => explainSignatureMismatch(options, { report: 'log' as never })).toThrow(
+      expect.objectContaining({ code: 'INVALID_ARGUMENT' }),
+    );
+    expect(() => explainSignatureMismatch(options, { maxPerMinute: 0 })).not.toThrow();
+  });
+
   it('is rate-limited and runs one diagnosis at a time', async () => {
     const reports: VerificationDiagnosis[] = [];
     const hook = explainSignatureMismatch(testKeys, { report: (d) => reports.push(d), maxPerMinute: 2 });

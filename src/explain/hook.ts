@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { misuse } from '../lib/misuse.js';
 import { explainVerificationFailure } from './diagnose.js';
 import type { ExplainOptions, ExplainRequest, VerificationDiagnosis } from './types.js';
 
@@ -42,6 +43,10 @@ export interface ExplainHookOptions {
  * one at a time) because anyone can send a bad signature; turn it on while
  * setting up or debugging.
  *
+ * @throws {@link payhook!PayhookError | PayhookError} `INVALID_ARGUMENT` when
+ * `maxPerMinute` is not a whole number of at least 0 or `report` is not a
+ * function.
+ *
  * @example
  * ```ts
  * import { createNodeWebhookHandler } from 'payhook/node';
@@ -65,6 +70,9 @@ export function explainSignatureMismatch(
       (globalThis as { console?: { warn(message: string): void } }).console?.warn(`payhook: ${diagnosis.message}`);
     });
   const limit = hookOptions?.maxPerMinute ?? 10;
+  // NaN or a fraction would quietly lift the limit that keeps this hook cheap for anyone sending bad signatures.
+  if (!Number.isSafeInteger(limit) || limit < 0) throw misuse('maxPerMinute must be a whole number, 0 or more.');
+  if (typeof report !== 'function') throw misuse('report must be a function.');
   let windowStart = 0;
   let used = 0;
   let running = false;
