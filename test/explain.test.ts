@@ -9,7 +9,7 @@ import {
   type VerificationDiagnosis,
 } from '../src/explain/index.js';
 import { createNodeWebhookHandler } from '../src/node/index.js';
-import { createTestWebhook, signWebhook, TEST_KEY_PAIR } from '../src/testing/index.js';
+import { createTestWebhook, generateTestKeyPair, signWebhook, TEST_KEY_PAIR } from '../src/testing/index.js';
 import { fixtures } from './conformance/fixtures.js';
 
 const stranger = fixtures.keys['stranger-2048']!;
@@ -168,6 +168,19 @@ describe('explainVerificationFailure', () => {
     });
     expect(named.keyName).toBe('old key');
     expect(named.changes).toEqual([{ part: 'key', received: 'the configured key', expected: 'old key' }]);
+  });
+
+  it('says which keys it left out past the most it tries, instead of dropping them silently', async () => {
+    const signed = await delivery('https://shop.example.kg/hook', { privateKey: stranger.privateKeyPem! });
+    // The configured key and the two environments' come first; three more fill the six it tries.
+    const pairs = await Promise.all(Array.from({ length: 3 }, () => generateTestKeyPair()));
+    const alternativeKeys = Object.fromEntries(pairs.map((pair, index) => [`fresh ${index}`, pair.publicKey]));
+    const diagnosis = await explainVerificationFailure(signed, {
+      ...testKeys,
+      alternativeKeys: { ...alternativeKeys, 'the stranger': stranger.publicKeyPem },
+    });
+    expect(diagnosis.keyName).toBeNull();
+    expect(diagnosis.message).toContain('keys not tried: the stranger (not tried: at most 6 keys)');
   });
 
   it('combines two causes: rewritten host and stripped prefix', async () => {

@@ -173,7 +173,7 @@ async function explain(request: ExplainRequest, options: ExplainOptions): Promis
 
   const notes: string[] = [];
   if (configuredNames.length === 0) notes.push('no key is configured (pass `publicKeys` or `environment`)');
-  if (unusable.length > 0) notes.push(`unusable keys: ${unusable.join(', ')}`);
+  if (unusable.length > 0) notes.push(`keys not tried: ${unusable.join(', ')}`);
   if (fitting.length === 0 && usable.length > 0) {
     notes.push(`the signature is ${bytes.length} bytes long, which matches none of the keys tried`);
   }

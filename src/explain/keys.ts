@@ -29,7 +29,7 @@ export interface NamedKey {
   readonly imported: CryptoKey;
 }
 
-/** The keys explain can use, and the ones it could not import (`name (CODE)`). */
+/** The keys explain can use, and the ones it could not import (`name (CODE)`) or left out past the most it tries. */
 export interface CandidateKeys {
   readonly usable: readonly NamedKey[];
   readonly unusable: readonly string[];
@@ -66,9 +66,11 @@ export async function candidateKeys(options: ExplainOptions): Promise<CandidateK
   known.push([TEST_KEY_NAME, TEST_PUBLIC_KEY]);
 
   const list: Array<{ name: string; key: KeyInput; configured: boolean }> = [];
+  const leftOut: string[] = [];
   const add = (name: string, key: KeyInput, configured: boolean): void => {
-    if (list.length < MAX_KEYS && !list.some((entry) => identity(entry.key) === identity(key)))
-      list.push({ name, key, configured });
+    if (list.some((entry) => identity(entry.key) === identity(key))) return;
+    if (list.length < MAX_KEYS) list.push({ name, key, configured });
+    else leftOut.push(`${name} (not tried: at most ${MAX_KEYS} keys)`);
   };
   const configured: readonly KeyInput[] =
     options.publicKeys === undefined || options.publicKeys === null ? [] : [options.publicKeys].flat();
@@ -84,7 +86,7 @@ export async function candidateKeys(options: ExplainOptions): Promise<CandidateK
 
   const keyOptions: KeyOptions = { allowWeakKeys: options.allowWeakKeys === true };
   const usable: NamedKey[] = [];
-  const unusable: string[] = [];
+  const unusable: string[] = [...leftOut];
   for (const { name, key, configured: isConfigured } of list) {
     try {
       const [imported] = await importKeys([key], keyOptions);
