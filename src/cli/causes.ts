@@ -15,6 +15,8 @@ export interface SendContext {
   tampered: boolean;
   /** --age or --timestamp dated the delivery. */
   dated: boolean;
+  /** --host replaced the signed Host. */
+  hostGiven: boolean;
   /** A capture replayed byte for byte (no --resign). */
   asCaptured: boolean;
 }
@@ -48,8 +50,13 @@ function signatureMismatch(context: SendContext): Cause {
   const url =
     `the receiver's webhookUrl is not ${context.signedFor ?? 'the URL signed'}, the URL this delivery was ` +
     "signed for: pass --webhook-url <the receiver's webhookUrl>";
-  // Signed for the target itself: a receiver that pins its registered URL refuses it whatever the key.
-  return { causes: context.urlChosen ? [key, url] : [url, key], diagnose: VERIFY_CAPTURE };
+  const host =
+    "--host signed for another Host than the receiver's webhookUrl (or its own Host): drop --host, or pass " +
+    "--webhook-url <the receiver's webhookUrl>";
+  // A Host chosen by hand is the likeliest difference; signed for the target itself, a receiver that pins its
+  // registered URL refuses it whatever the key.
+  const order = context.hostGiven ? [host, url, key] : context.urlChosen ? [key, url] : [url, key];
+  return { causes: order, diagnose: VERIFY_CAPTURE };
 }
 
 function timestampOutOfWindow(context: SendContext): Cause {

@@ -135,6 +135,7 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
     keyFile: flags.key,
     tampered: flags.tamper === true,
     dated: flags.age !== undefined || flags.timestamp !== undefined,
+    hostGiven: flags.host !== undefined && !asCaptured,
     asCaptured,
   };
   const explained = new Set<string>();

@@ -9,6 +9,7 @@ const context: SendContext = {
   keyFile: undefined,
   tampered: false,
   dated: false,
+  hostGiven: false,
   asCaptured: false,
 };
 
@@ -29,5 +30,12 @@ describe('the refusal causes payhook send prints', () => {
     expect(likelyCause(404, undefined, context)?.causes[0]).toContain('path');
     expect(likelyCause(401, undefined, context)?.causes[0]).toContain('no payhook code');
     expect(likelyCause(502, undefined, context)).toBeUndefined();
+  });
+
+  it('names a Host chosen with --host first for a signature mismatch', () => {
+    const causes = likelyCause(401, 'SIGNATURE_MISMATCH', { ...context, hostGiven: true })?.causes ?? [];
+    expect(causes[0]).toContain('--host signed for another Host');
+    expect(causes).toHaveLength(3);
+    expect(likelyCause(401, 'SIGNATURE_MISMATCH', context)?.causes[0]).toContain('TEST key');
   });
 });
