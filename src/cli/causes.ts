@@ -38,6 +38,8 @@ function signatureMismatch(context: SendContext): Cause {
       causes: [
         'the capture is replayed as it arrived, so it verifies only where the key that signed it (the ' +
           "service's, for a real delivery) is accepted: add --resign to sign it again with the test key",
+        'the capture was changed after it was signed (a body or header edited, or a forged delivery captured): ' +
+          'payhook verify tells which',
       ],
       diagnose: 'payhook verify --request <capture> --env beta (or production)',
     };

@@ -38,4 +38,10 @@ describe('the refusal causes payhook send prints', () => {
     expect(causes).toHaveLength(3);
     expect(likelyCause(401, 'SIGNATURE_MISMATCH', context)?.causes[0]).toContain('TEST key');
   });
+
+  it('for a capture replayed as captured, names --resign and a capture changed after signing', () => {
+    const causes = likelyCause(401, 'SIGNATURE_MISMATCH', { ...context, asCaptured: true })?.causes ?? [];
+    expect(causes[0]).toContain('--resign');
+    expect(causes[1]).toContain('changed after it was signed');
+  });
 });
