@@ -32,15 +32,16 @@ export class Deadline {
     return new Promise<T | typeof LATE>((resolve, reject) => {
       const now = Date.now();
       this.#due = now + ms;
-      this.#expire = () => resolve(LATE);
+      const expire = (): void => resolve(LATE);
+      this.#expire = expire;
       if (this.#due < this.#firesAt) this.#arm(ms, now);
       work.then(
         (value) => {
-          this.#stageEnded();
+          this.#stageEnded(expire);
           resolve(value);
         },
         (error: unknown) => {
-          this.#stageEnded();
+          this.#stageEnded(expire);
           // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the work's own rejection, passed on
           reject(error);
         },
@@ -73,7 +74,9 @@ export class Deadline {
     if (this.#expire === undefined) this.#clear();
   }
 
-  #stageEnded(): void {
+  /** The work of the stage `expire` ends; the work of one that already ended late leaves the stage under way be. */
+  #stageEnded(expire: () => void): void {
+    if (this.#expire !== expire) return;
     this.#expire = undefined;
     if (this.#answered) this.#clear();
   }

@@ -43,6 +43,19 @@ describe('Deadline', () => {
     expect(vi.getTimerCount()).toBe(0);
   });
 
+  it("keeps a stage's deadline when the work of an earlier, late stage ends during it", async () => {
+    const deadline = new Deadline();
+    const start = Date.now();
+    // deadLetter misses its 100 ms; the release that follows hangs; deadLetter's work ends at 150 ms, mid-release.
+    const letter = deadline.race(after(150, 'letter'), 100);
+    await vi.advanceTimersByTimeAsync(100);
+    expect(await letter).toBe(LATE);
+    const release = deadline.race(never, 100);
+    await vi.advanceTimersByTimeAsync(100);
+    expect(await release).toBe(LATE);
+    expect(Date.now() - start).toBe(200);
+  });
+
   it('arms one timer for a delivery whose stages all finish in time, and clears it once answered', async () => {
     const setTimer = vi.spyOn(globalThis, 'setTimeout');
     const deadline = new Deadline();
