@@ -7,7 +7,7 @@
  */
 import { deliveryState } from '../dedup/key.js';
 import { describeError, misuse } from '../lib/misuse.js';
-import { isParked } from '../park.js';
+import { describeParked, isParked } from '../park.js';
 import { parseWebhook } from '../webhook/parse.js';
 import type { PaymentWebhook } from '../webhook/types.js';
 import type {
@@ -30,10 +30,15 @@ import { startWorker, type Attempt } from './worker.js';
 
 const defaultRetryDelay = (attempt: number): number => Math.min(1000 * 2 ** (attempt - 1), 3_600_000);
 
+/** PostgreSQL's largest integer: the statements take these numbers as `int`. */
+const MAX_INT = 2_147_483_647;
+/** The longest age `prune` takes (an interval past it overflows). */
+const MAX_AGE_MS = 100 * 365.25 * 86_400_000;
+
 function positiveInteger(value: unknown, name: string, fallback: number): number {
   const n = value ?? fallback;
-  if (typeof n !== 'number' || !Number.isInteger(n) || n < 1) {
-    throw misuse(`${name} must be a whole number of 1 or more, not ${String(value)}.`);
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > MAX_INT) {
+    throw misuse(`${name} must be a whole number from 1 to ${MAX_INT}, not ${String(value)}.`);
   }
   return n;
 }
@@ -178,7 +183,7 @@ export function createPostgresInbox(options: PostgresInboxOptions): PostgresInbo
     if (typeof webhook !== 'object' || webhook === null || typeof webhook.id !== 'string') {
       throw misuse('inbox.enqueue needs the verified webhook that onPayment receives.');
     }
-    const values = [asText(webhook.id), deliveryState(webhook), JSON.stringify(webhook.raw)];
+    const values = [asText(webhook.id), asText(deliveryState(webhook)), JSON.stringify(webhook.raw)];
     await guarded('insert', () => run(sql.enqueue, values));
   }
 
@@ -208,7 +213,7 @@ export function createPostgresInbox(options: PostgresInboxOptions): PostgresInbo
       return { outcome: failed?.['state'] === 'failed' ? 'failed' : 'retrying', error, delivery };
     }
     if (isParked(result)) {
-      await tx.run(sql.parked, [delivery.id, result.park.replaceAll('\0', '\\0')]);
+      await tx.run(sql.parked, [delivery.id, describeParked(result).replaceAll('\0', '\\0')]);
       return { outcome: 'parked', delivery };
     }
     await tx.run(sql.done, [delivery.id]);
@@ -272,8 +277,8 @@ export function createPostgresInbox(options: PostgresInboxOptions): PostgresInbo
     },
     async prune(pruneOptions) {
       const olderThanMs = pruneOptions?.olderThanMs;
-      if (typeof olderThanMs !== 'number' || !(olderThanMs >= 0) || !Number.isFinite(olderThanMs)) {
-        throw misuse('inbox.prune needs { olderThanMs }: a finite number of milliseconds of 0 or more.');
+      if (typeof olderThanMs !== 'number' || !(olderThanMs >= 0) || !(olderThanMs <= MAX_AGE_MS)) {
+        throw misuse('inbox.prune needs { olderThanMs }: milliseconds from 0 to 100 years.');
       }
       const limit = positiveInteger(pruneOptions.limit, 'limit', 1000);
       const values = [String(olderThanMs), String(limit)];

@@ -104,8 +104,9 @@ function msParam(ms: number): string | null {
 
 function count(value: unknown, name: string, fallback: number): number {
   const n = value ?? fallback;
-  if (typeof n !== 'number' || !Number.isInteger(n) || n < 0) {
-    throw misuse(`${name} must be a whole number of 0 or more, not ${String(value)}.`);
+  // At most PostgreSQL's largest integer: the statements take it as `int`.
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || n > 2_147_483_647) {
+    throw misuse(`${name} must be a whole number from 0 to 2147483647, not ${String(value)}.`);
   }
   return n;
 }

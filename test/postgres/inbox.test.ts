@@ -237,6 +237,13 @@ for (const driver of ['pg', 'postgres.js'] as const) {
       expect(Date.now() - before).toBeLessThan(1000);
     });
 
+    it('keeps unknown statuses apart that PostgreSQL text could not (NUL, lone surrogates)', async () => {
+      const { inbox } = await fresh();
+      const base = webhookBody();
+      for (const status of ['PAID\u0000', 'X\ud800', 'X\ud801']) await inbox.enqueue(parseWebhook({ ...base, status }));
+      expect(await inbox.stats()).toMatchObject({ pending: 3 });
+    });
+
     it('parks a delivery the handler returns park() for: acknowledged, not applied, never retried', async () => {
       const { inbox, table, orders } = await fresh();
       await inbox.enqueue(webhook());
@@ -247,8 +254,9 @@ for (const driver of ['pg', 'postgres.js'] as const) {
       expect(outcome).toBe('parked');
       expect(await inbox.processNext(async () => {})).toBe('idle');
       expect(await inbox.stats()).toMatchObject({ pending: 0, parked: 1, done: 0, failed: 0 });
+      // The reason and the details given to park(), as the handler's log line has them.
       expect((await pool.query(`SELECT state, parked_reason, attempts FROM ${table}`)).rows).toEqual([
-        { state: 'parked', parked_reason: 'unknown order', attempts: 1 },
+        { state: 'parked', parked_reason: expect.stringMatching(/^unknown order \{"paymentId":"order-/), attempts: 1 },
       ]);
       // What the handler did before parking commits with the mark, as for a done row.
       expect((await pool.query(`SELECT count(*)::int AS n FROM ${orders}`)).rows).toEqual([{ n: 1 }]);
@@ -370,9 +378,15 @@ describe('createPostgresInbox misuse and outages', () => {
     expect(() => inbox.process(async () => {}, { pollIntervalMs: -1 })).toThrow(
       expect.objectContaining({ code: 'INVALID_ARGUMENT' }),
     );
-    expect(() => inbox.processNext(async () => {}, { maxAttempts: 1.5 })).toThrow(
-      expect.objectContaining({ code: 'INVALID_ARGUMENT' }),
-    );
+    // Numbers past what the statements take (PostgreSQL int, interval) are misuse, not a database outage.
+    for (const maxAttempts of [1.5, 2 ** 31, Number.MAX_SAFE_INTEGER]) {
+      expect(() => inbox.processNext(async () => {}, { maxAttempts })).toThrow(
+        expect.objectContaining({ code: 'INVALID_ARGUMENT' }),
+      );
+    }
+    for (const options of [{ olderThanMs: 1, limit: 2 ** 31 }, { olderThanMs: 1e300 }]) {
+      await expect(inbox.prune(options)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    }
     await expect(inbox.enqueue({} as never)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
   });
 });

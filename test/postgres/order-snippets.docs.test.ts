@@ -305,10 +305,15 @@ describe('docs/stores.md: the inbox worker snippet (// worker.ts) behind a real 
     const ids = [await newOrder('inbox-wrong-amount'), await newOrder('inbox-three-decimals')];
     expect((await send(delivery(ids[0]!, 'SUCCEEDED', 100.5), baseUrl)).status).toBe(200);
     expect((await send(delivery(ids[1]!, 'SUCCEEDED', 100.005), baseUrl)).status).toBe(200);
-    await expect.poll(() => inboxRows(unknown), { timeout: 15_000 }).toEqual({ SUCCEEDED: 'unknown order' });
+    // Parked with the reason and park()'s details.
+    await expect
+      .poll(() => inboxRows(unknown), { timeout: 15_000 })
+      .toEqual({ SUCCEEDED: `unknown order {"reference":"${unknown}"}` });
     expect(await order(unknown)).toBeUndefined();
     for (const id of ids) {
-      await expect.poll(() => inboxRows(id), { timeout: 15_000 }).toEqual({ SUCCEEDED: 'amount differs' });
+      await expect
+        .poll(() => inboxRows(id), { timeout: 15_000 })
+        .toEqual({ SUCCEEDED: expect.stringMatching(/^amount differs \{"reference":/) });
       expect(await order(id)).toEqual({ payment_status: null, paid_at: null });
       expect(await changes(id)).toEqual([]);
     }

@@ -164,8 +164,20 @@ describe('createPostgresStore', () => {
         expect.objectContaining({ code: 'INVALID_ARGUMENT' }),
       );
     }
-    expect(() => createPostgresStore({ client: pool, pruneEvery: -1 })).toThrow(
-      expect.objectContaining({ code: 'INVALID_ARGUMENT' }),
-    );
+    for (const options of [{ pruneEvery: -1 }, { pruneLimit: 2 ** 31 }]) {
+      expect(() => createPostgresStore({ client: pool, ...options })).toThrow(
+        expect.objectContaining({ code: 'INVALID_ARGUMENT' }),
+      );
+    }
+  });
+
+  it('refuses a prune limit past a PostgreSQL int as misuse, not as an outage', async () => {
+    const store = createPostgresStore({ client: pool, table: 'prune_bound' });
+    await store.migrate();
+    expect(await store.prune({ limit: 2 ** 31 - 1 })).toBe(0);
+    await expect(store.prune({ limit: 2 ** 31 })).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      message: expect.stringContaining('2147483647'),
+    });
   });
 });

@@ -4,6 +4,7 @@
 // schema one version behind, and ten processes migrating an empty database at
 // once. Needs `dist/` (npm run build): the processes import payhook by name.
 import type { ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
@@ -74,13 +75,13 @@ function run(script: string, url = server.url): Running {
 const rows = async <T>(text: string, values: unknown[] = []): Promise<T[]> =>
   (await admin.query(text, values)).rows as T[];
 
-/** Enqueues `n` deliveries for new orders (and `unknown` for orders that do not exist). */
+/** Enqueues `n` deliveries for new orders of 100.00 (and `unknown` for orders that do not exist). */
 async function deliveries(n: number, unknown = 0): Promise<void> {
   const inbox = createPostgresInbox({ client: admin });
   for (let i = 0; i < n + unknown; i++) {
     const body = webhookBody();
     const paymentId = (body['fields'] as { paymentId: string }).paymentId;
-    if (i < n) await admin.query('INSERT INTO orders (id) VALUES ($1)', [paymentId]);
+    if (i < n) await admin.query('INSERT INTO orders (id, amount_minor) VALUES ($1, 10000)', [paymentId]);
     await inbox.enqueue(parseWebhook(body));
   }
 }
@@ -96,7 +97,7 @@ describe('the guide worker and migrate() in their own processes', () => {
       { name: 'inbox:payhook_inbox', version: inboxSteps('payhook_inbox').length },
       { name: 'store:payhook_dedup', version: 1 },
     ]);
-    await admin.query(`CREATE TABLE orders (id text PRIMARY KEY, paid_at timestamptz)`);
+    await admin.query(`CREATE TABLE orders (id text PRIMARY KEY, amount_minor bigint NOT NULL, paid_at timestamptz)`);
     // Every update of an order waits slow.seconds: rows stay in the worker's hands that long.
     await admin.query(`CREATE TABLE slow (seconds float8 NOT NULL); INSERT INTO slow VALUES (0)`);
     await admin.query(`CREATE FUNCTION slow_update() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -154,6 +155,14 @@ describe('the guide worker and migrate() in their own processes', () => {
   it('survives PostgreSQL stopped for 20 s under load, says so in few lines, and then processes every row', async () => {
     await admin.query('UPDATE slow SET seconds = 0.05');
     await deliveries(150, 3);
+    // Two more for orders that exist but must not be paid by them: a refund, and 0.01 for an order of 100.00.
+    const inbox = createPostgresInbox({ client: admin });
+    for (const overrides of [{ id: `${randomUUID()}_CREDIT` }, { amount: 0.01 }]) {
+      const body = webhookBody(overrides);
+      const paymentId = (body['fields'] as { paymentId: string }).paymentId;
+      await admin.query('INSERT INTO orders (id, amount_minor) VALUES ($1, 10000)', [paymentId]);
+      await inbox.enqueue(parseWebhook(body));
+    }
     const worker = run(workerScript);
     await expect
       .poll(
@@ -175,14 +184,24 @@ describe('the guide worker and migrate() in their own processes', () => {
       })
       .toEqual([
         { state: 'done', n: 160 },
-        { state: 'parked', n: 3 },
+        { state: 'parked', n: 5 },
       ]);
     expect(worker.child.exitCode).toBeNull();
     const outage = worker.lines.slice(before);
     expect(outage.length).toBeGreaterThan(0);
     expect(outage.length).toBeLessThanOrEqual(5);
     expect(outage.join('\n')).not.toMatch(/\n\s+at /); // no stack trace
-    expect(await rows('SELECT count(*)::int AS n FROM orders WHERE paid_at IS NULL')).toEqual([{ n: 0 }]);
+    // Every order paid but the refund's and the short payment's, which were parked with their reason.
+    expect(await rows('SELECT count(*)::int AS n FROM orders WHERE paid_at IS NULL')).toEqual([{ n: 2 }]);
+    expect(
+      await rows(`SELECT parked_reason FROM payhook_inbox WHERE state = 'parked' ORDER BY parked_reason`),
+    ).toMatchObject([
+      { parked_reason: expect.stringMatching(/^amount differs/) },
+      { parked_reason: expect.stringMatching(/^not a payment/) },
+      { parked_reason: expect.stringMatching(/^unknown order/) },
+      { parked_reason: expect.stringMatching(/^unknown order/) },
+      { parked_reason: expect.stringMatching(/^unknown order/) },
+    ]);
     worker.child.kill('SIGTERM');
     expect(await worker.exited).toEqual({ code: 0, signal: null });
   }, 90_000);
