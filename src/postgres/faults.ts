@@ -14,15 +14,24 @@ export function sqlState(error: unknown): string | undefined {
   return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
 }
 
+/** postgres.js's own codes for a connection that is gone, and Node's socket error codes (ECONNRESET, EPIPE…). */
+const LOST = /^(?:CONNECTION_[A-Z_]+|CONNECT_TIMEOUT|E[A-Z]+)$/;
+
 /**
- * Whether a driver error means the connection itself is gone: no SQLSTATE
- * (a socket error, or postgres.js's own CONNECTION_* codes), or a state of
- * class 08 (connection exception) or 57P (the server ending the session, e.g.
- * `pg_terminate_backend`).
+ * Whether a driver error means the connection itself is gone: an error with
+ * no code at all (pg's "Connection terminated"), postgres.js's CONNECTION_*
+ * codes, a socket error, or a state of class 08 (connection exception) or
+ * 57P (the server ending the session, e.g. `pg_terminate_backend`). Another
+ * code (postgres.js's UNDEFINED_VALUE for a statement it refuses to send, any
+ * other SQLSTATE) leaves the connection usable: the failure is the
+ * statement's, and it must be recorded as such.
  */
 export function isConnectionLoss(error: unknown): boolean {
+  const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
+  if (typeof code !== 'string') return true;
+  if (LOST.test(code)) return true;
   const state = sqlState(error);
-  return state === undefined || state.startsWith('08') || state.startsWith('57P');
+  return state !== undefined && (state.startsWith('08') || state.startsWith('57P'));
 }
 /** The error that lost a connection, as an `Error` (for pg's `release(error)`, or to throw again). */
 export function connectionLost(cause: unknown): Error {

@@ -357,6 +357,18 @@ describe('createPostgresInbox misuse and outages', () => {
     await down.end();
   });
 
+  it("records a statement postgres.js refuses to send (UNDEFINED_VALUE) as the handler's failure, not an outage", async () => {
+    const inbox = createPostgresInbox({ client: sql, table: 'client_side_refusal' });
+    await inbox.migrate();
+    await inbox.enqueue(webhook());
+    const handler = async (_webhook: PaymentWebhook, tx: { query: (t: string, v?: unknown[]) => Promise<unknown> }) => {
+      await tx.query('SELECT $1::text', [undefined]);
+    };
+    expect(await inbox.processNext(handler, { maxAttempts: 2, retryDelayMs: () => 0 })).toBe('retrying');
+    expect(await inbox.processNext(handler, { maxAttempts: 2, retryDelayMs: () => 0 })).toBe('failed');
+    expect(await inbox.stats()).toMatchObject({ pending: 0, failed: 1 });
+  });
+
   it('refuses a single pg Client, a non-client, bad tables and bad options', async () => {
     const single = new pg.Client({ connectionString: server.url });
     expect(() => createPostgresInbox({ client: single })).toThrow(
