@@ -63,7 +63,13 @@ async function deliver(flow: Flow, input: DeliveryInput, deadline: Deadline): Pr
     const released = await stores.release(key, token, deadline, report);
     const stays = released ? '' : ' (the claim stays until its lease expires)';
     const message = `onPayment threw: ${describeError(outcome.error)}${stays}`;
-    return report.refuse('HANDLER_FAILED', message, { cause: outcome.error, event: 'handler-failed', level: 'error' });
+    // A store of payhook's inside onPayment (the PostgreSQL inbox) could not reach its database: an outage, 503.
+    const outage = isPayhookError(outcome.error) && outcome.error.code === 'STORE_UNAVAILABLE';
+    return report.refuse(outage ? 'STORE_UNAVAILABLE' : 'HANDLER_FAILED', message, {
+      cause: outcome.error,
+      event: 'handler-failed',
+      level: 'error',
+    });
   }
   if (isParked(outcome.value)) {
     const parked = { webhook, request, timestamp, key, token };

@@ -12,6 +12,7 @@ import type { DedupStore } from '../../src/dedup/store.js';
 import type { DeadLetterDelivery, InvalidPayloadDelivery, WebhookLogRecord } from '../../src/handler/hooks.js';
 import type { WebhookHandlerOptions } from '../../src/handler/options.js';
 import { createNodeWebhookHandler } from '../../src/node/index.js';
+import { PayhookError } from '../../src/lib/errors.js';
 import { park } from '../../src/park.js';
 import { verifyWebhook } from '../../src/verify-webhook.js';
 import { createWebhookHandler } from '../../src/web/index.js';
@@ -258,6 +259,21 @@ export function behaviourSuite(kind: AdapterKind): void {
       expect(r.logs[0]?.message).toContain('db down at 10.0.0.5');
       // The claim was released: the retry is processed.
       expect(r.errors).toEqual([['HANDLER_FAILED', 500]]);
+    });
+
+    it('answers 503 when onPayment throws STORE_UNAVAILABLE (the inbox could not reach its database), claim released', async () => {
+      let fail = true;
+      const r = await serve({}, () => {
+        if (fail) throw new PayhookError('STORE_UNAVAILABLE', 'PostgreSQL inbox insert failed: connect ECONNREFUSED');
+      });
+      const delivery = signDelivery(webhookBody());
+      const answer = await send(r.port, delivery);
+      expect([answer.status, answer.json?.code]).toEqual([503, 'STORE_UNAVAILABLE']);
+      expect(r.logs.map(shape)).toEqual([['handler-failed', 'error', 503, 'STORE_UNAVAILABLE']]);
+      // Released: once the database is back the retry is applied.
+      fail = false;
+      expect((await send(r.port, delivery)).json).toEqual({ ok: true });
+      expect(r.calls).toEqual([delivery.id, delivery.id]);
     });
 
     it('puts the exception text in the 500 body only with exposeErrors: true', async () => {
