@@ -81,17 +81,7 @@ export async function deadLetterParked(
   report: DeliveryReport,
 ): Promise<Answer> {
   const { key, token } = claim;
-  const delivery: ParkedDelivery = {
-    code: 'PARKED',
-    reason: parked.park,
-    message: parked.park,
-    ...(parked.details === undefined ? {} : { details: parked.details }),
-    webhook: claim.webhook,
-    key,
-    request: claim.request,
-    timestamp: claim.timestamp,
-  };
-  const failed = await handOff(settings, delivery, deadline, report);
+  const failed = await handOff(settings, parkedDelivery(parked, claim), deadline, report);
   if (failed !== undefined) {
     // Not kept anywhere: the retry runs onPayment again.
     await stores.release(key, token, deadline, report);
@@ -101,4 +91,31 @@ export async function deadLetterParked(
   const message = `Parked by onPayment (${describeParked(parked)}); answered 200 and recorded as handled, never retried.`;
   report.log('warn', 'parked', message, { status: 200 });
   return PARKED;
+}
+
+/**
+ * Internal: a park that came after the answer (onPayment missed its deadline) still reaches `deadLetter` before
+ * its claim is completed; false when the hand-off failed, so the claim is released and the retry parks it again.
+ */
+export async function deadLetterLatePark(
+  settings: Settings,
+  parked: Parked,
+  claim: ParkedClaim,
+  deadline: Deadline,
+  report: DeliveryReport,
+): Promise<boolean> {
+  return (await handOff(settings, parkedDelivery(parked, claim), deadline, report)) === undefined;
+}
+
+function parkedDelivery(parked: Parked, claim: ParkedClaim): ParkedDelivery {
+  return {
+    code: 'PARKED',
+    reason: parked.park,
+    message: parked.park,
+    ...(parked.details === undefined ? {} : { details: parked.details }),
+    webhook: claim.webhook,
+    key: claim.key,
+    request: claim.request,
+    timestamp: claim.timestamp,
+  };
 }

@@ -10,7 +10,7 @@ import type { VerifyWebhookResult, WebhookRequest } from '../verify-webhook.js';
 import type { PaymentWebhook } from '../webhook/types.js';
 import { Answer, HANDLED } from './answer.js';
 import { DeliveryContext } from './context.js';
-import { deadLetterInvalid, deadLetterParked } from './dead-letter.js';
+import { deadLetterInvalid, deadLetterLatePark, deadLetterParked } from './dead-letter.js';
 import { Deadline } from './deadline.js';
 import type { WebhookHandlerOptions } from './options.js';
 import { receiveBody, type DeliveryInput } from './receive.js';
@@ -56,7 +56,14 @@ async function deliver(flow: Flow, input: DeliveryInput, deadline: Deadline): Pr
   if (outcome.kind === 'late') {
     const message = `onPayment did not finish within ${settings.handlerTimeoutMs} ms; the service will retry.`;
     DeliveryContext.abort(context, new PayhookError('HANDLER_FAILED', message));
-    const after = stores.settleLate(outcome.work, key, token, deadline, report);
+    const claim = { webhook, request, timestamp, key, token };
+    const work = outcome.work.then(async (value) => {
+      if (isParked(value) && !(await deadLetterLatePark(settings, value, claim, deadline, report))) {
+        throw new Error('deadLetter failed for a delivery parked after its deadline');
+      }
+      return value;
+    });
+    const after = stores.settleLate(work, key, token, deadline, report);
     return report.refuse('HANDLER_FAILED', message, { event: 'handler-timeout', level: 'error', after });
   }
   if (outcome.kind === 'threw') {
@@ -72,8 +79,14 @@ async function deliver(flow: Flow, input: DeliveryInput, deadline: Deadline): Pr
     });
   }
   if (isParked(outcome.value)) {
-    const parked = { webhook, request, timestamp, key, token };
-    return deadLetterParked(settings, stores, outcome.value, parked, deadline, report);
+    return deadLetterParked(
+      settings,
+      stores,
+      outcome.value,
+      { webhook, request, timestamp, key, token },
+      deadline,
+      report,
+    );
   }
 
   await stores.record(key, token, deadline, report);

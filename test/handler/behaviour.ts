@@ -491,6 +491,19 @@ export function behaviourSuite(kind: AdapterKind): void {
         ]);
       });
 
+      it('a park that comes after the deadline still reaches deadLetter before its claim is recorded', async () => {
+        const letters: DeadLetterDelivery[] = [];
+        const r = await serve(
+          { handlerTimeoutMs: 100, deadLetter: (delivery) => void letters.push(delivery) },
+          () => new Promise((resolve) => setTimeout(() => resolve(park('unknown order', { late: true })), 150)),
+        );
+        const delivery = signDelivery(webhookBody());
+        expect((await send(r.port, delivery)).status).toBe(500);
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        expect(letters).toMatchObject([{ code: 'PARKED', reason: 'unknown order', details: { late: true } }]);
+        expect((await send(r.port, delivery)).json).toEqual({ ok: true, duplicate: true });
+      });
+
       it('still retries when onPayment throws: throwing is "not now", parking is "never"', async () => {
         let attempt = 0;
         const r = await serve({}, () => {
