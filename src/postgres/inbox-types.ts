@@ -331,10 +331,13 @@ export interface PostgresInbox {
   stats(): Promise<InboxStats>;
   /**
    * The numbers to alert on ({@link InboxHealth}); never rejects: when
-   * PostgreSQL fails it resolves the last known counts with `databaseUp:
-   * false` and the error. Safe to call from a timer or a metrics scrape.
+   * PostgreSQL fails, or does not answer within `timeoutMs` (default 2 s,
+   * inside a Prometheus scrape's 10 s), it resolves the last known counts
+   * with `databaseUp: false` and the error. Safe to call from a timer or a
+   * metrics scrape. Rejects with `INVALID_ARGUMENT` only for a `timeoutMs` that is
+   * not a number of milliseconds above 0.
    */
-  health(): Promise<InboxHealth>;
+  health(options?: { timeoutMs?: number }): Promise<InboxHealth>;
   /** Puts every `failed` row back to pending with fresh attempts; resolves how many. */
   retryFailed(): Promise<number>;
   /**

@@ -241,12 +241,27 @@ export function createPostgresInbox(options: PostgresInboxOptions): PostgresInbo
   }
 
   let known: InboxStats = { pending: 0, retrying: 0, failed: 0, parked: 0, done: 0, oldestPendingMs: null };
-  async function health(): Promise<InboxHealth> {
+  async function health(healthOptions?: { timeoutMs?: number }): Promise<InboxHealth> {
+    const timeoutMs = healthOptions?.timeoutMs ?? 2_000;
+    if (typeof timeoutMs !== 'number' || !(timeoutMs > 0) || timeoutMs > 2_147_483_647) {
+      throw misuse('health timeoutMs must be a number of milliseconds above 0.');
+    }
     let databaseUp = true;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    // Bounded: a scrape must be answered while the database does not answer (a blackholed network never refuses).
+    const late = new Promise<undefined>((resolve) => (timer = setTimeout(resolve, timeoutMs, undefined)));
     try {
-      known = await stats();
+      const counted = stats();
+      counted.catch(() => {}); // a failure after the bound is not left unhandled
+      const result = await Promise.race([counted, late]);
+      if (result === undefined) {
+        databaseUp = false;
+        remember(new Error(`the row counts did not arrive within ${timeoutMs} ms`));
+      } else known = result;
     } catch {
       databaseUp = false;
+    } finally {
+      clearTimeout(timer);
     }
     return { ...known, databaseUp, lastError: lastError?.text ?? null, lastErrorAt: lastError?.at ?? null };
   }

@@ -244,6 +244,26 @@ for (const driver of ['pg', 'postgres.js'] as const) {
       expect(await inbox.stats()).toMatchObject({ pending: 3 });
     });
 
+    it('answers health() within its bound while the counts cannot be read (a table locked, a network that never refuses)', async () => {
+      const { inbox, table } = await fresh();
+      await inbox.enqueue(webhook());
+      expect(await inbox.health()).toMatchObject({ pending: 1, databaseUp: true });
+      const locker = await pool.connect();
+      try {
+        await locker.query(`BEGIN; LOCK TABLE ${table} IN ACCESS EXCLUSIVE MODE`);
+        const started = Date.now();
+        const health = await inbox.health({ timeoutMs: 200 });
+        expect(Date.now() - started).toBeLessThan(2_000);
+        expect(health).toMatchObject({ pending: 1, databaseUp: false });
+        expect(health.lastError).toContain('did not arrive within 200 ms');
+      } finally {
+        await locker.query('COMMIT');
+        locker.release();
+      }
+      expect(await inbox.health()).toMatchObject({ pending: 1, databaseUp: true });
+      await expect(inbox.health({ timeoutMs: 0 })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    });
+
     it('parks a delivery the handler returns park() for: acknowledged, not applied, never retried', async () => {
       const { inbox, table, orders } = await fresh();
       await inbox.enqueue(webhook());
