@@ -76,7 +76,9 @@ function streamSource(stream: ReadableStream<Uint8Array>): ChunkSource {
  * limit. The platform's HTTP server reads exactly the declared bytes, and
  * reading them in one call skips the per-chunk stream machinery that some
  * adapters (`@hono/node-server`) build only for `request.body`.
- * `readChunks` still checks the size it gets and keeps the deadline.
+ * `readChunks` still checks the size it gets and keeps the deadline; a read
+ * past it cannot be cancelled (`arrayBuffer()` holds the stream's lock), so
+ * it is left to the platform: at most the declared bytes, within the limit.
  */
 function wholeSource(request: Request): ChunkSource {
   return {
@@ -120,7 +122,7 @@ function toResponse(answer: Answer): Response {
  * | 400 | `INVALID_BODY`, `INVALID_PAYLOAD`, `MISSING_HOST`, `MALFORMED_PATH`, `MALFORMED_QUERY` | not a webhook |
  * | 401 | `MISSING_SIGNATURE`, `SIGNATURE_MISMATCH`, `MISSING_TIMESTAMP`, `MALFORMED_TIMESTAMP`, `TIMESTAMP_OUT_OF_WINDOW`, `URL_MISMATCH` | signature or timestamp failure, or not sent to a registered `webhookUrl` |
  * | 405 | `METHOD_NOT_ALLOWED` | not a `POST` |
- * | 408 | `BODY_TIMEOUT` | the body did not arrive within `bodyTimeoutMs` (the stream is cancelled) |
+ * | 408 | `BODY_TIMEOUT` | the body did not arrive within `bodyTimeoutMs` (a body read from `request.body` is cancelled; one of declared length, read in one `arrayBuffer()` call, is abandoned to the platform, and the answer asks it to close the connection) |
  * | 409 | `DELIVERY_IN_PROGRESS` | another worker is handling the same delivery |
  * | 413 | `BODY_TOO_LARGE` | body larger than `maxBodyBytes` (the rest is read and dropped, up to 8 MiB, so the sender receives the answer) |
  * | 500 | `HANDLER_FAILED` | `onPayment` (or `deadLetter`) threw (claim released: the retry is processed) or missed `handlerTimeoutMs` (the claim is settled when it finishes; a retry meanwhile gets 409) |
