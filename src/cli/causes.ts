@@ -120,7 +120,9 @@ const FIXED: Readonly<Record<string, Cause>> = {
     causes: ['the same delivery is being handled right now; the service retries it later (try --retry)'],
   },
   HANDLER_FAILED: { causes: ['your onPayment threw or timed out: the receiver logs why'] },
-  STORE_UNAVAILABLE: { causes: ["the receiver's dedup store did not answer: is Redis or PostgreSQL up?"] },
+  STORE_UNAVAILABLE: {
+    causes: ["the receiver's dedup store (or its inbox's database) did not answer: is Redis or PostgreSQL up?"],
+  },
 };
 
 /** Every code {@link likelyCause} explains; docs/troubleshooting.md must name each. */
