@@ -13,10 +13,17 @@ import { LATE, type Deadline } from './deadline.js';
 import type { DeliveryReport } from './report.js';
 import type { Settings } from './settings.js';
 
+/** Internal: a claim that failed or missed its deadline; `after` releases the claim should it land later. */
+export interface FailedClaim {
+  readonly status: 'failed';
+  readonly error: unknown;
+  readonly after: Promise<void>;
+}
+
 /** Internal: the store calls of one handler. */
 export interface StoreCalls {
-  /** Claims `key`; rejects with STORE_UNAVAILABLE (a claim that lands later is released). */
-  claim(key: string, deadline: Deadline, report: DeliveryReport): Promise<ClaimResult>;
+  /** Claims `key`; a failure (or a missed deadline) resolves `failed`, with the release of a claim that lands later. */
+  claim(key: string, deadline: Deadline, report: DeliveryReport): Promise<ClaimResult | FailedClaim>;
   /** Records a handled delivery; a failure is reported (the answer stays 200), never thrown. */
   record(key: string, token: string, deadline: Deadline, report: DeliveryReport): Promise<void>;
   /** Releases a claim after its handler failed; false (and logged) when the store could not. */
@@ -89,8 +96,13 @@ export function createStoreCalls(settings: Settings): StoreCalls {
    * meanwhile would get 409. Whatever the store, it is released with its own
    * token as soon as it lands.
    */
-  function releaseWhenLanded(key: string, pending: Promise<ClaimResult>, deadline: Deadline, report: DeliveryReport) {
-    pending.then(
+  function releaseWhenLanded(
+    key: string,
+    pending: Promise<ClaimResult>,
+    deadline: Deadline,
+    report: DeliveryReport,
+  ): Promise<void> {
+    return pending.then(
       async (late) => {
         if (late.status !== 'claimed') return;
         try {
@@ -114,8 +126,8 @@ export function createStoreCalls(settings: Settings): StoreCalls {
       try {
         return await call('claim', pending, deadline);
       } catch (error) {
-        releaseWhenLanded(key, pending, deadline, report);
-        throw error;
+        // Handed to the platform's waitUntil with the 503, so a serverless function lives to release it.
+        return { status: 'failed', error, after: releaseWhenLanded(key, pending, deadline, report) };
       }
     },
 
@@ -177,14 +189,13 @@ export async function claimDelivery(
   deadline: Deadline,
   report: DeliveryReport,
 ): Promise<string | Answer> {
-  let claimed: ClaimResult;
-  try {
-    claimed = await stores.claim(key, deadline, report);
-  } catch (error) {
-    return report.refuse('STORE_UNAVAILABLE', describeError(error), {
-      cause: error,
+  const claimed = await stores.claim(key, deadline, report);
+  if (claimed.status === 'failed') {
+    return report.refuse('STORE_UNAVAILABLE', describeError(claimed.error), {
+      cause: claimed.error,
       event: 'store-unavailable',
       level: 'error',
+      after: claimed.after,
     });
   }
   if (claimed.status === 'claimed') return claimed.token;

@@ -300,6 +300,30 @@ describe('deduplication key and handler context', () => {
     await pending[0];
   });
 
+  it('hands the release of a claim that lands after its 503 to waitUntil, so a serverless function lives to run it', async () => {
+    const memory = createMemoryStore();
+    let landed!: () => void;
+    const store: DedupStore = {
+      // The claim lands 50 ms after storeTimeoutMs: the answer is 503 by then.
+      claim: (key, options) =>
+        new Promise((resolve) => {
+          landed = () => resolve(memory.claim(key, options));
+          setTimeout(landed, 150);
+        }),
+      complete: (key, token, options) => memory.complete(key, token, options),
+      release: (key, token) => memory.release(key, token),
+    };
+    const pending: Promise<unknown>[] = [];
+    const handler = createWebhookHandler({ ...base, store, storeTimeoutMs: 100 });
+    const delivery = signDelivery(webhookBody());
+    const response = await handler(toRequest(delivery), { waitUntil: (promise) => void pending.push(promise) });
+    expect(response.status).toBe(503);
+    expect(pending).toHaveLength(1);
+    await pending[0];
+    // Released: the key is free for the retry.
+    expect(memory.size).toBe(0);
+  });
+
   it('answers 200 when onPayment succeeded but the store cannot record it, and reports it', async () => {
     const memory = createMemoryStore();
     const store: DedupStore = {
