@@ -186,7 +186,11 @@ export interface InboxProcessOptions extends InboxRetryOptions {
    * @defaultValue `1000`
    */
   pollIntervalMs?: number;
-  /** Stops the worker when aborted, as {@link InboxWorker.stop} does. */
+  /**
+   * Stops taking rows when aborted and lets the rows in hand finish, without
+   * a time bound; {@link InboxWorker.stop} with `timeoutMs` is the bounded
+   * way, for SIGTERM.
+   */
   signal?: InboxAbortSignal;
   /**
    * Called when your handler throws (with the row: once per failed attempt),
