@@ -34,10 +34,12 @@ describe('importPublicKey: accepted forms', () => {
     expect(await subtle.verify('RSASSA-PKCS1-v1_5', fromSpki, signature, data)).toBe(true);
   });
 
-  it('imports a public JSON Web Key, ignoring "use" and "key_ops"', async () => {
+  it('imports a public JSON Web Key, ignoring "use", "key_ops" and "ext"', async () => {
     const jwk = createPublicKey(pem('conformance-2048')).export({ format: 'jwk' }) as RsaJsonWebKey;
-    const key = await importPublicKey({ ...jwk, use: 'sig', key_ops: ['verify'], alg: 'RS256' });
-    expect(key.algorithm).toMatchObject({ name: 'RSASSA-PKCS1-v1_5', modulusLength: 2048 });
+    for (const extra of [{ use: 'sig', key_ops: ['verify'], alg: 'RS256' }, { ext: false }, { ext: true }]) {
+      const key = await importPublicKey({ ...jwk, ...extra });
+      expect(key.algorithm, JSON.stringify(extra)).toMatchObject({ name: 'RSASSA-PKCS1-v1_5', modulusLength: 2048 });
+    }
   });
 
   it('returns a suitable CryptoKey as it is', async () => {
@@ -123,6 +125,36 @@ describe('importPublicKey: refused keys', () => {
     expect(await rejectionCodeOf(importPublicKey(fake))).toBe('INVALID_KEY');
   });
 });
+
+describe('public exponents no real key has', () => {
+  it('refuses e = 1 (the padded hash itself would verify: anyone could sign) and even exponents, in every form', async () => {
+    const jwk = createPublicKey(pem('conformance-2048')).export({ format: 'jwk' }) as RsaJsonWebKey;
+    for (const e of ['AQ', 'Ag', 'AAE', 'AQAA']) {
+      // 1, 2, 1 with a leading zero, 65536
+      const forms: KeyInput[] = [{ ...jwk, e }];
+      const imported = await subtle.importKey(
+        'jwk',
+        { ...jwk, e },
+        { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' },
+        true,
+        ['verify'],
+      );
+      forms.push(imported, await pemOf(imported));
+      for (const form of forms) {
+        expect(await rejectionCodeOf(importPublicKey(form, { allowWeakKeys: true })), `${e} ${typeof form}`).toBe(
+          'INVALID_KEY',
+        );
+      }
+    }
+    // 3 and 65537 are fine.
+    for (const e of ['Aw', 'AQAB']) expect((await importPublicKey({ ...jwk, e })).type).toBe('public');
+  });
+});
+
+async function pemOf(key: CryptoKey): Promise<string> {
+  const der = Buffer.from(await subtle.exportKey('spki', key)).toString('base64');
+  return `-----BEGIN PUBLIC KEY-----\n${der.match(/.{1,64}/g)!.join('\n')}\n-----END PUBLIC KEY-----\n`;
+}
 
 describe('weak keys', () => {
   it('refuses a 1024-bit RSA PEM with WEAK_KEY', async () => {

@@ -62,7 +62,8 @@ async function importKey(format: 'spki' | 'jwk', data: Uint8Array | JsonWebKey):
 
 function importJwk(jwk: RsaJsonWebKey): Promise<CryptoKey> {
   // `key_ops` and `use` may say "sig" or list other operations; the import asks for "verify" only.
-  const { d, key_ops: _ops, use: _use, ...publicPart } = jwk;
+  // `ext: false` would contradict the extractable import below (a public key holds nothing secret).
+  const { d, key_ops: _ops, use: _use, ext: _ext, ...publicPart } = jwk;
   // A private key ("d") is refused here: some runtimes would import it.
   return jwk.kty === 'RSA' && d === undefined ? importKey('jwk', publicPart) : Promise.reject(invalidKey(NOT_RSA_JWK));
 }
@@ -111,9 +112,15 @@ function lookup(input: KeyInput): CryptoKey | Promise<CryptoKey> {
 }
 
 function checkStrength(key: CryptoKey, options: KeyOptions | undefined): CryptoKey {
-  const bits = (key.algorithm as Partial<RsaHashedKeyAlgorithm>).modulusLength;
+  const { modulusLength: bits, publicExponent } = key.algorithm as Partial<RsaHashedKeyAlgorithm>;
   if (!Number.isInteger(bits) || (bits as number) <= 0) {
     throw invalidKey('The key has no RSA modulus length.');
+  }
+  // e = 1 makes the padded hash itself a valid signature: anyone could sign. No real RSA key has e < 3 or an even e.
+  let exponent = 0n;
+  for (const byte of publicExponent ?? []) exponent = (exponent << 8n) | BigInt(byte);
+  if (exponent < 3n || exponent % 2n === 0n) {
+    throw invalidKey(`The RSA key's public exponent is ${exponent}; a real key has an odd one of at least 3 (65537).`);
   }
   if ((bits as number) < MIN_MODULUS_BITS && options?.allowWeakKeys !== true) {
     throw new PayhookError(
