@@ -236,6 +236,23 @@ describe('the signed query is the query the app reads (no webhookUrl)', () => {
     expect(await codeOf(signedFor('?=&shop=7', '?=&shop=7'))).toBe('MALFORMED_QUERY');
   });
 
+  it('cannot tell an escaped "&" from a separator without webhookUrl; with it, the re-split query is refused', async () => {
+    // The contract signs the decoded parameters: ref=x%26shop%3D8 and ref=x&shop=8 sign alike.
+    const resplit = signedFor('?ref=x%26shop%3D8', '?ref=x&shop=8');
+    expect(await codeOf(resplit)).toBe('OK');
+    const webhookUrl = 'https://shop.example.kg/hook?ref=x%26shop%3D8';
+    expect(await codeOf(resplit, { ...base, webhookUrl })).toBe('URL_MISMATCH');
+    expect(await codeOf(signedFor('?ref=x%26shop%3D8', '?ref=x%26shop%3D8'), { ...base, webhookUrl })).toBe('OK');
+  });
+
+  it('refuses a Host holding "&": the signed x-api-* headers could be moved into it', async () => {
+    const delivery = signDelivery(webhookBody(), { timestamp: NOW, headers: { 'x-api-key': 'K' } });
+    const { 'x-api-key': _moved, ...rest } = delivery.headers;
+    const moved = { ...delivery, headers: { ...rest, host: `${delivery.headers['host']}&x-api-key:K` } };
+    expect(await codeOf(moved)).toBe('MISSING_HOST');
+    expect(await codeOf(delivery)).toBe('OK');
+  });
+
   it('accepts a repeat with the same value, empty pieces, and a query the app reads as signed', async () => {
     expect(await codeOf(signedFor('?shop=7', '?shop=7&shop=7'))).toBe('OK');
     expect(await codeOf(signedFor('?shop=7&a=1', '?shop=7&&a=1&'))).toBe('OK');

@@ -4,7 +4,7 @@
  *
  * | code | raised when |
  * |---|---|
- * | `MISSING_HOST` | the request has no `Host` header, so no canonical string can be built |
+ * | `MISSING_HOST` | the request has no usable `Host` header (none, or one holding `&`, which no host name has), so no canonical string can be built |
  * | `MALFORMED_PATH` | the path holds a `%` escape that `decodeURI` rejects |
  * | `MALFORMED_QUERY` | a query name or value holds a `%` escape that `decodeURI` rejects |
  * | `URL_MISMATCH` | the request does not fit the registered `webhookUrl`: its query lacks a registered parameter or gives it another value (with several URLs: none has the request's path and parameters) |

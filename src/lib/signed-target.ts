@@ -260,6 +260,10 @@ export function targetHead(target: SignedTarget): string {
   if (target.mismatch !== undefined) {
     throw new PayhookError('URL_MISMATCH', target.mismatch);
   }
+  // No host name holds "&": one that does could carry signed x-api-* headers moved out of their own lines.
+  if (!target.pinned && target.host?.includes('&') === true) {
+    throw new PayhookError('MISSING_HOST', 'The Host header holds "&", which no host name has.');
+  }
   const head = canonicalHead(target);
   const problem = target.pinned ? undefined : ambiguousQuery(target.query);
   if (problem !== undefined) {
