@@ -71,6 +71,36 @@ describe('several registered URLs', () => {
     expect(await outcome(bare, [seven, eight])).toEqual({ ok: false, code: 'URL_MISMATCH' });
   });
 
+  it('as a list: of several URLs that fit, the one with the most parameters, then the one for the Host', async () => {
+    const bare = `${SHOP}/webhooks/payments`;
+    // Whatever the order: `?shop=7` is the more specific fit of a request carrying shop=7.
+    for (const list of [
+      [bare, seven],
+      [seven, bare],
+    ]) {
+      expect(await outcome(deliveryFor(seven), list)).toEqual({ ok: true, webhookUrl: seven });
+      expect(await outcome(deliveryFor(bare), list)).toEqual({ ok: true, webhookUrl: bare });
+    }
+    // One path on two hosts: the request's Host picks.
+    const a = 'https://a.example.kg/hook';
+    const b = 'https://b.example.kg/hook';
+    for (const [host, registered] of [
+      ['a.example.kg', a],
+      ['b.example.kg', b],
+    ] as const) {
+      const delivery = signDelivery(webhookBody(), { timestamp: NOW, host, target: '/hook' });
+      const request = { method: delivery.method, url: delivery.target, headers: delivery.headers, body: delivery.body };
+      expect(await outcome(request, [a, b])).toEqual({ ok: true, webhookUrl: registered });
+    }
+  });
+
+  it('as a list: a path escaped in other letter case is the same path', async () => {
+    const registered = `${SHOP}/h%C3%A9`;
+    const delivery = signDelivery(webhookBody(), { timestamp: NOW, signedTarget: '/h%C3%A9', target: '/h%c3%a9' });
+    const request = { method: delivery.method, url: delivery.target, headers: delivery.headers, body: delivery.body };
+    expect(await outcome(request, [registered, `${SHOP}/other`])).toEqual({ ok: true, webhookUrl: registered });
+  });
+
   it('as a function of the request: one handler for /webhooks/payments/:shop', async () => {
     const webhookUrl = (request: { url: string }) => {
       const shop = /^\/webhooks\/payments\/(\d+)$/.exec(new URL(request.url, SHOP).pathname)?.[1];

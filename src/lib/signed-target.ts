@@ -62,7 +62,8 @@ const MAX_REMEMBERED_URLS = 1_000;
 /**
  * Reads the `webhookUrl` option once: one URL (every request was signed for
  * it), a list (the one whose path is the request's and whose query the
- * request carries), or a function of the request returning the URL, or
+ * request carries; of several, the one with the most parameters, then the
+ * one for the request's Host), or a function of the request returning the URL, or
  * `undefined` for none. Throws `INVALID_ARGUMENT` for anything else.
  *
  * @example
@@ -92,13 +93,40 @@ export function registeredUrl(option: unknown): RegisteredUrl {
   if (Array.isArray(option)) {
     if (option.length === 0) throw misuse('webhookUrl must list at least one URL.');
     const urls = option.map(pinWebhookUrl);
+    // Several may fit one request (`/hook` and `/hook?shop=7`, or one path on two hosts): the one registering the
+    // most parameters, then the one for the request's Host, so a genuine delivery is never checked against another.
+    const rank = new Map(urls.map((url) => [url, paramCount(url.query) * 2]));
     return (request) => {
       const { path, query } = splitUrl(request.url);
-      return urls.find((url) => url.path === path && missingFrom(url.query, query) === undefined);
+      const host = getHeader(request.headers, 'host');
+      let best: PinnedUrl | undefined;
+      let bestRank = -1;
+      for (const url of urls) {
+        if (!samePath(url.path, path) || missingFrom(url.query, query) !== undefined) continue;
+        const fit = rank.get(url)! + (url.host === host ? 1 : 0);
+        if (fit > bestRank) [best, bestRank] = [url, fit];
+      }
+      return best;
     };
   }
   const pinned = pinWebhookUrl(option);
   return () => pinned;
+}
+
+function paramCount(query: string): number {
+  let count = 0;
+  new URLSearchParams(query).forEach(() => count++);
+  return count;
+}
+
+/** Whether two paths are one, escapes compared decoded (`/h%C3%A9` is `/h%c3%a9`). */
+function samePath(registered: string, received: string): boolean {
+  if (registered === received) return true;
+  try {
+    return decodeURI(registered) === decodeURI(received);
+  } catch {
+    return false;
+  }
 }
 
 /**
