@@ -65,8 +65,8 @@ export function isParked(value: unknown): value is Parked {
   );
 }
 
-/** Internal: the reason and, when given, the details, for a log line (details cut at 200 characters). */
-export function describeParked(parked: Parked): string {
+/** Internal: the reason and, when given, the details as JSON (cut at `limit` characters: 200 for a log line). */
+export function describeParked(parked: Parked, limit = 200): string {
   if (parked.details === undefined) return parked.park;
   let details: string | undefined;
   try {
@@ -75,5 +75,5 @@ export function describeParked(parked: Parked): string {
     // a cycle or a BigInt
   }
   details ??= '(details JSON cannot write)';
-  return `${parked.park} ${details.length > 200 ? `${details.slice(0, 200)}…` : details}`;
+  return `${parked.park} ${details.length > limit ? `${details.slice(0, limit)}…` : details}`;
 }

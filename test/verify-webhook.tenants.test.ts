@@ -84,11 +84,21 @@ describe('several registered URLs', () => {
     // One path on two hosts: the request's Host picks.
     const a = 'https://a.example.kg/hook';
     const b = 'https://b.example.kg/hook';
-    for (const [host, registered] of [
-      ['a.example.kg', a],
-      ['b.example.kg', b],
+    for (const [host, registered, headers] of [
+      ['a.example.kg', a, {}],
+      ['b.example.kg', b, {}],
+      ['B.Example.kg', b, {}],
+      ['b.example.kg:443', b, {}],
+      // Behind a proxy: the forwarded host picks (the signature must still be one made for b).
+      ['localhost:3000', b, { 'x-forwarded-host': 'b.example.kg' }],
     ] as const) {
-      const delivery = signDelivery(webhookBody(), { timestamp: NOW, host, target: '/hook' });
+      const delivery = signDelivery(webhookBody(), {
+        timestamp: NOW,
+        host,
+        signedHost: new URL(registered).host,
+        headers,
+        target: '/hook',
+      });
       const request = { method: delivery.method, url: delivery.target, headers: delivery.headers, body: delivery.body };
       expect(await outcome(request, [a, b])).toEqual({ ok: true, webhookUrl: registered });
     }

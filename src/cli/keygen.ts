@@ -61,9 +61,9 @@ export async function keygenCommand(args: readonly string[], io: Io): Promise<nu
   }
   try {
     await mkdir(dir, { recursive: true });
+    // mode applies only to a new file: one overwritten with --force keeps its own, so narrow it before writing.
+    if (values.force) await chmod(privatePath, 0o600).catch(() => {});
     await writeFile(privatePath, pair.privateKey, { flag, mode: 0o600 });
-    // mode applies only to a new file: one overwritten with --force keeps its own until told.
-    await chmod(privatePath, 0o600);
     await writeFile(publicPath, pair.publicKey, { flag });
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;

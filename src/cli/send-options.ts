@@ -155,7 +155,8 @@ export async function readSendOptions(args: readonly string[]): Promise<SendOpti
   // The service requests the registered URL, query included: a target without a query of its own gets it, so a
   // receiver pinned to that URL sees the parameters it expects.
   // A fragment is never sent, and a query written after one would not be either.
-  if (signedUrl !== undefined && !given.includes('?')) url = given.replace(/#.*$/s, '') + new URL(signedUrl).search;
+  const unhashed = given.replace(/#.*$/s, '');
+  if (signedUrl !== undefined && !unhashed.includes('?')) url = unhashed + new URL(signedUrl).search;
   const overrides: TestWebhookOverrides = { webhookUrl: signedUrl ?? url };
   if (values.body !== undefined) {
     let fromFile: unknown;

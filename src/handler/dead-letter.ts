@@ -8,7 +8,7 @@ import { describeError } from '../lib/misuse.js';
 import { describeParked, type Parked } from '../park.js';
 import type { VerifyWebhookError, WebhookRequest } from '../verify-webhook.js';
 import type { PaymentWebhook } from '../webhook/types.js';
-import { HANDLED, PARKED, type Answer } from './answer.js';
+import { answer, HANDLED, PARKED, type Answer } from './answer.js';
 import type { Deadline } from './deadline.js';
 import type { DeadLetterDelivery, InvalidPayloadDelivery, ParkedDelivery } from './hooks.js';
 import type { DeliveryReport } from './report.js';
@@ -21,6 +21,7 @@ async function handOff(
   delivery: DeadLetterDelivery,
   deadline: Deadline,
   report: DeliveryReport,
+  afterAnswer = false,
 ): Promise<Answer | undefined> {
   const { deadLetter } = settings.options;
   if (deadLetter === undefined) return undefined;
@@ -32,6 +33,11 @@ async function handOff(
       ? `deadLetter threw: ${describeError(outcome.error)}`
       : `deadLetter did not finish within ${handlerTimeoutMs} ms; the service will retry.`;
   const cause = outcome.kind === 'threw' ? outcome.error : undefined;
+  if (afterAnswer) {
+    // The delivery was answered (500) already: logged, not refused a second time.
+    report.log('error', 'handler-failed', `${message} The claim is released for the retry.`, { error: cause });
+    return answer(500, { ok: false });
+  }
   return report.refuse('HANDLER_FAILED', message, { cause, event: 'handler-failed', level: 'error' });
 }
 
@@ -104,7 +110,7 @@ export async function deadLetterLatePark(
   deadline: Deadline,
   report: DeliveryReport,
 ): Promise<boolean> {
-  return (await handOff(settings, parkedDelivery(parked, claim), deadline, report)) === undefined;
+  return (await handOff(settings, parkedDelivery(parked, claim), deadline, report, true)) === undefined;
 }
 
 function parkedDelivery(parked: Parked, claim: ParkedClaim): ParkedDelivery {

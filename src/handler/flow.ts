@@ -59,7 +59,7 @@ async function deliver(flow: Flow, input: DeliveryInput, deadline: Deadline): Pr
     const claim = { webhook, request, timestamp, key, token };
     const work = outcome.work.then(async (value) => {
       if (isParked(value) && !(await deadLetterLatePark(settings, value, claim, deadline, report))) {
-        throw new Error('deadLetter failed for a delivery parked after its deadline');
+        throw new Error('onPayment parked the delivery, but deadLetter failed');
       }
       return value;
     });

@@ -167,9 +167,9 @@ export function createStoreCalls(settings: Settings): StoreCalls {
                   : 'onPayment finished after its deadline; the delivery is now recorded as handled.',
               ),
             ),
-          () =>
+          (error: unknown) =>
             release(key, token, deadline).then(
-              settled('onPayment failed after its deadline; the claim was released for the retry.'),
+              settled(`After its deadline: ${describeError(error)}; the claim was released for the retry.`),
             ),
         )
         .catch((error: unknown) => {

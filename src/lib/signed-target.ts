@@ -98,12 +98,14 @@ export function registeredUrl(option: unknown): RegisteredUrl {
     const rank = new Map(urls.map((url) => [url, paramCount(url.query) * 2]));
     return (request) => {
       const { path, query } = splitUrl(request.url);
-      const host = getHeader(request.headers, 'host');
+      // Only picks which URL to check: the signature must still be one made for it, so a forwarded host may help.
+      const hosts = [getHeader(request.headers, 'host'), firstListItem(getHeader(request.headers, 'x-forwarded-host'))];
+      const named = new Set(hosts.map(normalHost));
       let best: PinnedUrl | undefined;
       let bestRank = -1;
       for (const url of urls) {
         if (!samePath(url.path, path) || missingFrom(url.query, query) !== undefined) continue;
-        const fit = rank.get(url)! + (url.host === host ? 1 : 0);
+        const fit = rank.get(url)! + (named.has(url.host) ? 1 : 0);
         if (fit > bestRank) [best, bestRank] = [url, fit];
       }
       return best;
@@ -111,6 +113,11 @@ export function registeredUrl(option: unknown): RegisteredUrl {
   }
   const pinned = pinWebhookUrl(option);
   return () => pinned;
+}
+
+/** A Host value as `URL.host` writes it: lower case, without the default port. */
+function normalHost(host: string | undefined): string | undefined {
+  return host?.toLowerCase().replace(/:(?:443|80)$/, '');
 }
 
 function paramCount(query: string): number {

@@ -14,8 +14,8 @@ export function sqlState(error: unknown): string | undefined {
   return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
 }
 
-/** postgres.js's own codes for a connection that is gone, and Node's socket error codes (ECONNRESET, EPIPE…). */
-const LOST = /^(?:CONNECTION_[A-Z_]+|CONNECT_TIMEOUT|E[A-Z]+)$/;
+/** postgres.js's own codes for a connection that is gone, and Node's socket and stream codes (ECONNRESET, EAI_AGAIN, ERR_SOCKET_CLOSED…). */
+const LOST = /^(?:CONNECTION_[A-Z_]+|CONNECT_TIMEOUT|E[A-Z_]+)$/;
 
 /**
  * Whether a driver error means the connection itself is gone: an error with

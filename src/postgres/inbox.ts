@@ -213,7 +213,7 @@ export function createPostgresInbox(options: PostgresInboxOptions): PostgresInbo
       return { outcome: failed?.['state'] === 'failed' ? 'failed' : 'retrying', error, delivery };
     }
     if (isParked(result)) {
-      await tx.run(sql.parked, [delivery.id, describeParked(result).replaceAll('\0', '\\0')]);
+      await tx.run(sql.parked, [delivery.id, describeParked(result, Infinity).replaceAll('\0', '\\0')]);
       return { outcome: 'parked', delivery };
     }
     await tx.run(sql.done, [delivery.id]);

@@ -223,7 +223,7 @@ describe('payhook send', () => {
     const { url, received } = await endpoint(() => 200);
     const registered = 'https://shop.example.kg/api/webhooks/payments?shop=17';
     // A fragment on the target is never sent; the registered query still is.
-    const result = await run(['send', `${url}#section`, '--webhook-url', registered]);
+    const result = await run(['send', `${url}#section?not-a-query`, '--webhook-url', registered]);
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
     expect(received).toHaveLength(1);

@@ -504,6 +504,28 @@ export function behaviourSuite(kind: AdapterKind): void {
         expect((await send(r.port, delivery)).json).toEqual({ ok: true, duplicate: true });
       });
 
+      it('a late park whose deadLetter fails is released for the retry, reported to onError once', async () => {
+        let failing = true;
+        const r = await serve(
+          {
+            handlerTimeoutMs: 100,
+            deadLetter: () => {
+              if (failing) throw new Error('dead-letter table missing');
+            },
+          },
+          () => new Promise((resolve) => setTimeout(() => resolve(park('unknown order')), 150)),
+        );
+        const delivery = signDelivery(webhookBody());
+        expect((await send(r.port, delivery)).status).toBe(500);
+        await waitFor(() => r.logs.some((record) => record.event === 'late-handler-settled'));
+        expect(r.errors).toEqual([['HANDLER_FAILED', 500]]);
+        expect(r.logs.at(-1)?.message).toContain('deadLetter failed');
+        failing = false;
+        // Released: the retry runs onPayment again (late again, so 500, then settled through deadLetter).
+        expect((await send(r.port, delivery)).status).toBe(500);
+        expect(r.calls).toEqual([delivery.id, delivery.id]);
+      });
+
       it('still retries when onPayment throws: throwing is "not now", parking is "never"', async () => {
         let attempt = 0;
         const r = await serve({}, () => {

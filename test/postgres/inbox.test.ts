@@ -278,9 +278,15 @@ for (const driver of ['pg', 'postgres.js'] as const) {
       expect((await pool.query(`SELECT state, parked_reason, attempts FROM ${table}`)).rows).toEqual([
         { state: 'parked', parked_reason: expect.stringMatching(/^unknown order \{"paymentId":"order-/), attempts: 1 },
       ]);
+      // Kept whole, however long (only log lines are cut).
+      await inbox.enqueue(webhook());
+      const note = 'x'.repeat(1_000);
+      expect(await inbox.processNext(() => park('amount differs', { note }))).toBe('parked');
+      const { rows } = await pool.query(`SELECT parked_reason FROM ${table} WHERE parked_reason LIKE 'amount%'`);
+      expect(rows).toEqual([{ parked_reason: `amount differs ${JSON.stringify({ note })}` }]);
       // What the handler did before parking commits with the mark, as for a done row.
       expect((await pool.query(`SELECT count(*)::int AS n FROM ${orders}`)).rows).toEqual([{ n: 1 }]);
-      expect(await inbox.health()).toMatchObject({ parked: 1, databaseUp: true });
+      expect(await inbox.health()).toMatchObject({ parked: 2, databaseUp: true });
     });
 
     it('reports a failing handler and keeps going', async () => {
