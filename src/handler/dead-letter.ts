@@ -8,36 +8,40 @@ import { describeError } from '../lib/misuse.js';
 import { describeParked, type Parked } from '../park.js';
 import type { VerifyWebhookError, WebhookRequest } from '../verify-webhook.js';
 import type { PaymentWebhook } from '../webhook/types.js';
-import { answer, HANDLED, PARKED, type Answer } from './answer.js';
+import { HANDLED, PARKED, type Answer } from './answer.js';
 import type { Deadline } from './deadline.js';
 import type { DeadLetterDelivery, InvalidPayloadDelivery, ParkedDelivery } from './hooks.js';
 import type { DeliveryReport } from './report.js';
 import type { Settings } from './settings.js';
 import type { StoreCalls } from './store-calls.js';
 
-/** Internal: hands `delivery` to `deadLetter`; the 500 to answer when it throws or is late, else undefined. */
+/** Why a hand-off to `deadLetter` failed: it threw, or missed `handlerTimeoutMs`. */
+interface HandOffFailure {
+  readonly message: string;
+  readonly cause: unknown;
+}
+
+/** Internal: hands `delivery` to `deadLetter` (when set); why that failed, else undefined. */
 async function handOff(
   settings: Settings,
   delivery: DeadLetterDelivery,
   deadline: Deadline,
-  report: DeliveryReport,
-  afterAnswer = false,
-): Promise<Answer | undefined> {
+): Promise<HandOffFailure | undefined> {
   const { deadLetter } = settings.options;
   if (deadLetter === undefined) return undefined;
   const { handlerTimeoutMs } = settings;
   const outcome = await deadline.run(() => deadLetter(delivery), handlerTimeoutMs);
   if (outcome.kind === 'done') return undefined;
-  const message =
-    outcome.kind === 'threw'
-      ? `deadLetter threw: ${describeError(outcome.error)}`
-      : `deadLetter did not finish within ${handlerTimeoutMs} ms; the service will retry.`;
-  const cause = outcome.kind === 'threw' ? outcome.error : undefined;
-  if (afterAnswer) {
-    // The delivery was answered (500) already: logged, not refused a second time.
-    report.log('error', 'handler-failed', `${message} The claim is released for the retry.`, { error: cause });
-    return answer(500, { ok: false });
-  }
+  if (outcome.kind === 'threw')
+    return { message: `deadLetter threw: ${describeError(outcome.error)}`, cause: outcome.error };
+  return {
+    message: `deadLetter did not finish within ${handlerTimeoutMs} ms; the service will retry.`,
+    cause: undefined,
+  };
+}
+
+/** The 500 for a hand-off that failed while the delivery is still unanswered. */
+function refuseFailed(report: DeliveryReport, { message, cause }: HandOffFailure): Answer {
   return report.refuse('HANDLER_FAILED', message, { cause, event: 'handler-failed', level: 'error' });
 }
 
@@ -61,8 +65,8 @@ export async function deadLetterInvalid(
   if (settings.options.deadLetter === undefined) {
     return report.refuse('INVALID_PAYLOAD', error.message, { event: 'invalid-payload', level: 'error' });
   }
-  const failed = await handOff(settings, delivery, deadline, report);
-  if (failed !== undefined) return failed;
+  const failed = await handOff(settings, delivery, deadline);
+  if (failed !== undefined) return refuseFailed(report, failed);
   const message = `Signed but not understood (${error.message}); handed to deadLetter and answered 200.`;
   report.log('warn', 'dead-lettered', message, { status: 200, code: 'INVALID_PAYLOAD' });
   return HANDLED;
@@ -87,11 +91,11 @@ export async function deadLetterParked(
   report: DeliveryReport,
 ): Promise<Answer> {
   const { key, token } = claim;
-  const failed = await handOff(settings, parkedDelivery(parked, claim), deadline, report);
+  const failed = await handOff(settings, parkedDelivery(parked, claim), deadline);
   if (failed !== undefined) {
     // Not kept anywhere: the retry runs onPayment again.
     await stores.release(key, token, deadline, report);
-    return failed;
+    return refuseFailed(report, failed);
   }
   await stores.record(key, token, deadline, report);
   const message = `Parked by onPayment (${describeParked(parked)}); answered 200 and recorded as handled, never retried.`;
@@ -110,7 +114,12 @@ export async function deadLetterLatePark(
   deadline: Deadline,
   report: DeliveryReport,
 ): Promise<boolean> {
-  return (await handOff(settings, parkedDelivery(parked, claim), deadline, report, true)) === undefined;
+  const failed = await handOff(settings, parkedDelivery(parked, claim), deadline);
+  if (failed === undefined) return true;
+  // Answered (500) already: logged, not refused a second time.
+  const message = `${failed.message} The claim is released for the retry.`;
+  report.log('error', 'handler-failed', message, { error: failed.cause });
+  return false;
 }
 
 function parkedDelivery(parked: Parked, claim: ParkedClaim): ParkedDelivery {

@@ -79,14 +79,8 @@ async function deliver(flow: Flow, input: DeliveryInput, deadline: Deadline): Pr
     });
   }
   if (isParked(outcome.value)) {
-    return deadLetterParked(
-      settings,
-      stores,
-      outcome.value,
-      { webhook, request, timestamp, key, token },
-      deadline,
-      report,
-    );
+    const parked = { webhook, request, timestamp, key, token };
+    return deadLetterParked(settings, stores, outcome.value, parked, deadline, report);
   }
 
   await stores.record(key, token, deadline, report);

@@ -297,7 +297,10 @@ export function targetHead(target: SignedTarget): string {
   }
   // No host name holds "&": one that does could carry signed x-api-* headers moved out of their own lines.
   if (!target.pinned && target.host?.includes('&') === true) {
-    throw new PayhookError('MISSING_HOST', 'The Host header holds "&", which no host name has.');
+    throw new PayhookError(
+      'MISSING_HOST',
+      `The host ${JSON.stringify(target.host)} holds "&", which no host name has.`,
+    );
   }
   const head = canonicalHead(target);
   const problem = target.pinned ? undefined : ambiguousQuery(target.query);
