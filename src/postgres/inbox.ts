@@ -6,6 +6,7 @@
  * @module
  */
 import { deliveryState } from '../dedup/key.js';
+import { checkDuration } from '../lib/duration.js';
 import { describeError, misuse } from '../lib/misuse.js';
 import { describeParked, isParked } from '../park.js';
 import { parseWebhook } from '../webhook/parse.js';
@@ -23,30 +24,20 @@ import type {
 import { runnerFor, transactorFor } from './client.js';
 import type { Holder, Row, Transaction } from './driver.js';
 import { fault } from './faults.js';
-import { asText, checkTable } from './values.js';
+import { asText, checkTable, intOption } from './values.js';
 import { schemaFor } from './schema.js';
 import { inboxSql, inboxSteps } from './sql.js';
-import { startWorker, type Attempt } from './worker.js';
+import { startWorker, within, type Attempt } from './worker.js';
 
 const defaultRetryDelay = (attempt: number): number => Math.min(1000 * 2 ** (attempt - 1), 3_600_000);
 
-/** PostgreSQL's largest integer: the statements take these numbers as `int`. */
-const MAX_INT = 2_147_483_647;
 /** The longest age `prune` takes (an interval past it overflows). */
 const MAX_AGE_MS = 100 * 365.25 * 86_400_000;
-
-function positiveInteger(value: unknown, name: string, fallback: number): number {
-  const n = value ?? fallback;
-  if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > MAX_INT) {
-    throw misuse(`${name} must be a whole number from 1 to ${MAX_INT}, not ${String(value)}.`);
-  }
-  return n;
-}
 
 function retrySettings(options: InboxRetryOptions | undefined): Required<InboxRetryOptions> {
   const retryDelayMs = options?.retryDelayMs ?? defaultRetryDelay;
   if (typeof retryDelayMs !== 'function') throw misuse('retryDelayMs must be a function of the attempt number.');
-  return { maxAttempts: positiveInteger(options?.maxAttempts, 'maxAttempts', 10), retryDelayMs };
+  return { maxAttempts: intOption(options?.maxAttempts, 'maxAttempts', 10, 1), retryDelayMs };
 }
 
 /**
@@ -242,26 +233,19 @@ export function createPostgresInbox(options: PostgresInboxOptions): PostgresInbo
 
   let known: InboxStats = { pending: 0, retrying: 0, failed: 0, parked: 0, done: 0, oldestPendingMs: null };
   async function health(healthOptions?: { timeoutMs?: number }): Promise<InboxHealth> {
-    const timeoutMs = healthOptions?.timeoutMs ?? 2_000;
-    if (typeof timeoutMs !== 'number' || !(timeoutMs > 0) || timeoutMs > 2_147_483_647) {
-      throw misuse('health timeoutMs must be a number of milliseconds above 0.');
-    }
+    const timeoutMs = checkDuration('timeoutMs', healthOptions?.timeoutMs, 'timer', 2_000);
     let databaseUp = true;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    // Bounded: a scrape must be answered while the database does not answer (a blackholed network never refuses).
-    const late = new Promise<undefined>((resolve) => (timer = setTimeout(resolve, timeoutMs, undefined)));
     try {
       const counted = stats();
       counted.catch(() => {}); // a failure after the bound is not left unhandled
-      const result = await Promise.race([counted, late]);
+      // Bounded: a scrape must be answered while the database does not answer (a blackholed network never refuses).
+      const result = await within(counted, timeoutMs, undefined);
       if (result === undefined) {
         databaseUp = false;
         remember(new Error(`the row counts did not arrive within ${timeoutMs} ms`));
       } else known = result;
     } catch {
       databaseUp = false;
-    } finally {
-      clearTimeout(timer);
     }
     return { ...known, databaseUp, lastError: lastError?.text ?? null, lastErrorAt: lastError?.at ?? null };
   }
@@ -278,7 +262,7 @@ export function createPostgresInbox(options: PostgresInboxOptions): PostgresInbo
     process(handler, processOptions = {}) {
       checkHandler(handler);
       const retry = retrySettings(processOptions);
-      const concurrency = positiveInteger(processOptions.concurrency, 'concurrency', 1);
+      const concurrency = intOption(processOptions.concurrency, 'concurrency', 1, 1);
       return startWorker(
         { attempt: (holder) => attempt(handler, retry, holder), remember },
         concurrency,
@@ -295,7 +279,7 @@ export function createPostgresInbox(options: PostgresInboxOptions): PostgresInbo
       if (typeof olderThanMs !== 'number' || !(olderThanMs >= 0) || !(olderThanMs <= MAX_AGE_MS)) {
         throw misuse('inbox.prune needs { olderThanMs }: milliseconds from 0 to 100 years.');
       }
-      const limit = positiveInteger(pruneOptions.limit, 'limit', 1000);
+      const limit = intOption(pruneOptions.limit, 'limit', 1000, 1);
       const values = [String(olderThanMs), String(limit)];
       return (await guarded('prune', () => run(sql.prune, values))).length;
     },

@@ -10,7 +10,7 @@ import { misuse } from '../lib/misuse.js';
 import { runnerFor } from './client.js';
 import type { PostgresClientLike, Runner } from './driver.js';
 import { fault } from './faults.js';
-import { asText, checkTable } from './values.js';
+import { asText, checkTable, intOption } from './values.js';
 import { schemaFor } from './schema.js';
 import { storeSql, storeSteps } from './sql.js';
 
@@ -102,15 +102,6 @@ function msParam(ms: number): string | null {
   return ms === Infinity ? null : String(Math.min(Math.ceil(ms), MAX_MS));
 }
 
-function count(value: unknown, name: string, fallback: number): number {
-  const n = value ?? fallback;
-  // At most PostgreSQL's largest integer: the statements take it as `int`.
-  if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || n > 2_147_483_647) {
-    throw misuse(`${name} must be a whole number from 0 to 2147483647, not ${String(value)}.`);
-  }
-  return n;
-}
-
 /**
  * Creates a PostgreSQL {@link DedupStore}: the deduplication record lives in
  * the database your orders live in, shared by every app server.
@@ -178,8 +169,8 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
   }
   const run: Runner = runnerFor(options.client, 'createPostgresStore');
   const table = checkTable(options.table ?? 'payhook_dedup', 'createPostgresStore');
-  const pruneEvery = count(options.pruneEvery, 'pruneEvery', 1000);
-  const pruneLimit = count(options.pruneLimit, 'pruneLimit', 1000);
+  const pruneEvery = intOption(options.pruneEvery, 'pruneEvery', 1000, 0);
+  const pruneLimit = intOption(options.pruneLimit, 'pruneLimit', 1000, 0);
   const schema = schemaFor({
     kind: 'store',
     client: options.client,
@@ -202,7 +193,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
   }
 
   async function prune(pruneOptions?: { limit?: number }): Promise<number> {
-    const limit = count(pruneOptions?.limit, 'limit', pruneLimit);
+    const limit = intOption(pruneOptions?.limit, 'limit', pruneLimit, 0);
     return (await statement('prune', sql.prune, [String(limit)])).length;
   }
 

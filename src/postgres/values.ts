@@ -30,3 +30,15 @@ export function checkTable(table: unknown, caller: string): string {
   }
   return table;
 }
+
+/** PostgreSQL's largest `int`: the statements take these counts as `int`. */
+const MAX_INT = 2_147_483_647;
+
+/** Internal: a whole-number option from `min` to PostgreSQL's largest `int` (`fallback` when absent). */
+export function intOption(value: unknown, name: string, fallback: number, min: 0 | 1): number {
+  const n = value ?? fallback;
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < min || n > MAX_INT) {
+    throw misuse(`${name} must be a whole number from ${min} to ${MAX_INT}, not ${String(value)}.`);
+  }
+  return n;
+}

@@ -174,16 +174,21 @@ export function startWorker(deps: WorkerDeps, concurrency: number, options: Inbo
     async stop(stopOptions) {
       const bound = nonNegative(stopOptions?.timeoutMs, 'timeoutMs', DEFAULT_STOP_MS);
       stopRequested();
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const late = new Promise<'late'>((resolve) => {
-        timer = setTimeout(resolve, bound, 'late');
-      });
-      const result = await Promise.race([stopped, late]);
-      clearTimeout(timer);
+      const result = await within(stopped, bound, 'late' as const);
       // Rows still in hand after the bound: drop their connections (pg), so PostgreSQL rolls them back.
       if (result === 'late') for (const drop of [...held]) drop();
     },
   };
+}
+
+/** Internal: what `work` resolves to, or `late` once `ms` pass first; the timer is cleared either way. */
+export async function within<T, L>(work: Promise<T>, ms: number, late: L): Promise<T | L> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    return await Promise.race([work, new Promise<L>((resolve) => (timer = setTimeout(resolve, ms, late)))]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** One report of an outage: `state` says what goes on, the first line of the cause says why. */
