@@ -121,6 +121,23 @@ describe('payhook send', () => {
     expect(result.stdout).toContain('3 of 3 deliveries answered 200 OK');
   });
 
+  it('--repeat exits 0 when one copy is handled and the copies sent beside it are answered 409, 1 otherwise', async () => {
+    const { url } = await endpoint((n) => (n === 1 ? 200 : 409), 100);
+    const deduplicated = await run(['send', url, '--repeat', '3', '--concurrency', '3']);
+    expect(deduplicated.code).toBe(0);
+    expect(deduplicated.stdout).toContain('1 of 3 deliveries answered 200 OK');
+    expect(deduplicated.stdout).toContain('the other 2 answered 409 while a copy was being handled');
+    server!.close();
+    // No copy handled: every 409 is a failure, as is any other refusal beside the 200.
+    for (const answer of [() => 409, (n: number) => (n === 1 ? 200 : n === 2 ? 409 : 500)]) {
+      const { url: other } = await endpoint(answer, 50);
+      const result = await run(['send', other, '--repeat', '3', '--concurrency', '3']);
+      expect(result.code).toBe(1);
+      expect(result.stdout).not.toContain('answered 409 while');
+      server!.close();
+    }
+  });
+
   it('--retry follows retryDelay (compressed by --speed) and stops at the first 200', async () => {
     const failures = 6;
     const speed = 400;
