@@ -83,7 +83,9 @@ const SWEEP_BATCH = 64;
  *
  * When `maxEntries` are held, expired entries go first (oldest first); if
  * none has expired, `claim` rejects with `STORE_UNAVAILABLE` (the handler
- * answers 503 and the service retries) instead of forgetting one. The count
+ * answers 503 and the service retries) instead of forgetting one; it looks
+ * at every entry once, then refuses at once until the earliest entry it saw
+ * (or one added since) can have expired. The count
  * can pass `maxEntries` only for a completion whose claim had already expired
  * and was swept: recording that beats forgetting it. A restart forgets
  * everything: claims (their deliveries are retried and handled) and completed
@@ -119,6 +121,14 @@ export function createMemoryStore(options?: MemoryStoreOptions): MemoryStore {
   const claims = new Map<string, Claim>();
   const completed = new Map<string, number>();
   const size = (): number => claims.size + completed.size;
+  // What the last look at every entry found: no entry expires before this
+  // time (entries added since lower it). Until then a full store refuses
+  // without looking again, so a flood against a full store costs no
+  // O(maxEntries) scan per delivery.
+  let nothingExpiresBefore = Number.NEGATIVE_INFINITY;
+  const added = (expiresAt: number): void => {
+    nothingExpiresBefore = Math.min(nothingExpiresBefore, expiresAt);
+  };
 
   /**
    * Drops expired entries. Usually from the oldest end of each map, at most
@@ -127,8 +137,10 @@ export function createMemoryStore(options?: MemoryStoreOptions): MemoryStore {
    * a clock stepped back) an expired entry can stand behind a live one.
    */
   function sweep(now: number, all: boolean): void {
-    dropExpired(claims, (claim) => claim.expiresAt, now, all);
-    dropExpired(completed, (expiresAt) => expiresAt, now, all);
+    if (all && now < nothingExpiresBefore) return;
+    const claimsLeft = dropExpired(claims, (claim) => claim.expiresAt, now, all);
+    const completedLeft = dropExpired(completed, (expiresAt) => expiresAt, now, all);
+    if (all) nothingExpiresBefore = Math.min(claimsLeft, completedLeft);
   }
 
   function completedAt(key: string, now: number): boolean {
@@ -171,6 +183,7 @@ export function createMemoryStore(options?: MemoryStoreOptions): MemoryStore {
         }
         const token = newClaimToken();
         claims.set(key, { token, expiresAt: now + claimOptions.leaseMs });
+        added(now + claimOptions.leaseMs);
         return { status: 'claimed', token };
       }),
     complete: (key: string, token: string, completeOptions: CompleteOptions): Promise<void> =>
@@ -185,6 +198,7 @@ export function createMemoryStore(options?: MemoryStoreOptions): MemoryStore {
           claims.delete(key);
           completed.delete(key);
           completed.set(key, now + completeOptions.retentionMs);
+          added(now + completeOptions.retentionMs);
         }
       }),
     release: (key: string, token: string): Promise<void> =>
@@ -205,11 +219,19 @@ function settle<T>(operation: () => T): Promise<T> {
   }
 }
 
-function dropExpired<V>(map: Map<string, V>, expiresAt: (value: V) => number, now: number, all: boolean): void {
+/**
+ * Drops expired entries of `map` (see `sweep`); with `all`, returns the
+ * earliest expiry among the entries it kept (`Infinity`: none).
+ */
+function dropExpired<V>(map: Map<string, V>, expiresAt: (value: V) => number, now: number, all: boolean): number {
   let looked = 0;
+  let earliest = Number.POSITIVE_INFINITY;
   for (const [key, value] of map) {
-    if (expiresAt(value) <= now) map.delete(key);
-    else if (!all) return;
-    if (!all && ++looked >= SWEEP_BATCH) return;
+    const at = expiresAt(value);
+    if (at <= now) map.delete(key);
+    else if (!all) break;
+    else earliest = Math.min(earliest, at);
+    if (!all && ++looked >= SWEEP_BATCH) break;
   }
+  return earliest;
 }

@@ -69,6 +69,41 @@ describe('createMemoryStore', () => {
     expect((await done.store.claim('kept', { leaseMs: 1000 })).status).toBe('completed');
   });
 
+  it('when full, looks at every entry once, not on every refused claim, and still makes room when one expires', async () => {
+    const { store, advance } = clockStore(1000);
+    const tokens: string[] = [];
+    for (let i = 0; i < 1000; i++) {
+      const claim = await store.claim(`held-${i}`, { leaseMs: 60_000 + i });
+      if (claim.status !== 'claimed') throw new Error('unreachable');
+      tokens.push(claim.token);
+    }
+    const iterate = Map.prototype[Symbol.iterator];
+    let looks = 0;
+    Map.prototype[Symbol.iterator] = function (this: Map<unknown, unknown>) {
+      looks++;
+      return iterate.call(this);
+    };
+    try {
+      for (let i = 0; i < 50; i++) {
+        advance(100);
+        await expect(store.claim(`new-${i}`, { leaseMs: 1000 })).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+      }
+    } finally {
+      Map.prototype[Symbol.iterator] = iterate;
+    }
+    // One look at each of the two maps, then none: nothing can expire before the earliest lease.
+    expect(looks).toBe(2);
+    // A completion while full adds an entry that expires sooner than every lease: once it has, there is room.
+    await store.complete('held-0', tokens[0]!, { retentionMs: 1000 });
+    await expect(store.claim('early', { leaseMs: 1000 })).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+    advance(1000);
+    expect((await store.claim('early', { leaseMs: 1000 })).status).toBe('claimed');
+    await expect(store.claim('later', { leaseMs: 1000 })).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+    // The earliest lease left (held-1's) ends 60,001 ms after the start: then a full store makes room again.
+    advance(60_001 - 50 * 100 - 1000);
+    expect((await store.claim('late', { leaseMs: 1000 })).status).toBe('claimed');
+  });
+
   it('never drops a completed delivery before its retention: a replay after maxEntries others is a duplicate', async () => {
     const { store, advance } = clockStore(100);
     const first = await store.claim('first', { leaseMs: 1000 });
