@@ -62,10 +62,11 @@ receiver refuses, the code in its answer is turned into the likely cause
 (the test key not accepted, a webhookUrl that differs, a clock) and the
 command that tells them apart.
 
-Exit codes: 0 every delivery got 200 OK, or, with --repeat, one copy did
-and every other copy was answered 409 while it was being handled (what a
-receiver that deduplicates answers); 1 some did not (or could not
-connect); 2 usage error.`;
+Exit codes: 0 every delivery got 200 OK, or, with --repeat, at least one
+copy did and every other copy was answered 409 before the first 200 arrived
+(found in progress, as a receiver that deduplicates answers); 1 some did not
+(or could not connect, or answered 409 after a 200: a claim never
+completed); 2 usage error.`;
 
 export async function sendCommand(args: readonly string[], io: Io): Promise<number> {
   const options = await readSendOptions(args);
@@ -150,8 +151,8 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
   };
   const post = asCaptured ? exactDelivery : fetchDelivery;
 
-  /** Delivers one copy, retrying as told; resolves to the last answer's status (none: no answer arrived). */
-  const deliver = async (index: number): Promise<number | undefined> => {
+  /** Delivers one copy, retrying as told: the last answer's status (none: no answer arrived) and when it ended. */
+  const deliver = async (index: number): Promise<{ status: number | undefined; at: number }> => {
     const label = repeat > 1 ? `[${index + 1}] ` : '';
     let lastStatus: number | undefined;
     for (let attempt = 1; attempt <= maxAttempts; attempt++) {
@@ -176,7 +177,7 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
       io.out(`${label}attempt ${attempt}: ${line} (${Date.now() - started} ms)`);
       // Counted once the whole answer arrived, as the line says.
       lastStatus = answered?.status;
-      if (lastStatus === 200) return lastStatus;
+      if (lastStatus === 200) return { status: lastStatus, at: performance.now() };
       if (answered !== undefined) explain(answered.status, answered.text);
       if (attempt === maxAttempts) break;
       const delay = retryDelay(attempt);
@@ -186,10 +187,10 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
       );
       await sleep(wait);
     }
-    return lastStatus;
+    return { status: lastStatus, at: performance.now() };
   };
 
-  const outcomes: (number | undefined)[] = [];
+  const outcomes: { status: number | undefined; at: number }[] = [];
   let next = 0;
   const workers = Array.from({ length: Math.min(concurrency, repeat) }, async () => {
     while (next < repeat) {
@@ -198,14 +199,24 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
     }
   });
   await Promise.all(workers);
-  const accepted = outcomes.filter((status) => status === 200).length;
+  const accepted = outcomes.filter(({ status }) => status === 200).length;
   io.out(`${accepted} of ${repeat} deliver${repeat === 1 ? 'y' : 'ies'} answered 200 OK`);
-  // Copies of one delivery sent at once: one is handled, the others find it in progress.
-  const inProgress = outcomes.filter((status) => status === 409).length;
+  // Copies of one delivery at once: one is handled, the others find it in
+  // progress (409) until it is answered; a 409 after that is a claim the
+  // receiver never completed.
+  const firstOk = Math.min(...outcomes.filter(({ status }) => status === 200).map(({ at }) => at));
+  const inProgress = outcomes.filter(({ status, at }) => status === 409 && at < firstOk).length;
+  const stuck = outcomes.filter(({ status, at }) => status === 409 && at >= firstOk).length;
+  const copies = (n: number): string => `${n} cop${n === 1 ? 'y' : 'ies'}`;
+  if (stuck > 0) {
+    io.out(
+      `${copies(stuck)} answered 409 after a copy had been answered 200: the receiver never completed that claim (a redelivery should get 200, as a duplicate)`,
+    );
+  }
   const deduplicated = accepted > 0 && inProgress > 0 && accepted + inProgress === repeat;
   if (deduplicated) {
     io.out(
-      `the other ${inProgress} answered 409 while a copy was being handled: the receiver deduplicates (the service retries such a copy later, and gets 200)`,
+      `the other ${copies(inProgress)} answered 409 before the first 200 arrived: found in progress, as a receiver that deduplicates answers (the service retries such a copy later and gets 200)`,
     );
   }
   return accepted === repeat || deduplicated ? EXIT.OK : EXIT.FAILED;

@@ -24,7 +24,10 @@ afterEach(() => {
 });
 
 /** A real endpoint on 127.0.0.1 that answers each request with `answer(n)` (n from 1). */
-async function endpoint(answer: (n: number) => number, delayMs = 0): Promise<{ url: string; received: Received[] }> {
+async function endpoint(
+  answer: (n: number) => number,
+  delayMs: number | ((n: number) => number) = 0,
+): Promise<{ url: string; received: Received[] }> {
   const received: Received[] = [];
   server = createServer((req, res) => {
     const at = Date.now();
@@ -35,7 +38,7 @@ async function endpoint(answer: (n: number) => number, delayMs = 0): Promise<{ u
       const status = answer(received.length);
       setTimeout(
         () => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ ok: status === 200 })),
-        delayMs,
+        typeof delayMs === 'number' ? delayMs : delayMs(received.length),
       );
     });
   });
@@ -121,19 +124,29 @@ describe('payhook send', () => {
     expect(result.stdout).toContain('3 of 3 deliveries answered 200 OK');
   });
 
-  it('--repeat exits 0 when one copy is handled and the copies sent beside it are answered 409, 1 otherwise', async () => {
-    const { url } = await endpoint((n) => (n === 1 ? 200 : 409), 100);
+  it('--repeat exits 0 when the copies beside the handled one are answered 409 before its 200, 1 otherwise', async () => {
+    // The handled copy answers after 300 ms; the two sent beside it find it in progress at once.
+    const { url } = await endpoint(
+      (n) => (n === 1 ? 200 : 409),
+      (n) => (n === 1 ? 300 : 0),
+    );
     const deduplicated = await run(['send', url, '--repeat', '3', '--concurrency', '3']);
     expect(deduplicated.code).toBe(0);
     expect(deduplicated.stdout).toContain('1 of 3 deliveries answered 200 OK');
-    expect(deduplicated.stdout).toContain('the other 2 answered 409 while a copy was being handled');
+    expect(deduplicated.stdout).toContain('the other 2 copies answered 409 before the first 200 arrived');
     server!.close();
-    // No copy handled: every 409 is a failure, as is any other refusal beside the 200.
-    for (const answer of [() => 409, (n: number) => (n === 1 ? 200 : n === 2 ? 409 : 500)]) {
-      const { url: other } = await endpoint(answer, 50);
-      const result = await run(['send', other, '--repeat', '3', '--concurrency', '3']);
+    // A 409 after the 200 is a claim never completed; no copy handled, or another refusal beside the 200, fails too.
+    const cases: [string, (n: number) => number, string[]][] = [
+      ['1', (n) => (n === 1 ? 200 : 409), ['2 copies answered 409 after a copy had been answered 200']],
+      ['3', () => 409, []],
+      ['3', (n) => (n === 1 ? 200 : n === 2 ? 409 : 500), []],
+    ];
+    for (const [concurrency, answer, lines] of cases) {
+      const { url: other } = await endpoint(answer, (n) => (n === 1 ? 100 : 0));
+      const result = await run(['send', other, '--repeat', '3', '--concurrency', concurrency]);
       expect(result.code).toBe(1);
-      expect(result.stdout).not.toContain('answered 409 while');
+      expect(result.stdout).not.toContain('before the first 200 arrived');
+      for (const line of lines) expect(result.stdout).toContain(line);
       server!.close();
     }
   });
