@@ -21,7 +21,8 @@
 //   BENCH_WEB_ADAPTOR     how the two Web servers are served on node:http: `hono` (default: @hono/node-server's
 //                         getRequestListener) or `node` (a minimal adaptor by hand: Readable.toWeb into a Request)
 //   BENCH_BASELINE=dir    another build of payhook (a folder with package.json and dist/, e.g. the previous
-//                         release): its handlers are measured beside this build's in the same run
+//                         release): its handlers are measured beside this build's in the same run, and this build
+//                         is also compared with it directly, round by round
 //   BENCH_SERVER_ARGS     Node flags for the server processes (e.g. '--cpu-prof --cpu-prof-dir=/tmp/prof')
 //   BENCH_JSON=path       also write every run as JSON to `path`
 import { writeFileSync } from 'node:fs';
@@ -297,6 +298,33 @@ function printRatios({ ratios }) {
   }
 }
 
+/**
+ * With BENCH_BASELINE: this build against the baseline build directly, round by round. Both run in the same round
+ * within seconds of each other, so the machine's drift between rounds cancels out of these ratios more than out of
+ * the ratios to the bare servers.
+ */
+function printBaseline({ runs }) {
+  if (!BASELINE) return;
+  console.log('');
+  for (const [mine, theirs] of [
+    ['payhook-node', 'baseline-node'],
+    ['payhook-web', 'baseline-web'],
+  ]) {
+    const a = runs[mine];
+    const b = runs[theirs];
+    if (!a?.length || !b?.length) continue;
+    const rps = a.map((run, i) => run.requestsPerSecond / b[i].requestsPerSecond);
+    const cpu = a.map((run, i) => run.cpuPerRequest - b[i].cpuPerRequest);
+    const ahead = rps.filter((ratio) => ratio > 1).length;
+    const signed = (v) => `${v >= 0 ? '+' : ''}${v.toFixed(1)}`;
+    console.log(
+      `${mine} vs ${theirs} (this build ÷ baseline, same rounds): req/s ${formatRatio(median(rps))},` +
+        ` CPU ${signed(median(cpu))} µs/req; ahead in ${ahead} of ${rps.length} rounds;` +
+        ` per round: req/s ${rps.map((v) => v.toFixed(2)).join(' ')}, CPU µs ${cpu.map(signed).join(' ')}`,
+    );
+  }
+}
+
 async function printUnsigned() {
   const builds = [['this build', await import('payhook'), await import('payhook/web')]];
   if (BASELINE) {
@@ -353,6 +381,7 @@ async function main() {
   const summary = summarise(http);
   printTable(summary);
   printRatios(summary);
+  printBaseline(http);
   const unsigned = await printUnsigned();
   const low = Math.min(...loads);
   const high = Math.max(...loads);
