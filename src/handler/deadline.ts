@@ -74,7 +74,7 @@ export class Deadline {
     if (this.#expire === undefined) this.#clear();
   }
 
-  /** The work of the stage `expire` ends; the work of one that already ended late leaves the stage under way be. */
+  /** The work of the stage `expire` belongs to has ended; the work of an earlier stage that ended late changes nothing. */
   #stageEnded(expire: () => void): void {
     if (this.#expire !== expire) return;
     this.#expire = undefined;

@@ -93,22 +93,18 @@ export function registeredUrl(option: unknown): RegisteredUrl {
   if (Array.isArray(option)) {
     if (option.length === 0) throw misuse('webhookUrl must list at least one URL.');
     const urls = option.map(pinWebhookUrl);
-    // Several may fit one request (`/hook` and `/hook?shop=7`, or one path on two hosts): the one registering the
-    // most parameters, then the one for the request's Host, so a genuine delivery is never checked against another.
-    const rank = new Map(urls.map((url) => [url, paramCount(url.query) * 2]));
+    const params = new Map(urls.map((url) => [url, paramCount(url.query)]));
     return (request) => {
       const { path, query } = splitUrl(request.url);
-      // Only picks which URL to check: the signature must still be one made for it, so a forwarded host may help.
+      const fits = urls.filter((url) => samePath(url.path, path) && missingFrom(url.query, query) === undefined);
+      if (fits.length <= 1) return fits[0];
+      // Several fit (`/hook` and `/hook?shop=7`, or one path on two hosts): the one registering the most
+      // parameters, then the one for the request's Host, so a genuine delivery is never checked against another.
+      // This only picks which URL to check (the signature must still be one made for it), so a forwarded host may help.
       const hosts = [getHeader(request.headers, 'host'), firstListItem(getHeader(request.headers, 'x-forwarded-host'))];
       const named = new Set(hosts.map(normalHost));
-      let best: PinnedUrl | undefined;
-      let bestRank = -1;
-      for (const url of urls) {
-        if (!samePath(url.path, path) || missingFrom(url.query, query) !== undefined) continue;
-        const fit = rank.get(url)! + (named.has(url.host) ? 1 : 0);
-        if (fit > bestRank) [best, bestRank] = [url, fit];
-      }
-      return best;
+      const rank = (url: PinnedUrl): number => params.get(url)! * 2 + (named.has(url.host) ? 1 : 0);
+      return fits.reduce((best, url) => (rank(url) > rank(best) ? url : best));
     };
   }
   const pinned = pinWebhookUrl(option);
