@@ -3,6 +3,7 @@
 // joining them, the size limit, the deadline and what a broken stream means
 // are decided here, once. Internal.
 import type { BodyInput } from '../request.js';
+import type { Deadline } from './deadline.js';
 
 /** Internal: how reading a body ended. */
 export type BodyOutcome =
@@ -24,6 +25,8 @@ export interface BodyLimits {
   readonly discardBytes: number;
   /** The deadline for the whole body, from the start of the read. */
   readonly timeoutMs: number;
+  /** The delivery's deadlines, which the read is the first stage of. */
+  readonly deadline: Deadline;
   /**
    * The length the request declares (`content-length`), when it declares one
    * within `maxBytes`: a source may then read the body whole.
@@ -66,13 +69,13 @@ export function readChunks(source: ChunkSource, limits: BodyLimits): Promise<Bod
     const finish = (outcome: BodyOutcome): void => {
       if (settled) return;
       settled = true;
-      clearTimeout(timer);
+      ended();
       stop?.();
       resolve(outcome);
     };
     // A client that sends part of a body and stalls must not hold the
     // connection and the buffered bytes for ever.
-    const timer = setTimeout(() => finish(tooLarge ? TOO_LARGE : TIMED_OUT), limits.timeoutMs);
+    const ended = limits.deadline.stage(limits.timeoutMs, () => finish(tooLarge ? TOO_LARGE : TIMED_OUT));
     const sink: ChunkSink = {
       chunk(data) {
         if (settled) return;

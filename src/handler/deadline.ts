@@ -1,9 +1,10 @@
-// The deadlines of one delivery: each store call within storeTimeoutMs, each
-// merchant function within handlerTimeoutMs, one after the other. They share
-// one timer per delivery: it is armed for the first deadline and, when it
-// fires early for a later one, re-armed for what is left, so a delivery
-// whose stages all finish in time sets one timer and clears it once.
-// Internal.
+// The deadlines of one delivery: its body within bodyTimeoutMs, each store
+// call within storeTimeoutMs, each merchant function within
+// handlerTimeoutMs, one after the other. They share one timer per delivery,
+// armed for the first stage but never for longer than the shortest of those
+// deadlines: when it fires before the stage under way is due, it is re-armed
+// for what is left. A later stage is due after it fires, so a delivery whose
+// stages all finish in time sets one timer and clears it once. Internal.
 
 /** Internal: what {@link Deadline.race} resolves to when the deadline passed first. */
 export const LATE: unique symbol = Symbol('late');
@@ -26,22 +27,36 @@ export class Deadline {
   #expire: (() => void) | undefined;
   /** Set once the delivery is answered: a stage after it clears the timer when it ends. */
   #answered = false;
+  readonly #longestArm: number;
+
+  /** `shortestMs`: the shortest deadline of any stage to come; the timer is never armed for longer. */
+  constructor(shortestMs: number) {
+    this.#longestArm = shortestMs;
+  }
+
+  /**
+   * Starts a stage due in `ms`; `late` is called once it is due, unless the
+   * function returned (call it when the stage's work ends) was called first.
+   */
+  stage(ms: number, late: () => void): () => void {
+    const now = Date.now();
+    this.#due = now + ms;
+    this.#expire = late;
+    if (this.#due < this.#firesAt) this.#arm(Math.min(ms, this.#longestArm), now);
+    return () => this.#stageEnded(late);
+  }
 
   /** Resolves (or rejects) as `work` does, or with {@link LATE} once `ms` pass first. */
   race<T>(work: PromiseLike<T>, ms: number): Promise<T | typeof LATE> {
     return new Promise<T | typeof LATE>((resolve, reject) => {
-      const now = Date.now();
-      this.#due = now + ms;
-      const expire = (): void => resolve(LATE);
-      this.#expire = expire;
-      if (this.#due < this.#firesAt) this.#arm(ms, now);
+      const ended = this.stage(ms, () => resolve(LATE));
       work.then(
         (value) => {
-          this.#stageEnded(expire);
+          ended();
           resolve(value);
         },
         (error: unknown) => {
-          this.#stageEnded(expire);
+          ended();
           // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the work's own rejection, passed on
           reject(error);
         },

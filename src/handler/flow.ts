@@ -31,7 +31,7 @@ async function deliver(flow: Flow, input: DeliveryInput, deadline: Deadline): Pr
     return report.refuse('METHOD_NOT_ALLOWED', message, { headers: ALLOW_POST });
   }
 
-  const received = await receiveBody(input, settings, report);
+  const received = await receiveBody(input, settings, deadline, report);
   if (received instanceof Answer) return received;
   const request: WebhookRequest = { method, url, headers, body: received.body };
 
@@ -115,8 +115,10 @@ export function createDeliveryFlow(
     const message = `The public key cannot be used: ${describeError(error)}`;
     flow.reporter.log({ level: 'error', event: 'misconfigured', message, error });
   });
+  const { bodyTimeoutMs, storeTimeoutMs, handlerTimeoutMs } = settings;
+  const shortestMs = Math.min(bodyTimeoutMs, storeTimeoutMs, handlerTimeoutMs);
   return (input) => {
-    const deadline = new Deadline();
+    const deadline = new Deadline(shortestMs);
     return deliver(flow, input, deadline).then(
       (answer) => {
         deadline.answered();

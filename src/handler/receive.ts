@@ -6,6 +6,7 @@ import { describeError } from '../lib/misuse.js';
 import type { BodyInput, HeadersInput } from '../request.js';
 import { answer, type Answer } from './answer.js';
 import type { BodyReader } from './body.js';
+import type { Deadline } from './deadline.js';
 import type { DeliveryReport } from './report.js';
 
 /** Internal: one request, as an adapter hands it to the flow. */
@@ -30,6 +31,7 @@ const CLOSE = { connection: 'close' };
 export async function receiveBody(
   input: DeliveryInput,
   limits: { readonly maxBodyBytes: number; readonly bodyTimeoutMs: number },
+  deadline: Deadline,
   report: DeliveryReport,
 ): Promise<{ body: BodyInput } | Answer> {
   const { maxBodyBytes, bodyTimeoutMs } = limits;
@@ -45,6 +47,7 @@ export async function receiveBody(
       maxBytes: maxBodyBytes,
       discardBytes: DISCARD_BYTES,
       timeoutMs: bodyTimeoutMs,
+      deadline,
       declaredBytes: Number.isSafeInteger(declared) && declared >= 0 && declared <= maxBodyBytes ? declared : undefined,
     })
     .catch(

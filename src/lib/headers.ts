@@ -17,6 +17,10 @@ export function isHeadersLike(headers: HeadersInput): headers is HeadersLike {
   return typeof (headers as HeadersLike).get === 'function' && typeof (headers as HeadersLike).forEach === 'function';
 }
 
+function isWhatwgHeaders(headers: HeadersInput): boolean {
+  return typeof Headers === 'function' && headers instanceof Headers;
+}
+
 /** A header value as a string (arrays joined by `", "`), `undefined` when absent. */
 function headerValue(value: unknown, name: string): string | undefined {
   if (typeof value === 'string') return value;
@@ -72,9 +76,10 @@ export function forEachHeader(headers: HeadersInput, callback: (lowerName: strin
  */
 export function getHeader(headers: HeadersInput, name: string): string | undefined {
   const lower = name.toLowerCase();
-  // The lower-cased name first (what Node and WHATWG Headers hold), then a scan.
+  // The lower-cased name first (what Node and WHATWG Headers hold), then a
+  // scan, except in a WHATWG Headers, whose get() already ignores case.
   let found = headerValue(isHeadersLike(headers) ? headers.get(lower) : ownValue(headers, lower), lower);
-  if (found === undefined) {
+  if (found === undefined && !isWhatwgHeaders(headers)) {
     eachRaw(headers, (key, raw) => {
       if (found === undefined && key.toLowerCase() === lower) found = headerValue(raw, key);
     });

@@ -16,7 +16,7 @@ describe('Deadline', () => {
   });
 
   it('ends each stage at its own deadline, whether shorter or longer than the one before', async () => {
-    const deadline = new Deadline();
+    const deadline = new Deadline(10_000);
     const ended: Array<[string, number]> = [];
     const start = Date.now();
     const stage = async <T>(name: string, work: Promise<T>, ms: number) => {
@@ -44,7 +44,7 @@ describe('Deadline', () => {
   });
 
   it("keeps a stage's deadline when the work of an earlier, late stage ends during it", async () => {
-    const deadline = new Deadline();
+    const deadline = new Deadline(10_000);
     const start = Date.now();
     // deadLetter misses its 100 ms; the release that follows hangs; deadLetter's work ends at 150 ms, mid-release.
     const letter = deadline.race(after(150, 'letter'), 100);
@@ -58,7 +58,10 @@ describe('Deadline', () => {
 
   it('arms one timer for a delivery whose stages all finish in time, and clears it once answered', async () => {
     const setTimer = vi.spyOn(globalThis, 'setTimeout');
-    const deadline = new Deadline();
+    // The defaults: body 10 s, store calls 5 s, onPayment 10 s.
+    const deadline = new Deadline(5_000);
+    const body = deadline.stage(10_000, () => expect.unreachable());
+    body();
     for (const ms of [5_000, 10_000, 5_000]) expect(await deadline.race(Promise.resolve(ms), ms)).toBe(ms);
     expect(await deadline.run(() => Promise.resolve('done'), 10_000)).toEqual({ kind: 'done', value: 'done' });
     expect(setTimer).toHaveBeenCalledTimes(1);
@@ -70,8 +73,20 @@ describe('Deadline', () => {
     expect(vi.getTimerCount()).toBe(0);
   });
 
+  it('ends a stage longer than the shortest deadline at its own time, re-arming the timer it fires early', async () => {
+    const setTimer = vi.spyOn(globalThis, 'setTimeout');
+    const deadline = new Deadline(100);
+    const start = Date.now();
+    const body = deadline.race(never, 1_000);
+    await vi.advanceTimersByTimeAsync(999);
+    expect(setTimer.mock.calls.map((call) => call[1])).toEqual([100, 900]);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(await body).toBe(LATE);
+    expect(Date.now() - start).toBe(1_000);
+  });
+
   it('runs a function to done, threw or late, a synchronous one without a timer', async () => {
-    const deadline = new Deadline();
+    const deadline = new Deadline(10_000);
     expect(await deadline.run(() => 1, 100)).toEqual({ kind: 'done', value: 1 });
     expect(vi.getTimerCount()).toBe(0);
     const error = new Error('db down');
