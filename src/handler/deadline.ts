@@ -1,10 +1,13 @@
 // The deadlines of one delivery: its body within bodyTimeoutMs, each store
 // call within storeTimeoutMs, each merchant function within
-// handlerTimeoutMs, one after the other. They share one timer per delivery,
+// handlerTimeoutMs, one after the other (after a 503 for a claim that missed
+// its deadline, the wait for it to land: one lease). They share one timer per delivery,
 // armed for the first stage but never for longer than the shortest of those
 // deadlines: when it fires before the stage under way is due, it is re-armed
 // for what is left. A later stage is due after it fires, so a delivery whose
 // stages all finish in time sets one timer and clears it once. Internal.
+
+import { MAX_TIMER_MS } from '../lib/clock.js';
 
 /** Internal: what {@link Deadline.race} resolves to when the deadline passed first. */
 export const LATE: unique symbol = Symbol('late');
@@ -27,11 +30,11 @@ export class Deadline {
   #expire: (() => void) | undefined;
   /** Set once the delivery is answered: a stage after it clears the timer when it ends. */
   #answered = false;
-  readonly #longestArm: number;
+  readonly #firstArmMs: number;
 
-  /** `shortestMs`: the shortest deadline of any stage to come; the timer is never armed for longer. */
+  /** `shortestMs`: the shortest deadline of the delivery's stages; a stage's timer is first armed for that at most. */
   constructor(shortestMs: number) {
-    this.#longestArm = shortestMs;
+    this.#firstArmMs = shortestMs;
   }
 
   /**
@@ -42,7 +45,7 @@ export class Deadline {
     const now = Date.now();
     this.#due = now + ms;
     this.#expire = late;
-    if (this.#due < this.#firesAt) this.#arm(Math.min(ms, this.#longestArm), now);
+    if (this.#due < this.#firesAt) this.#arm(Math.min(ms, this.#firstArmMs), now);
     return () => this.#stageEnded(late);
   }
 
@@ -96,10 +99,12 @@ export class Deadline {
     if (this.#answered) this.#clear();
   }
 
+  /** Arms the timer for `ms`, or for the longest timer JavaScript keeps (it then re-arms for the rest). */
   #arm(ms: number, now: number): void {
     clearTimeout(this.#timer);
-    this.#firesAt = now + ms;
-    this.#timer = setTimeout(() => this.#fire(), ms);
+    const wait = Math.min(ms, MAX_TIMER_MS);
+    this.#firesAt = now + wait;
+    this.#timer = setTimeout(() => this.#fire(), wait);
   }
 
   #clear(): void {

@@ -94,7 +94,9 @@ export function createStoreCalls(settings: Settings): StoreCalls {
    * A claim answered 503 for its deadline may still land in the store later;
    * left there, it would hold the delivery for a whole lease and every retry
    * meanwhile would get 409. Whatever the store, it is released with its own
-   * token as soon as it lands.
+   * token as soon as it lands. It is waited for one lease at most, so a
+   * store call that never ends does not keep a serverless function alive
+   * (through waitUntil) for as long as the platform allows.
    */
   function releaseWhenLanded(
     key: string,
@@ -102,8 +104,13 @@ export function createStoreCalls(settings: Settings): StoreCalls {
     deadline: Deadline,
     report: DeliveryReport,
   ): Promise<void> {
-    return pending.then(
+    return deadline.race(pending, settings.leaseMs).then(
       async (late) => {
+        if (late === LATE) {
+          const message = `The claim answered 503 had not landed after one lease (${settings.leaseMs} ms); no longer waiting to release it (should it land, it holds the delivery until its lease expires).`;
+          report.log('error', 'bookkeeping-failed', message);
+          return;
+        }
         if (late.status !== 'claimed') return;
         try {
           await release(key, late.token, deadline);

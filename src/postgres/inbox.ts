@@ -75,7 +75,8 @@ function errorText(error: unknown): string {
  *    transaction, so your order update and the mark commit together or not
  *    at all. When it throws, its statements are rolled back (to a savepoint)
  *    and the row is retried after `retryDelayMs`, up to `maxAttempts`, with
- *    `attempts`, `next_attempt_at` and `last_error` recorded. A worker that
+ *    `attempts`, `next_attempt_at` and `last_error` recorded (a row that
+ *    succeeds on a later attempt keeps the last error, as its history). A worker that
  *    dies mid-row loses its transaction: the row is simply taken again.
  *    Return `park(reason)` to acknowledge a delivery without applying it: the
  *    row is marked `parked`, never retried.

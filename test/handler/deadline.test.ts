@@ -85,6 +85,18 @@ describe('Deadline', () => {
     expect(Date.now() - start).toBe(1_000);
   });
 
+  it('keeps a stage longer than the longest timer JavaScript keeps, re-arming for the rest', async () => {
+    const setTimer = vi.spyOn(globalThis, 'setTimeout');
+    const deadline = new Deadline(Number.MAX_SAFE_INTEGER);
+    const wait = deadline.race(never, 2 ** 31 + 1_000);
+    await vi.advanceTimersByTimeAsync(2 ** 31 - 1);
+    expect(setTimer.mock.calls.map((call) => call[1])).toEqual([2 ** 31 - 1, 1_001]);
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(await Promise.race([wait, Promise.resolve('pending')])).toBe('pending');
+    await vi.advanceTimersByTimeAsync(1);
+    expect(await wait).toBe(LATE);
+  });
+
   it('runs a function to done, threw or late, a synchronous one without a timer', async () => {
     const deadline = new Deadline(10_000);
     expect(await deadline.run(() => 1, 100)).toEqual({ kind: 'done', value: 1 });

@@ -324,6 +324,38 @@ describe('deduplication key and handler context', () => {
     expect(memory.size).toBe(0);
   });
 
+  it('waits one lease at most for a claim that never lands, so waitUntil is not held for ever', async () => {
+    const logs: WebhookLogRecord[] = [];
+    const store: DedupStore = {
+      claim: () => new Promise(() => {}),
+      complete: () => Promise.resolve(),
+      release: () => Promise.resolve(),
+    };
+    const pending: Promise<unknown>[] = [];
+    const handler = createWebhookHandler({
+      ...base,
+      store,
+      storeTimeoutMs: 50,
+      handlerTimeoutMs: 100,
+      leaseMs: 300,
+      logger: (record) => void logs.push(record),
+    });
+    const started = Date.now();
+    const response = await handler(toRequest(signDelivery(webhookBody())), {
+      waitUntil: (promise) => void pending.push(promise),
+    });
+    expect(response.status).toBe(503);
+    expect(pending).toHaveLength(1);
+    await pending[0];
+    // The lease is counted from the wait's start, after the claim's 50 ms.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(340);
+    expect(logs.map((record) => [record.event, record.level])).toEqual([
+      ['store-unavailable', 'error'],
+      ['bookkeeping-failed', 'error'],
+    ]);
+    expect(logs[1]?.message).toContain('had not landed after one lease (300 ms)');
+  });
+
   it('answers 200 when onPayment succeeded but the store cannot record it, and reports it', async () => {
     const memory = createMemoryStore();
     const store: DedupStore = {

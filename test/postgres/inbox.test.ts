@@ -114,6 +114,10 @@ for (const driver of ['pg', 'postgres.js'] as const) {
       expect(await inbox.retryFailed()).toBe(1);
       expect(await inbox.processNext(async () => {})).toBe('done');
       expect(await inbox.stats()).toMatchObject({ failed: 0, done: 1 });
+      // Done, with the last failure kept as the row's history.
+      expect((await pool.query(`SELECT state, last_error FROM ${table}`)).rows).toEqual([
+        { state: 'done', last_error: 'boom 3' },
+      ]);
     });
 
     it('records any failure, even one whose message holds a NUL or whose retryDelayMs throws', async () => {
