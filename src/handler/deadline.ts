@@ -86,10 +86,15 @@ export class Deadline {
     }
   }
 
-  /** The delivery is answered: the timer goes now unless a stage is under way. */
+  /**
+   * The delivery is answered: the timer goes now unless a stage is under way;
+   * from now on it no longer keeps a Node process alive (bookkeeping after
+   * the answer must not hold up a shutdown).
+   */
   answered(): void {
     this.#answered = true;
     if (this.#expire === undefined) this.#clear();
+    else unref(this.#timer);
   }
 
   /** The work of the stage `expire` belongs to has ended; the work of an earlier stage that ended late changes nothing. */
@@ -105,6 +110,7 @@ export class Deadline {
     const wait = Math.min(ms, MAX_TIMER_MS);
     this.#firesAt = now + wait;
     this.#timer = setTimeout(() => this.#fire(), wait);
+    if (this.#answered) unref(this.#timer);
   }
 
   #clear(): void {
@@ -126,6 +132,11 @@ export class Deadline {
     this.#expire = undefined;
     expire();
   }
+}
+
+/** Lets a Node timer stop keeping the process alive; other runtimes' timers are numbers. */
+function unref(timer: ReturnType<typeof setTimeout> | undefined): void {
+  (timer as { unref?: () => void } | undefined)?.unref?.();
 }
 
 function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {

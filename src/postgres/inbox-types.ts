@@ -25,6 +25,9 @@ export interface PostgresInboxOptions {
   client: PostgresClientLike;
   /**
    * The table, `name` or `schema.name` (a plain identifier).
+   * Keep it to 52 characters or fewer: payhook names the table's index and
+   * constraint after it (`schema_name_…`), and PostgreSQL cuts names past 63
+   * bytes, so two longer names that begin alike would share them.
    * @defaultValue `'payhook_inbox'`
    */
   table?: string;

@@ -33,6 +33,9 @@ export interface PostgresStoreOptions {
   client: PostgresClientLike;
   /**
    * The table, `name` or `schema.name` (a plain identifier: letters, digits, `_`).
+   * Keep it to 52 characters or fewer: payhook names the table's index and
+   * constraint after it (`schema_name_…`), and PostgreSQL cuts names past 63
+   * bytes, so two longer names that begin alike would share them.
    * @defaultValue `'payhook_dedup'`
    */
   table?: string;

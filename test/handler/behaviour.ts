@@ -196,6 +196,24 @@ export function behaviourSuite(kind: AdapterKind): void {
       expect(r.calls).toEqual([]);
     });
 
+    it('answers 408 at the body deadline, not at a shorter store or handler deadline', async () => {
+      // The delivery's one timer is armed for the shortest (100 ms) and re-armed for the body's 400 ms.
+      const r = await serve({ bodyTimeoutMs: 400, storeTimeoutMs: 100, handlerTimeoutMs: 100 });
+      const delivery = signDelivery(webhookBody());
+      const bytes = Buffer.from(delivery.body);
+      const head =
+        `POST ${delivery.target} HTTP/1.1\r\n` +
+        Object.entries({ ...delivery.headers, 'content-length': String(bytes.length) })
+          .map(([name, value]) => `${name}: ${value}\r\n`)
+          .join('') +
+        '\r\n';
+      const started = Date.now();
+      const text = await rawExchange(r.port, [Buffer.from(head), bytes.subarray(0, bytes.length >> 1)]);
+      expect(text).toMatch(/^HTTP\/1\.1 408 /);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(390);
+      expect(Date.now() - started).toBeLessThan(4_000);
+    });
+
     it('answers 409 to a copy that arrives while the first is being handled', async () => {
       let open: () => void = () => {};
       const gate = new Promise<void>((resolve) => (open = resolve));

@@ -97,6 +97,22 @@ describe('Deadline', () => {
     expect(await wait).toBe(LATE);
   });
 
+  it('lets a stage still under way once the delivery is answered stop keeping the process alive', async () => {
+    const setTimer = vi.spyOn(globalThis, 'setTimeout');
+    const deadline = new Deadline(100);
+    const wait = deadline.race(never, 1_000);
+    const first = setTimer.mock.results[0]?.value as NodeJS.Timeout;
+    expect(first.hasRef()).toBe(true);
+    deadline.answered();
+    expect(first.hasRef()).toBe(false);
+    // Re-armed after the answer: unreferenced from the start.
+    await vi.advanceTimersByTimeAsync(100);
+    const second = setTimer.mock.results[1]?.value as NodeJS.Timeout;
+    expect(second.hasRef()).toBe(false);
+    await vi.advanceTimersByTimeAsync(900);
+    expect(await wait).toBe(LATE);
+  });
+
   it('runs a function to done, threw or late, a synchronous one without a timer', async () => {
     const deadline = new Deadline(10_000);
     expect(await deadline.run(() => 1, 100)).toEqual({ kind: 'done', value: 1 });

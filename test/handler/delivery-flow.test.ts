@@ -1,6 +1,6 @@
 // The delivery flow's options, hooks and edge answers, through the Web handler
 // called with Request objects.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createMemoryStore } from '../../src/dedup/memory.js';
 import type { DedupStore } from '../../src/dedup/store.js';
 import type { WebhookLogRecord } from '../../src/handler/hooks.js';
@@ -340,11 +340,19 @@ describe('deduplication key and handler context', () => {
       leaseMs: 300,
       logger: (record) => void logs.push(record),
     });
+    const setTimer = vi.spyOn(globalThis, 'setTimeout');
     const started = Date.now();
     const response = await handler(toRequest(signDelivery(webhookBody())), {
       waitUntil: (promise) => void pending.push(promise),
     });
     expect(response.status).toBe(503);
+    // The wait goes on, but once answered it does not keep a Node process alive (a shutdown is not held up).
+    const live = setTimer.mock.results
+      .map((result) => result.value as NodeJS.Timeout)
+      .filter((timer) => !(timer as unknown as { _destroyed: boolean })._destroyed);
+    expect(live.length).toBeGreaterThan(0);
+    expect(live.filter((timer) => timer.hasRef())).toEqual([]);
+    setTimer.mockRestore();
     expect(pending).toHaveLength(1);
     await pending[0];
     // The lease is counted from the wait's start, after the claim's 50 ms.
