@@ -1,11 +1,12 @@
 // The deadlines of one delivery: its body within bodyTimeoutMs, each store
 // call within storeTimeoutMs, each merchant function within
-// handlerTimeoutMs, one after the other (after a 503 for a claim that missed
-// its deadline, the wait for it to land: one lease). They share one timer per delivery,
-// armed for the first stage but never for longer than the shortest of those
-// deadlines: when it fires before the stage under way is due, it is re-armed
-// for what is left. A later stage is due after it fires, so a delivery whose
-// stages all finish in time sets one timer and clears it once. Internal.
+// handlerTimeoutMs, one after the other (and, after a 503 for a claim that
+// missed its deadline, the wait for it to land: one lease). They share one
+// timer per delivery, armed for the first stage but never for longer than the
+// shortest of those deadlines: when it fires before the stage under way is
+// due, it is re-armed for what is left. A later stage is due after it fires,
+// so a delivery whose stages all finish in time sets one timer and clears it
+// once. Internal.
 
 import { MAX_TIMER_MS } from '../lib/clock.js';
 
