@@ -166,7 +166,10 @@ export interface InboxAbortSignal {
 }
 
 /**
- * Options of {@link PostgresInbox.process}.
+ * Options of {@link PostgresInbox.process}. Its durations (and
+ * {@link InboxWorker.stop}'s `timeoutMs`) are milliseconds from 0 to
+ * 2 147 483 647, the longest timer JavaScript keeps; anything else throws
+ * `INVALID_ARGUMENT`.
  *
  * @example
  * ```ts

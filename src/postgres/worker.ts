@@ -6,6 +6,7 @@
  * @module
  */
 import { PayhookError } from '../errors.js';
+import { MAX_TIMER_MS } from '../lib/clock.js';
 import { describeError } from '../lib/misuse.js';
 import type { Holder } from './driver.js';
 import { isMisconfiguration } from './faults.js';
@@ -36,8 +37,12 @@ const BLIP_MS = 1000;
 
 function nonNegative(value: unknown, name: string, fallback: number): number {
   const n = value ?? fallback;
-  if (typeof n !== 'number' || !(n >= 0) || !Number.isFinite(n)) {
-    throw new PayhookError('INVALID_ARGUMENT', `${name} must be a finite number of milliseconds of 0 or more.`);
+  // Each is a timer's delay: past the longest timer JavaScript keeps, it would fire at once.
+  if (typeof n !== 'number' || !(n >= 0) || !(n <= MAX_TIMER_MS)) {
+    throw new PayhookError(
+      'INVALID_ARGUMENT',
+      `${name} must be a number of milliseconds from 0 to ${MAX_TIMER_MS} (about 24.8 days, the longest timer JavaScript keeps).`,
+    );
   }
   return n;
 }

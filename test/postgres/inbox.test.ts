@@ -417,9 +417,15 @@ describe('createPostgresInbox misuse and outages', () => {
     expect(() => inbox.process(async () => {}, { concurrency: 0 })).toThrow(
       expect.objectContaining({ code: 'INVALID_ARGUMENT' }),
     );
-    expect(() => inbox.process(async () => {}, { pollIntervalMs: -1 })).toThrow(
-      expect.objectContaining({ code: 'INVALID_ARGUMENT' }),
-    );
+    // A delay past the longest timer would fire at once (a busy loop, or stop() dropping rows in hand at once).
+    for (const pollIntervalMs of [-1, 2 ** 31, Infinity]) {
+      expect(() => inbox.process(async () => {}, { pollIntervalMs })).toThrow(
+        expect.objectContaining({ code: 'INVALID_ARGUMENT' }),
+      );
+    }
+    const idle = inbox.process(async () => {}, { pollIntervalMs: 2 ** 31 - 1, onError: () => {} });
+    await expect(idle.stop({ timeoutMs: 2 ** 31 })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    await idle.stop();
     // Numbers past what the statements take (PostgreSQL int, interval) are misuse, not a database outage.
     for (const maxAttempts of [1.5, 2 ** 31, Number.MAX_SAFE_INTEGER]) {
       expect(() => inbox.processNext(async () => {}, { maxAttempts })).toThrow(
