@@ -14,21 +14,29 @@ export function sqlState(error: unknown): string | undefined {
   return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
 }
 
-/** postgres.js's own codes for a connection that is gone, and Node's socket and stream codes (ECONNRESET, EAI_AGAIN, ERR_SOCKET_CLOSED…). */
-const LOST = /^(?:CONNECTION_[A-Z_]+|CONNECT_TIMEOUT|E[A-Z_]+)$/;
+/**
+ * postgres.js's own codes for a connection that is gone, and Node's socket
+ * and stream codes (ECONNRESET, EAI_AGAIN, ERR_SOCKET_CLOSED,
+ * ERR_STREAM_DESTROYED…); not Node's other ERR_* codes (ERR_INVALID_ARG_TYPE
+ * for a value a driver cannot send is the statement's failure).
+ */
+const LOST = /^(?:CONNECTION_[A-Z_]+|CONNECT_TIMEOUT|E(?!RR_)[A-Z_]+|ERR_(?:SOCKET|STREAM)_[A-Z_]+)$/;
 
 /**
- * Whether a driver error means the connection itself is gone: an error with
- * no code at all (pg's "Connection terminated"), postgres.js's CONNECTION_*
- * codes, a socket error, or a state of class 08 (connection exception) or
- * 57P (the server ending the session, e.g. `pg_terminate_backend`). Another
- * code (postgres.js's UNDEFINED_VALUE for a statement it refuses to send, any
- * other SQLSTATE) leaves the connection usable: the failure is the
- * statement's, and it must be recorded as such.
+ * Whether a driver error means the connection itself is gone: postgres.js's
+ * CONNECTION_* codes, a socket or stream error, a state of class 08
+ * (connection exception) or 57P (the server ending the session, e.g.
+ * `pg_terminate_backend`), and for `pg` an error with no code at all (its
+ * "Connection terminated"). postgres.js codes every loss, so there an error
+ * without a code (a value it cannot serialise, such as a BigInt inside a JSON
+ * parameter) is the statement's. Another code (postgres.js's UNDEFINED_VALUE
+ * for a statement it refuses to send, any other SQLSTATE) leaves the
+ * connection usable: the failure is the statement's, and it must be recorded
+ * as such.
  */
-export function isConnectionLoss(error: unknown): boolean {
+export function isConnectionLoss(error: unknown, driver: 'pg' | 'postgres.js'): boolean {
   const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
-  if (typeof code !== 'string') return true;
+  if (typeof code !== 'string') return driver === 'pg';
   if (LOST.test(code)) return true;
   const state = sqlState(error);
   return state !== undefined && (state.startsWith('08') || state.startsWith('57P'));

@@ -58,7 +58,7 @@ export function pgTransact(pool: PgPoolLike): Transact {
       try {
         return await run(text, values);
       } catch (error) {
-        if (isConnectionLoss(error)) broken ??= connectionLost(error);
+        if (isConnectionLoss(error, 'pg')) broken ??= connectionLost(error);
         throw error;
       }
     };

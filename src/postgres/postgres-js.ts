@@ -91,7 +91,7 @@ function guardedRunner(run: Runner, liveness: Liveness): Runner {
     try {
       return await run(text, values);
     } catch (error) {
-      if (isConnectionLoss(error)) liveness.lost ??= error;
+      if (isConnectionLoss(error, 'postgres.js')) liveness.lost ??= error;
       throw error;
     }
   };
@@ -141,7 +141,7 @@ export function postgresJsTransactor(sql: PostgresJsLike, caller: string): Trans
       });
     } catch (error) {
       // postgres.js gives a transaction up when its connection closes, while `work` may still be running.
-      if (isConnectionLoss(error)) {
+      if (isConnectionLoss(error, 'postgres.js')) {
         liveness.lost ??= error;
         closed();
       }

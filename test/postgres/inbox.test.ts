@@ -387,16 +387,25 @@ describe('createPostgresInbox misuse and outages', () => {
     await down.end();
   });
 
-  it("records a statement postgres.js refuses to send (UNDEFINED_VALUE) as the handler's failure, not an outage", async () => {
-    const inbox = createPostgresInbox({ client: sql, table: 'client_side_refusal' });
+  // A value postgres.js refuses (UNDEFINED_VALUE) or cannot serialise (a BigInt in a JSON parameter: a TypeError
+  // without a code) fails the statement, not the connection: recorded against the row, which ends failed and lets
+  // the next row through. Taken for a lost connection, the row was never charged an attempt and blocked the queue.
+  it.each([
+    ['a value postgres.js refuses to send (UNDEFINED_VALUE)', 'SELECT $1::text', [undefined]],
+    ['a value postgres.js cannot serialise (a BigInt in JSON)', 'SELECT $1::jsonb', [{ amountMinor: 100n }]],
+  ])("records %s as the handler's failure, not an outage", async (_name, text, values) => {
+    const inbox = createPostgresInbox({ client: sql, table: `client_side_refusal_${tables++}` });
     await inbox.migrate();
-    await inbox.enqueue(webhook());
-    const handler = async (_webhook: PaymentWebhook, tx: { query: (t: string, v?: unknown[]) => Promise<unknown> }) => {
-      await tx.query('SELECT $1::text', [undefined]);
+    await inbox.enqueue(webhook({ id: 'bad_DEBIT' }));
+    await inbox.enqueue(webhook({ id: 'good_DEBIT' }));
+    const handler = async (received: PaymentWebhook, tx: { query: (t: string, v?: unknown[]) => Promise<unknown> }) => {
+      if (received.id === 'bad_DEBIT') await tx.query(text, values);
     };
-    expect(await inbox.processNext(handler, { maxAttempts: 2, retryDelayMs: () => 0 })).toBe('retrying');
-    expect(await inbox.processNext(handler, { maxAttempts: 2, retryDelayMs: () => 0 })).toBe('failed');
-    expect(await inbox.stats()).toMatchObject({ pending: 0, failed: 1 });
+    const retry = { maxAttempts: 2, retryDelayMs: () => 0 };
+    const outcomes = [];
+    for (let turn = 0; turn < 3; turn++) outcomes.push(await inbox.processNext(handler, retry));
+    expect(outcomes.sort()).toEqual(['done', 'failed', 'retrying']);
+    expect(await inbox.stats()).toMatchObject({ pending: 0, failed: 1, done: 1 });
   });
 
   it('refuses a single pg Client, a non-client, bad tables and bad options', async () => {
