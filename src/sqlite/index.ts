@@ -32,6 +32,8 @@ export interface SqliteStatementLike {
   run(...parameters: Array<string | number | null>): unknown;
   /** The first row as an object, or `undefined` (node:sqlite) / `null` (bun:sqlite) when there is none. */
   get(...parameters: Array<string | number | null>): unknown;
+  /** Every row, as objects; runs the statement to its end, so a failed commit throws. */
+  all(...parameters: Array<string | number | null>): unknown[];
 }
 
 /**
@@ -287,7 +289,11 @@ export function createSqliteStore(options: SqliteStoreOptions): DedupStore {
           const now = clock();
           statements.sweep.run(now);
           const stored = storedKey(key);
-          if (statements.claim.get(stored, token, now + claimOptions.leaseMs, now) != null) {
+          // all(), not get(): node:sqlite's get() reads the first row and resets the statement without
+          // looking at the reset, and the reset is where the claim commits. A commit refused because
+          // another connection reads the file (rollback journal) was then lost, with the claim reported
+          // taken; all() runs the statement to its end and throws it, so it is tried again.
+          if (statements.claim.all(stored, token, now + claimOptions.leaseMs, now).length > 0) {
             return { status: 'claimed', token };
           }
           // Held or completed; or released by another process in between,

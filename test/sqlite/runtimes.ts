@@ -48,18 +48,24 @@ export interface RunningStore extends Omit<RunningProcess, 'port'> {
   store: DedupStore;
 }
 
-/** Starts `script` (in this folder) in `runtime` with `args`, and waits for its `listening <port>` line. */
-async function startListening(runtime: Runtime, script: string, args: string[]): Promise<RunningProcess> {
-  const { path, version } = runtimeBinary(runtime);
+/** Spawns `script` (in this folder) in `runtime` with `args`, its output piped. */
+function spawnScript(runtime: Runtime, script: string, args: string[]): ChildProcess {
+  const { path } = runtimeBinary(runtime);
   const file = join(here, script);
   const command =
     runtime === 'deno'
       ? ['run', '--no-lock', '--no-prompt', '--allow-net=127.0.0.1', '--allow-read', '--allow-write', file]
       : [file];
-  const child: ChildProcess = spawn(path, [...command, ...args], {
+  return spawn(path, [...command, ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, DENO_NO_UPDATE_CHECK: '1', NO_COLOR: '1' },
   });
+}
+
+/** Starts `script` (in this folder) in `runtime` with `args`, and waits for its `listening <port>` line. */
+async function startListening(runtime: Runtime, script: string, args: string[]): Promise<RunningProcess> {
+  const { version } = runtimeBinary(runtime);
+  const child = spawnScript(runtime, script, args);
   let output = '';
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${runtime} did not start in 30 s:\n${output}`)), 30_000);
@@ -98,6 +104,24 @@ export async function startStore(runtime: Runtime, database: string): Promise<Ru
     return response.json();
   });
   return { store, version, kill };
+}
+
+/**
+ * Runs test/sqlite/commit-busy.mjs in `runtime` on a fresh file with the
+ * bundled store, and returns the JSON line it prints.
+ */
+export async function claimMeetingReader(runtime: Runtime): Promise<Record<string, unknown>> {
+  const child = spawnScript(runtime, 'commit-busy.mjs', [
+    await bundle(join('..', '..', 'src', 'sqlite', 'index.ts')),
+    databaseFile(),
+  ]);
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  const line = /^\{.*\}$/m.exec(output)?.[0];
+  if (code !== 0 || line === undefined) throw new Error(`commit-busy.mjs on ${runtime} failed (${code}):\n${output}`);
+  return JSON.parse(line) as Record<string, unknown>;
 }
 
 /**

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { storeContract } from '../dedup/contract.js';
 import { expectDistinctKeys } from '../helpers/distinct-keys.js';
-import { databaseFile, startStore, type RunningStore, type Runtime } from './runtimes.js';
+import { claimMeetingReader, databaseFile, startStore, type RunningStore, type Runtime } from './runtimes.js';
 
 const runtimes: Runtime[] = ['node22', 'node24', 'deno', 'bun'];
 
@@ -55,6 +55,12 @@ for (const runtime of runtimes) {
       );
       expect(results.filter((result) => result.status === 'claimed')).toHaveLength(1);
       expect(results.filter((result) => result.status === 'in-progress')).toHaveLength(59);
+    });
+
+    // SQLite's default rollback journal: a claim cannot commit while another connection reads the file. The
+    // claim must then be tried again, never reported taken with nothing stored (a second copy would be claimed too).
+    it('stores a claim whose commit first met another connection reading the file, or does not report it', async () => {
+      expect(await claimMeetingReader(runtime)).toEqual({ claim: 'claimed', rows: 1, second: 'in-progress' });
     });
   });
 }

@@ -13,7 +13,7 @@ const busy = () => {
 };
 
 function database(overrides: Partial<SqliteDatabaseLike> = {}): SqliteDatabaseLike {
-  return { exec: () => undefined, prepare: () => ({ run: busy, get: busy }), ...overrides };
+  return { exec: () => undefined, prepare: () => ({ run: busy, get: busy, all: busy }), ...overrides };
 }
 
 describe('createSqliteStore', () => {
@@ -101,7 +101,11 @@ describe('createSqliteStore', () => {
       };
       const db: SqliteDatabaseLike = {
         exec: () => undefined,
-        prepare: (sql) => ({ run: step(undefined), get: step(sql.includes('RETURNING') ? { token: 't' } : undefined) }),
+        prepare: (sql) => ({
+          run: step(undefined),
+          get: step(undefined),
+          all: step(sql.includes('RETURNING') ? [{ token: 't' }] : []),
+        }),
       };
       return { db, counter };
     }
