@@ -94,17 +94,19 @@ describe('createSqliteStore', () => {
     /** A database whose statements throw `error()` for the first `failures` runs, counting every run. */
     function lockedFor(failures: number, error: () => Error) {
       const counter = { runs: 0 };
-      const step = (result: unknown) => () => {
-        counter.runs++;
-        if (counter.runs <= failures) throw error();
-        return result;
-      };
+      const step =
+        <T>(result: T) =>
+        (): T => {
+          counter.runs++;
+          if (counter.runs <= failures) throw error();
+          return result;
+        };
       const db: SqliteDatabaseLike = {
         exec: () => undefined,
         prepare: (sql) => ({
           run: step(undefined),
           get: step(undefined),
-          all: step(sql.includes('RETURNING') ? [{ token: 't' }] : []),
+          all: step<unknown[]>(sql.includes('RETURNING') ? [{ token: 't' }] : []),
         }),
       };
       return { db, counter };
