@@ -141,6 +141,13 @@ describe('line 3: the headers', () => {
     expect(codeOf(() => build({ headers: headers as CanonicalRequest['headers'] }))).toBe('MISSING_HOST');
   });
 
+  it('MISSING_HOST before MALFORMED_PATH and MALFORMED_QUERY, MALFORMED_PATH before MALFORMED_QUERY (CONTRACT §4)', () => {
+    const path = '/a%zz';
+    const query = 'q=%zz';
+    expect(codeOf(() => build({ headers: { 'x-api-timestamp': '1' }, path, query }))).toBe('MISSING_HOST');
+    expect(codeOf(() => build({ path, query }))).toBe('MALFORMED_PATH');
+  });
+
   it('an empty Host value is still a Host header', () => {
     expect(build({ headers: { host: '' } }).split('\n')[2]).toBe('host:');
   });

@@ -157,6 +157,11 @@ describe('verifyWebhook', () => {
       expect(await code(asRequest(valid, { headers: noHost }))).toBe('MISSING_HOST');
       expect(await code(asRequest(valid, { url: '/webhooks/%E0%A4%A' }))).toBe('MALFORMED_PATH');
       expect(await code(asRequest(valid, { url: '/webhooks/payments?a=%ZZ' }))).toBe('MALFORMED_QUERY');
+      // Several at once: the first in CONTRACT §4's order.
+      const badPathAndQuery = '/webhooks/%E0%A4%A?a=%ZZ';
+      expect(await code(asRequest(valid, { headers: noHost, url: badPathAndQuery }))).toBe('MISSING_HOST');
+      expect(await code(asRequest(valid, { url: badPathAndQuery }))).toBe('MALFORMED_PATH');
+      expect(await code(asRequest(notJson, { headers: { ...notJson.headers, host: undefined } }))).toBe('INVALID_BODY');
     });
 
     it('SIGNATURE_MISMATCH before the timestamp checks', async () => {

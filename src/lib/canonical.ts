@@ -106,8 +106,8 @@ export interface CanonicalHead {
 
 /**
  * Lines 1 to 4 of the canonical string, each ended by `\n` (an empty query
- * adds no line), so the body line is simply appended. Throws, in this order,
- * `MALFORMED_PATH`, `MISSING_HOST`, `MALFORMED_QUERY`.
+ * adds no line), so the body line is simply appended. Throws, in this order
+ * (CONTRACT §4's), `MISSING_HOST`, `MALFORMED_PATH`, `MALFORMED_QUERY`.
  *
  * @example
  * ```ts
@@ -119,8 +119,8 @@ export interface CanonicalHead {
  * ```
  */
 export function canonicalHead(head: CanonicalHead): string {
-  const path = canonicalPath(head.path);
   const headers = canonicalHeaders(head.headers, head.host);
+  const path = canonicalPath(head.path);
   const query = canonicalQuery(head.query);
   return `${head.method.toLowerCase()}\n${path}\n${headers}\n${query === '' ? '' : query + '\n'}`;
 }

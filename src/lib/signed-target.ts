@@ -276,7 +276,7 @@ export function ambiguousQuery(query: string): string | undefined {
 /**
  * Lines 1 to 4 of the canonical string for a target. Throws, in this order,
  * `URL_MISMATCH` (the request does not fit the registered `webhookUrl`),
- * `MALFORMED_PATH`, `MISSING_HOST`, `MALFORMED_QUERY` (a malformed escape, or
+ * `MISSING_HOST`, `MALFORMED_PATH`, `MALFORMED_QUERY` (a malformed escape, or
  * a query from the request that the app could read otherwise than signed:
  * {@link ambiguousQuery}).
  *

@@ -67,7 +67,7 @@ function bodyError(message: string, cause: unknown): WebhookParseError {
  * const result = safeParseWebhook('{"id":"t1_DEBIT","transactionId":"t1","status":"success","amount":"ten"}');
  * if (!result.success) {
  *   console.log(result.error.code);    // 'INVALID_PAYLOAD'
- *   console.log(result.error.issues);  // [{ path: 'amount', message: 'expected number or numeric text, got string' }]
+ *   console.log(result.error.issues);  // [{ path: 'amount', message: 'expected number, got string' }]
  * }
  * ```
  */
