@@ -184,6 +184,17 @@ function isFastify(req: unknown, res: unknown): boolean {
   );
 }
 
+/**
+ * The request's headers. `node:http2` (its compatibility API) gives the
+ * authority as the `:authority` pseudo-header and no Host header: it stands
+ * for Host, as HTTP/2 defines it, so it is handed on as `host`.
+ */
+function headersOf(req: NodeRequestLike): NodeRequestLike['headers'] {
+  const { headers } = req;
+  const authority = headers[':authority'];
+  return headers['host'] === undefined && typeof authority === 'string' ? { ...headers, host: authority } : headers;
+}
+
 function send(res: NodeResponseLike, answer: Answer): void {
   if (res.headersSent === true) return;
   res.statusCode = answer.status;
@@ -206,6 +217,8 @@ function send(res: NodeResponseLike, answer: Answer): void {
  * - Fastify: `app.post('/webhooks/payments', handler)`; it calls
  *   `reply.hijack()` and answers on `reply.raw`, using the body Fastify
  *   parsed.
+ * - `node:http2`: `createSecureServer(tls, handler)`; the `:authority` a
+ *   request carries stands for its Host header.
  *
  * Behind a proxy, set `webhookUrl` (see the README's "Behind a proxy").
  *
@@ -251,7 +264,7 @@ export function createNodeWebhookHandler(options: WebhookHandlerOptions): NodeWe
       await deliver({
         method: req.method,
         url: req.originalUrl ?? req.url ?? '',
-        headers: req.headers,
+        headers: headersOf(req),
         body: given ? { given: body as BodyInput } : { read: (limits) => readBody(req, limits) },
       }),
     );

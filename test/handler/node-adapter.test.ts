@@ -1,6 +1,7 @@
 // The Node adapter on real node:http servers: what it takes from req.body
 // and when it reads the stream itself.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { connect, createServer as createHttp2Server } from 'node:http2';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { WebhookHandlerOptions } from '../../src/handler/options.js';
 import { createNodeWebhookHandler } from '../../src/node/index.js';
@@ -36,6 +37,47 @@ async function serve(
   servers.push(server);
   return { port: server.port, calls };
 }
+
+describe('node:http2', () => {
+  // HTTP/2 sends the authority as :authority and no Host header; it stands for Host in the signed string.
+  it('reads the host from :authority, and still refuses a delivery signed for another host', async () => {
+    const calls: string[] = [];
+    const handler = createNodeWebhookHandler({
+      publicKeys: PUBLIC_KEY,
+      allowAnyHost: true,
+      onPayment: (webhook) => {
+        calls.push(webhook.id);
+      },
+    });
+    const server = createHttp2Server((req, res) => void handler(req, res));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as { port: number };
+    const client = connect(`http://127.0.0.1:${port}`);
+    const post = (signedHost: string) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const { headers, body } = signDelivery(webhookBody(), { host: `127.0.0.1:${port}`, signedHost });
+        const { host: _host, ...rest } = headers;
+        const stream = client.request({ ':method': 'POST', ':path': '/webhooks/payments', ...rest });
+        let text = '';
+        let status = 0;
+        stream.on('response', (head) => (status = Number(head[':status'])));
+        stream.on('data', (chunk: Buffer) => (text += chunk.toString()));
+        stream.on('end', () => resolve({ status, body: text }));
+        stream.on('error', reject);
+        stream.end(body);
+      });
+    try {
+      expect(await post(`127.0.0.1:${port}`)).toEqual({ status: 200, body: '{"ok":true}' });
+      expect(calls).toHaveLength(1);
+      const forged = await post('shop.example.kg');
+      expect([forged.status, JSON.parse(forged.body).code]).toEqual([401, 'SIGNATURE_MISMATCH']);
+      expect(calls).toHaveLength(1);
+    } finally {
+      client.close();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
 
 describe('req.body left by a body parser', () => {
   it('reads the stream itself when a middleware set req.body = {} without reading it (body-parser 1.x, unparsed type)', async () => {
