@@ -102,7 +102,9 @@ export interface WebhookHandlerBaseOptions extends Omit<
    * How long a claim holds when its worker dies. Redeliveries meanwhile get
    * 409; the first one after it is processed. Must exceed
    * `handlerTimeoutMs + 2 * storeTimeoutMs` (the handler and the claim and
-   * complete calls around it).
+   * complete calls around it), and with `deadLetter` set
+   * `2 * handlerTimeoutMs + 2 * storeTimeoutMs` (a parked delivery runs
+   * `onPayment`, then `deadLetter`, before it is completed).
    * @defaultValue 60 000 (the service retries every 30 s at first)
    */
   leaseMs?: number;

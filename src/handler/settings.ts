@@ -76,11 +76,16 @@ export function resolveSettings(
   const retentionMs = checkDuration('retentionMs', options.retentionMs, 'retention', 7 * DAY_MS);
   // A claim is taken, then onPayment runs, then complete is sent: the lease
   // must outlive the handler and both store calls around it, or a retry could
-  // claim the delivery again while the first run is still being recorded.
-  if (!(leaseMs > handlerTimeoutMs + 2 * storeTimeoutMs)) {
+  // claim the delivery again while the first run is still being recorded. A
+  // delivery onPayment parks also runs deadLetter (its own handlerTimeoutMs)
+  // before complete, so with deadLetter the lease must outlive both.
+  const handlers = options.deadLetter === undefined ? 1 : 2;
+  if (!(leaseMs > handlers * handlerTimeoutMs + 2 * storeTimeoutMs)) {
+    const times = handlers === 1 ? '' : `${handlers} × `;
     throw misuse(
-      `leaseMs (${leaseMs}) must be longer than handlerTimeoutMs + 2 × storeTimeoutMs ` +
-        `(${handlerTimeoutMs} + 2 × ${storeTimeoutMs}): a claim must outlive its handler and the store calls around it.`,
+      `leaseMs (${leaseMs}) must be longer than ${times}handlerTimeoutMs + 2 × storeTimeoutMs ` +
+        `(${times}${handlerTimeoutMs} + 2 × ${storeTimeoutMs}): a claim must outlive its handler` +
+        `${handlers === 1 ? '' : 's (onPayment, then deadLetter for a parked delivery)'} and the store calls around it.`,
     );
   }
   const { toleranceMs } = resolveClock(options.toleranceMs === undefined ? {} : { toleranceMs: options.toleranceMs });

@@ -72,6 +72,18 @@ describe('createWebhookHandler options', () => {
     expect(() => createWebhookHandler(base)).not.toThrow();
   });
 
+  it('with deadLetter, requires leaseMs > 2 × handlerTimeoutMs + 2 × storeTimeoutMs: a parked delivery runs both handlers', () => {
+    const deadLetter = () => {};
+    const timeouts = { handlerTimeoutMs: 10_000, storeTimeoutMs: 5_000 };
+    expect(() => createWebhookHandler({ ...base, ...timeouts, leaseMs: 30_000, deadLetter })).toThrow(
+      expect.objectContaining({ code: 'INVALID_ARGUMENT', message: expect.stringContaining('2 × handlerTimeoutMs') }),
+    );
+    expect(() => createWebhookHandler({ ...base, ...timeouts, leaseMs: 30_001, deadLetter })).not.toThrow();
+    expect(() => createWebhookHandler({ ...base, ...timeouts, leaseMs: 20_001 })).not.toThrow();
+    // The defaults (60 s > 2 × 10 s + 2 × 5 s) pass.
+    expect(() => createWebhookHandler({ ...base, deadLetter })).not.toThrow();
+  });
+
   it('refuses to be created without webhookUrl unless allowAnyHost: true says the Host is guaranteed', async () => {
     const { webhookUrl: _pinned, ...unpinned } = base;
     for (const create of [createWebhookHandler, createNodeWebhookHandler] as const) {
