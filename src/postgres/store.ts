@@ -56,6 +56,8 @@ export interface PostgresStoreOptions {
    * it (a webhook request). Off by default: run {@link PostgresStore.migrate}
    * at deploy instead, and the store's first statement fails with
    * `INVALID_ARGUMENT` naming that fix when the table is missing or behind.
+   * Not with a single `pg` Client shared by several stores: see
+   * {@link PostgresStore.migrate}.
    * @defaultValue `false`
    */
   autoMigrate?: boolean;
@@ -80,7 +82,10 @@ export interface PostgresStore extends DedupStore {
    * Brings the table to the schema version this payhook needs: applies the
    * missing steps in one transaction under an advisory lock and records the
    * version in `payhook_schema` (beside the table). Safe to repeat and to run
-   * from many processes at once.
+   * from many processes at once. On a single `pg` Client (not a Pool) the
+   * transaction is the Client's one connection, which every other user of the
+   * Client shares: run it before the Client serves deliveries, as a claim sent
+   * meanwhile would join the migration's transaction and be undone with it.
    */
   migrate(): Promise<void>;
   /**
