@@ -8,6 +8,7 @@ type SQLInputValue = null | number | bigint | string | Uint8Array;
 declare class StatementSync {
   run(...anonymousParameters: SQLInputValue[]): { changes: number | bigint; lastInsertRowid: number | bigint };
   get(...anonymousParameters: SQLInputValue[]): Record<string, unknown> | undefined;
+  all(...anonymousParameters: SQLInputValue[]): Record<string, unknown>[];
 }
 declare class DatabaseSync {
   constructor(path: string);
@@ -19,6 +20,7 @@ type SQLQueryBindings = string | bigint | Uint8Array | number | boolean | null |
 declare class Statement<ReturnType = unknown> {
   run(...params: SQLQueryBindings[]): { changes: number; lastInsertRowid: number | bigint };
   get(...params: SQLQueryBindings[]): ReturnType | null;
+  all(...params: SQLQueryBindings[]): ReturnType[];
 }
 declare class Database {
   constructor(filename?: string);
