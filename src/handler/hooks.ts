@@ -97,7 +97,11 @@ export interface WebhookHandlerError {
   readonly status: number;
   /** The deduplication key, once the delivery is verified. */
   readonly key?: string;
-  /** The error thrown by your handler or the store, when there is one. */
+  /**
+   * What failed, when something threw: the error your `onPayment`, `deadLetter`
+   * or `dedupKey` threw as is; for a store call, payhook's `STORE_UNAVAILABLE`
+   * error, whose own `cause` is the store's.
+   */
   readonly cause?: unknown;
 }
 
@@ -131,13 +135,13 @@ export interface DuplicateDelivery {
  * | `rejected` | warn | refused before `onPayment`: method, body, signature, timestamp or request errors |
  * | `invalid-payload` | error | signed and fresh but not a webhook payhook understands, without `deadLetter` (400) |
  * | `dead-lettered` | warn | such a delivery, handed to `deadLetter` and answered 200 |
- * | `handler-failed` | error | `onPayment` or `deadLetter` threw, or `dedupKey` failed (500) |
+ * | `handler-failed` | error | `onPayment` or `deadLetter` threw, or `dedupKey` failed (500; 503 when what `onPayment` threw is a `STORE_UNAVAILABLE` error, such as the PostgreSQL inbox's) |
  * | `handler-timeout` | error | `onPayment` missed `handlerTimeoutMs` (500; the claim is settled when it finishes) |
  * | `late-handler-settled` | warn | a late `onPayment` finished after its 500, and its claim was settled |
  * | `store-unavailable` | error | the store could not claim the delivery (503) |
  * | `late-claim-released` | warn | a claim that landed after its 503 was released for the retry |
  * | `bookkeeping-failed` | error | the store could not record, release or settle a claim, or a claim answered 503 had not landed after one lease (the answer stands) |
- * | `misconfigured` | error | an unusable key, clock or request body source (500) |
+ * | `misconfigured` | error | an unusable key, clock or request body source, or a store that is not set up, such as a PostgreSQL table never migrated (500) |
  * | `aborted` | info | the client went away while sending the body: not reported to `onError`; the 400 answered reaches nobody |
  * | `hook-failed` | warn | one of your hooks threw or rejected, or a refused delivery could not be captured (the answer stands) |
  *

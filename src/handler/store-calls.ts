@@ -4,7 +4,7 @@
 // a claim that lands after its deadline released with its own token; a
 // claim whose handler was late settled when the handler ends. Internal.
 import type { ClaimResult, DedupStore } from '../dedup/store.js';
-import { PayhookError } from '../lib/errors.js';
+import { isPayhookError, PayhookError } from '../lib/errors.js';
 import { describeError } from '../lib/misuse.js';
 import { describeParked, isParked } from '../park.js';
 import type { PaymentWebhook } from '../webhook/types.js';
@@ -50,6 +50,8 @@ export function createStoreCalls(settings: Settings): StoreCalls {
     try {
       result = await deadline.race(pending, storeTimeoutMs);
     } catch (cause) {
+      // A store that says it is not set up (a PostgreSQL table never migrated) is misconfigured, not unreachable.
+      if (isMisconfigured(cause)) throw cause;
       throw new PayhookError(
         'STORE_UNAVAILABLE',
         `The deduplication store failed to ${what}: ${describeError(cause)}`,
@@ -198,9 +200,10 @@ export async function claimDelivery(
 ): Promise<string | Answer> {
   const claimed = await stores.claim(key, deadline, report);
   if (claimed.status === 'failed') {
-    return report.refuse('STORE_UNAVAILABLE', describeError(claimed.error), {
+    const misconfigured = isMisconfigured(claimed.error);
+    return report.refuse(misconfigured ? 'INVALID_ARGUMENT' : 'STORE_UNAVAILABLE', describeError(claimed.error), {
       cause: claimed.error,
-      event: 'store-unavailable',
+      event: misconfigured ? 'misconfigured' : 'store-unavailable',
       level: 'error',
       after: claimed.after,
     });
@@ -217,4 +220,9 @@ export async function claimDelivery(
   // progress across retries is worth an alert).
   const message = 'Another worker is handling this delivery; retry later.';
   return report.refuse('DELIVERY_IN_PROGRESS', message, { event: 'in-progress', level: 'info' });
+}
+
+/** A store's own INVALID_ARGUMENT: it is not set up for payhook (a table missing, a privilege not granted). */
+function isMisconfigured(error: unknown): boolean {
+  return isPayhookError(error) && error.code === 'INVALID_ARGUMENT';
 }

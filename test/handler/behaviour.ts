@@ -332,6 +332,22 @@ export function behaviourSuite(kind: AdapterKind): void {
       });
     }
 
+    it('answers 500 INVALID_ARGUMENT (misconfigured), not 503, when the store says it is not set up', async () => {
+      const message =
+        'PostgreSQL claim failed: relation "payhook_deliveries" does not exist. Run `await store.migrate()` once.';
+      const store: DedupStore = {
+        claim: () => Promise.reject(new PayhookError('INVALID_ARGUMENT', message)),
+        complete: async () => {},
+        release: async () => {},
+      };
+      const r = await serve({ store });
+      const answer = await send(r.port, signDelivery(webhookBody()));
+      expect([answer.status, answer.json?.code]).toEqual([500, 'INVALID_ARGUMENT']);
+      expect(r.logs.map(shape)).toEqual([['misconfigured', 'error', 500, 'INVALID_ARGUMENT']]);
+      expect(r.errors).toEqual([['INVALID_ARGUMENT', 500]]);
+      expect(r.calls).toEqual([]);
+    });
+
     it('releases a claim that lands after storeTimeoutMs with its own token, so the retry is processed', async () => {
       const memory = createMemoryStore();
       let slow = true;
