@@ -6,7 +6,7 @@
 import { isPayhookError, PayhookError } from '../lib/errors.js';
 import { describeError, misuse } from '../lib/misuse.js';
 import { isParked } from '../park.js';
-import type { VerifyWebhookResult, WebhookRequest } from '../verify-webhook.js';
+import type { VerifyWebhookError, VerifyWebhookResult, WebhookRequest } from '../verify-webhook.js';
 import type { PaymentWebhook } from '../webhook/types.js';
 import { Answer, HANDLED } from './answer.js';
 import { DeliveryContext } from './context.js';
@@ -20,6 +20,12 @@ import { resolveSettings, type HandlerFactory, type Settings } from './settings.
 import { claimDelivery, createStoreCalls, type StoreCalls } from './store-calls.js';
 
 const ALLOW_POST = { allow: 'POST' };
+
+const EMPTY_ID: VerifyWebhookError = {
+  code: 'INVALID_PAYLOAD',
+  message: 'The webhook has an empty id, which the default dedupKey needs to tell deliveries apart.',
+  issues: [{ path: 'id', message: 'expected non-empty string, got empty string' }],
+};
 
 /** Runs one delivery to its answer. */
 async function deliver(flow: Flow, input: DeliveryInput, deadline: Deadline): Promise<Answer> {
@@ -44,6 +50,11 @@ async function deliver(flow: Flow, input: DeliveryInput, deadline: Deadline): Pr
     return report.refuse(error.code, error.message);
   }
   const { webhook, timestamp, webhookUrl } = verified;
+  // A lenient parse keeps an empty id, but the default key cannot tell such a
+  // delivery from another payment's: answered as a duplicate, one would be lost.
+  if (webhook.id === '' && settings.options.dedupKey === undefined) {
+    return deadLetterInvalid(settings, request, EMPTY_ID, deadline, report);
+  }
 
   const key = dedupKey(settings, webhook, report);
   if (key instanceof Answer) return key;

@@ -94,7 +94,10 @@ export interface WebhookHandlerBaseOptions extends Omit<
    * state (whatever the letter case of its raw status) is a duplicate. The
    * `_DEBIT` / `_CREDIT` suffix of `id` keeps a refund apart from its
    * payment. A key without the status (such as `webhook.id` alone) would
-   * answer a later state 200 as a duplicate and lose it.
+   * answer a later state 200 as a duplicate and lose it. With the default, a
+   * delivery whose `id` is empty is refused `INVALID_PAYLOAD` (handed to
+   * `deadLetter` when it is set): its key could not tell it from another
+   * payment's, so answering it as a duplicate could drop a payment.
    * @defaultValue `` `${webhook.id}:${webhook.status}` ``
    */
   dedupKey?: (webhook: PaymentWebhook) => string;

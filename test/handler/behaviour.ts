@@ -450,6 +450,34 @@ export function behaviourSuite(kind: AdapterKind): void {
       });
     });
 
+    // A lenient parse keeps an empty id (CONTRACT §4), but the default key cannot tell two such payments apart:
+    // the second would be answered as a duplicate of the first and lost.
+    describe('a signed delivery with an empty id', () => {
+      const emptyId = (transactionId: string): SignedDelivery => signDelivery(webhookBody({ id: '', transactionId }));
+
+      it('is INVALID_PAYLOAD with the default key: 400, or handed to deadLetter; never a duplicate of another', async () => {
+        const r = await serve();
+        for (const transactionId of ['t-1', 't-2']) {
+          const answer = await send(r.port, emptyId(transactionId));
+          expect([answer.status, answer.json?.code]).toEqual([400, 'INVALID_PAYLOAD']);
+        }
+        expect(r.calls).toEqual([]);
+        const letters: string[] = [];
+        const kept = await serve({ deadLetter: (delivery) => void letters.push(delivery.message) });
+        expect((await send(kept.port, emptyId('t-3'))).json).toEqual({ ok: true });
+        expect(letters).toEqual([expect.stringContaining('empty id')]);
+        expect(kept.calls).toEqual([]);
+      });
+
+      it('reaches onPayment with a dedupKey of your own', async () => {
+        const r = await serve({ dedupKey: (webhook) => `${webhook.transactionId}:${webhook.status}` });
+        for (const transactionId of ['t-1', 't-2']) {
+          expect((await send(r.port, emptyId(transactionId))).json).toEqual({ ok: true });
+        }
+        expect(r.calls).toEqual(['', '']);
+      });
+    });
+
     describe('a genuine delivery onPayment parks (park(reason) instead of throwing)', () => {
       it('is answered 200 parked, recorded (a redelivery is a duplicate), dead-lettered and logged with its reason', async () => {
         const letters: DeadLetterDelivery[] = [];
