@@ -67,6 +67,9 @@ export async function fetchDelivery(url: string, delivery: Delivery, timeoutMs: 
       headers: Object.fromEntries(Object.entries(delivery.headers).filter(([name]) => name !== 'host')),
       // Only signed deliveries come here, and signWebhook writes text; bytes go through exactDelivery.
       body: delivery.body as string,
+      // A redirect is the receiver's answer, as the service sees it (it does not follow one): a 302 to a
+      // login page is not a 200.
+      redirect: 'manual',
       signal: AbortSignal.timeout(timeoutMs),
     });
     const text = await response.text();
@@ -99,7 +102,7 @@ export function exactDelivery(url: string, delivery: Delivery, timeoutMs: number
     };
     let request: ReturnType<typeof httpRequest>;
     try {
-      request = send(target, { method: delivery.method, headers, timeout: timeoutMs }, (response) => {
+      request = send(target, { method: delivery.method, headers }, (response) => {
         answer = response;
         const chunks: Buffer[] = [];
         response.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -121,7 +124,13 @@ export function exactDelivery(url: string, delivery: Delivery, timeoutMs: number
       fail(error as NodeJS.ErrnoException);
       return;
     }
-    request.on('timeout', () => request.destroy(Object.assign(new Error('timed out'), { code: 'TimeoutError' })));
+    // The whole attempt, answer included, within timeoutMs (a socket's own timeout only bounds its idle time,
+    // and an answer that trickles in would keep the attempt going for ever).
+    const timer = setTimeout(
+      () => request.destroy(Object.assign(new Error('timed out'), { code: 'TimeoutError' })),
+      timeoutMs,
+    );
+    request.on('close', () => clearTimeout(timer));
     request.on('error', fail);
     request.end(body);
   });

@@ -21,6 +21,24 @@ function checkHttpUrl(value: string, what: string): void {
     throw new UsageError(`${what} must be http: or https:`);
 }
 
+/**
+ * A `--header` the delivery can carry as signed: HTTP strips whitespace
+ * around a value (the signature would then not verify on arrival), and a
+ * name or value HTTP cannot carry is refused by fetch.
+ */
+function checkHeaderFlag(name: string, value: string): void {
+  if (/^[\t\n\r ]|[\t\n\r ]$/.test(value)) {
+    throw new UsageError(
+      `--header ${name}: whitespace around the value is stripped on the way, so the signature would not verify`,
+    );
+  }
+  try {
+    new Headers([[name, value]]);
+  } catch {
+    throw new UsageError(`--header ${JSON.stringify(name)}: not a header name and value HTTP can carry`);
+  }
+}
+
 /** The URL a capture was signed for, when it says: its recorded webhookUrl, else its own absolute URL or Host. */
 function capturedUrl(capture: CapturedRequest): string | undefined {
   if (capture.webhookUrl !== undefined) return capture.webhookUrl;
@@ -121,6 +139,9 @@ export async function readSendOptions(args: readonly string[]): Promise<SendOpti
   checkHttpUrl(given, 'the URL');
   let url = given;
   const replay = values.request !== undefined;
+  const { username, password } = new URL(given);
+  if (!replay && (username !== '' || password !== ''))
+    throw new UsageError('the URL holds user:password@, which fetch refuses: pass --header authorization=… instead');
   if (!replay && values.resign) throw new UsageError('--resign re-signs a capture: give it with --request <file>');
   if (replay) {
     for (const flag of BODY_FLAGS) {
@@ -190,9 +211,11 @@ export async function readSendOptions(args: readonly string[]): Promise<SendOpti
     const base = typeof overrides.fields === 'object' && overrides.fields !== null ? overrides.fields : {};
     overrides.fields = { ...base, ...Object.fromEntries(fieldPairs) };
   }
+  const headerFlags = pairs(values.header, 'header');
+  for (const [name, value] of headerFlags) checkHeaderFlag(name, value);
   const headers = {
     ...(capture === undefined ? {} : signedExtras(capture)),
-    ...Object.fromEntries(pairs(values.header, 'header')),
+    ...Object.fromEntries(headerFlags),
   };
   if (values.timestamp !== undefined && !/^\d+$/.test(values.timestamp))
     throw new UsageError('--timestamp must be UNIX time in milliseconds');

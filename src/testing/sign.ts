@@ -229,7 +229,9 @@ export function toRequest(signed: SignedWebhook): Request {
  * instead (the signed path and query stay): handy to reach a local server.
  * `fetch` then sends the target's own `Host`, just as a proxy in front of
  * your app would, so sign for the URL you send to — or configure the
- * receiver's `webhookUrl` with the signed one.
+ * receiver's `webhookUrl` with the signed one. A redirect is not followed:
+ * the service does not follow one either, so a 3xx answer is what it would
+ * get (and retry).
  *
  * @throws {@link payhook!PayhookError | PayhookError} `INVALID_ARGUMENT` for a `baseUrl` that is
  * not an absolute URL, or a header value with whitespace around it (HTTP
@@ -260,5 +262,11 @@ export async function sendWebhook(signed: SignedWebhook, baseUrl?: string): Prom
     const signedUrl = new URL(signed.url);
     target = `${base.origin}${signedUrl.pathname}${signedUrl.search}`;
   }
-  return fetch(target, { method: signed.method, headers: withoutHost(signed.headers), body: signed.body });
+  // Not following a redirect: the service does not, so a 3xx is what it would get.
+  return fetch(target, {
+    method: signed.method,
+    headers: withoutHost(signed.headers),
+    body: signed.body,
+    redirect: 'manual',
+  });
 }

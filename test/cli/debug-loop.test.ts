@@ -142,6 +142,27 @@ describe('payhook send --request: replaying a capture', () => {
     expect(result.code).toBe(1);
   });
 
+  it('ends an attempt after --timeout even while the answer trickles in', async () => {
+    let trickle: ReturnType<typeof setInterval> | undefined;
+    const url = await listen(
+      createServer((req, res) => {
+        req.resume();
+        req.on('end', () => {
+          res.writeHead(200);
+          trickle = setInterval(() => res.write('x'), 100);
+          res.on('close', () => clearInterval(trickle));
+        });
+      }),
+    );
+    const { file } = await captureFile('trickle');
+    const started = Date.now();
+    const result = await run(['send', '--request', file, '--to', url, '--timeout', '800']);
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(result.stdout).toContain('but the body did not arrive (TimeoutError)');
+    expect(result.code).toBe(1);
+    clearInterval(trickle);
+  });
+
   it('keeps a raw-HTTP header named like an Object member (Constructor) as sent', async () => {
     const received: IncomingHttpHeaders[] = [];
     const url = await listen(

@@ -190,6 +190,26 @@ describe('payhook send', () => {
     expect(unreachable.stdout).toContain('no answer (ECONNREFUSED)');
   });
 
+  it('takes a redirect as the answer, as the service does: a 302 to a page that answers 200 is not delivered', async () => {
+    let followed = 0;
+    server = createServer((req, res) => {
+      req.resume();
+      if (req.url === '/login') {
+        followed++;
+        res.writeHead(200, { 'content-type': 'text/html' }).end('<html>login</html>');
+      } else {
+        req.on('end', () => res.writeHead(302, { location: '/login' }).end());
+      }
+    });
+    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const result = await run(['send', `http://127.0.0.1:${port}/webhooks/payments`]);
+    expect(result.stdout).toContain('attempt 1: 302');
+    expect(result.stdout).toContain('0 of 1 delivery answered 200 OK');
+    expect(result.code).toBe(1);
+    expect(followed).toBe(0);
+  });
+
   it('signs stale deliveries with --age and a fixed --timestamp', async () => {
     const { url, received } = await endpoint(() => 200);
     const before = Date.now();
@@ -318,6 +338,13 @@ describe('payhook send', () => {
       ['send', 'http://127.0.0.1:9/x', 'extra'],
       ['send', 'http://127.0.0.1:9/x', '--webhook-url', '/webhooks/payments'],
       ['send', 'http://127.0.0.1:9/x', '--webhook-url', 'ftp://shop.example.kg/x'],
+      // A value HTTP strips (signed with the whitespace, it would not verify), or a header fetch cannot send.
+      ['send', 'http://127.0.0.1:9/x', '--header', 'x-api-client= c1'],
+      ['send', 'http://127.0.0.1:9/x', '--header', 'x-api-client=c1 '],
+      ['send', 'http://127.0.0.1:9/x', '--header', 'bad name=1'],
+      ['send', 'http://127.0.0.1:9/x', '--header', 'x-api-a=€'],
+      // fetch refuses a URL with credentials.
+      ['send', 'http://u:p@127.0.0.1:9/x'],
     ]) {
       const result = await run(args);
       expect(result.code, args.join(' ')).toBe(2);
