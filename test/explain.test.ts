@@ -11,6 +11,7 @@ import {
 import { createNodeWebhookHandler } from '../src/node/index.js';
 import { createTestWebhook, generateTestKeyPair, signWebhook, TEST_KEY_PAIR } from '../src/testing/index.js';
 import { fixtures } from './conformance/fixtures.js';
+import { verifyWebhook, type WebhookRequest } from '../src/verify-webhook.js';
 
 const stranger = fixtures.keys['stranger-2048']!;
 const NOW = 1763712000000;
@@ -242,6 +243,36 @@ describe('explainVerificationFailure', () => {
     ).toContain('not base64');
     expect((await explainVerificationFailure(null as unknown as ExplainRequest)).code).toBe('INVALID_ARGUMENT');
     expect((await explainVerificationFailure(signed, { publicKeys: 'not a key' })).ok).toBe(false);
+  });
+
+  // CONTRACT §4: a signature no configured key can have made is SIGNATURE_MISMATCH before the body, Host, path
+  // and query are read; the diagnosis gives the code verifyWebhook gives.
+  it("gives verifyWebhook's code when a signature no key made comes with a bad body, no Host or a bad path", async () => {
+    const signed = await delivery('https://shop.example.kg/hook');
+    const forged = await delivery('https://shop.example.kg/hook', { privateKey: stranger.privateKeyPem });
+    const { host: _h, ...hostless } = signed.headers;
+    const broken = (headers: Record<string, string>): ExplainRequest[] => [
+      { ...signed, headers, body: '{oops' },
+      { ...signed, headers: (({ host: _x, ...rest }) => rest)(headers), url: '/hook' },
+      { ...signed, headers, url: 'https://shop.example.kg/h%zz' },
+    ];
+    const cases: Array<[string, ExplainRequest, string]> = [
+      ...broken({ ...signed.headers, signature: 'c2hvcnQ=' }).map((r): [string, ExplainRequest, string] => [
+        'a 5-byte signature',
+        r,
+        'SIGNATURE_MISMATCH',
+      ]),
+      ...broken({ ...signed.headers, signature: forged.headers.signature! }).map(
+        (r): [string, ExplainRequest, string] => ["another key's signature", r, 'SIGNATURE_MISMATCH'],
+      ),
+      ['the genuine signature, no Host', { ...signed, url: '/hook', headers: hostless }, 'MISSING_HOST'],
+      ['the genuine signature, a bad body', { ...signed, body: '{oops' }, 'INVALID_BODY'],
+    ];
+    for (const [name, request, code] of cases) {
+      const verdict = await verifyWebhook(request as WebhookRequest, { ...testKeys, allowAnyHost: true });
+      expect(verdict.ok ? null : verdict.error.code, name).toBe(code);
+      expect((await explainVerificationFailure(request, testKeys)).code, name).toBe(code);
+    }
   });
 
   it('never throws and stays bounded for arbitrary requests', async () => {

@@ -60,7 +60,12 @@ export async function keygenCommand(args: readonly string[], io: Io): Promise<nu
     }
   }
   try {
-    await mkdir(dir, { recursive: true });
+    await mkdir(dir, { recursive: true }).catch((error: NodeJS.ErrnoException) => {
+      // Not a key file in the way: --force cannot help, so this is not the EEXIST below.
+      throw error.code === 'EEXIST' || error.code === 'ENOTDIR'
+        ? new Error(`--out-dir ${dir} is a file, not a folder`)
+        : error;
+    });
     // mode applies only to a new file: one overwritten with --force keeps its own, so narrow it before writing.
     if (values.force) await chmod(privatePath, 0o600).catch(() => {});
     await writeFile(privatePath, pair.privateKey, { flag, mode: 0o600 });

@@ -12,6 +12,7 @@ import { isPayhookError } from '../lib/errors.js';
 import { getHeader } from '../lib/headers.js';
 import { describeError } from '../lib/misuse.js';
 import type { HeadersInput } from '../lib/request-types.js';
+import { couldBeSignature, withPublicNumbers } from '../lib/rsa-filter.js';
 import { signatureLength, verifyWithKeys } from '../lib/rsa-verify.js';
 import { readSigned } from '../lib/signed-read.js';
 import { pinWebhookUrl, registeredUrl, signedTarget, targetHead, type PinnedUrl } from '../lib/signed-target.js';
@@ -57,6 +58,21 @@ function registeredUrlInBody(body: JsonObject | null): string | undefined {
   return typeof fromData === 'string' ? fromData : typeof fromFields === 'string' ? fromFields : undefined;
 }
 
+/**
+ * Whether a configured key (every candidate when none is configured) can have
+ * made `signature`, as verifyWebhook's early filter judges it.
+ */
+async function couldBeGenuine(
+  signature: string,
+  usable: ReadonlyArray<{ readonly imported: CryptoKey; readonly configured: boolean }>,
+): Promise<boolean> {
+  const bytes = decodeBase64Lenient(signature);
+  if (bytes === null) return false;
+  const configured = usable.filter((key) => key.configured);
+  const keys = (configured.length > 0 ? configured : usable).map((key) => key.imported);
+  return couldBeSignature(bytes, await withPublicNumbers(keys));
+}
+
 async function explain(request: ExplainRequest, options: ExplainOptions): Promise<VerificationDiagnosis> {
   if (typeof request !== 'object' || request === null || typeof request.url !== 'string') {
     return result({
@@ -82,6 +98,14 @@ async function explain(request: ExplainRequest, options: ExplainOptions): Promis
     });
   }
   const read = readSigned(request.body, () => targetHead(target));
+  const { usable, unusable, configuredNames } = await candidateKeys(options);
+  if (!read.ok && !(await couldBeGenuine(signature, usable))) {
+    // verifyWebhook refuses such a signature before it reads the body or builds anything.
+    return result({
+      code: 'SIGNATURE_MISMATCH',
+      message: `No configured key can have made this signature (not base64, the wrong length, or not an RSA signature block under the key), so it is refused before the request is read further; the request has another problem too: ${read.error.message}`,
+    });
+  }
   if (!read.ok) {
     const { code } = read.error;
     return result({
@@ -96,7 +120,6 @@ async function explain(request: ExplainRequest, options: ExplainOptions): Promis
   }
   const { body, bodyLine, canonical } = read;
 
-  const { usable, unusable, configuredNames } = await candidateKeys(options);
   const triedKeys = usable.map((key) => key.name);
   const counter = { checks: 0 };
   const timestamp = checkTimestamp(
@@ -194,7 +217,7 @@ async function explain(request: ExplainRequest, options: ExplainOptions): Promis
       (hostUnknown
         ? `The host the service signed is unknown (Host was rewritten with no X-Forwarded-Host?): ${REGISTERED_URL_ADVICE}. `
         : '') +
-      'Remaining causes: the body was changed after signing (a middleware that rewrote it), or the delivery was signed by a key you do not have.',
+      'Remaining causes: the body was changed after signing (a middleware that rewrote it), an x-api-* header (x-api-timestamp included) was changed or dropped on the way (a proxy), or the delivery was signed by a key you do not have.',
   });
 }
 

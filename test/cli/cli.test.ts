@@ -126,6 +126,21 @@ describe('payhook keygen', () => {
     expect(await readFile(join(dir, 'payhook-test.private.pem'), 'utf8')).toContain('BEGIN PRIVATE KEY');
   });
 
+  it('says an --out-dir that is a file is not a folder, with or without --force (exit 1)', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'payhook-keygen-'));
+    const file = join(root, 'afile');
+    await writeFile(file, 'x');
+    for (const args of [
+      ['keygen', '--out-dir', file],
+      ['keygen', '--out-dir', file, '--force'],
+    ]) {
+      const result = await run(args);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain('is a file, not a folder');
+      expect(result.stderr).not.toContain('--force');
+    }
+  });
+
   it('--force leaves an overwritten private key readable by the owner only', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'payhook-keygen-'));
     const privatePath = join(dir, 'payhook-test.private.pem');
