@@ -15,6 +15,8 @@ const handleWebhook = createWebhookHandler({
     ? { publicKeys: env.PAYHOOK_PUBLIC_KEY_PEM }
     : { environment: env.PAYHOOK_ENVIRONMENT === 'beta' ? ('beta' as const) : ('production' as const) }),
   ...(webhookUrl ? { webhookUrl } : { allowAnyHost: true as const }),
+  // Once per payment *and status* (FAILED, then SUCCEEDED, are two calls); only
+  // SUCCEEDED is paid: see the README's "Applying a payment to an order".
   onPayment: async (webhook) => {
     console.log(`payment ${webhook.id} ${webhook.status} ${webhook.amount}`);
   },

@@ -18,6 +18,8 @@ const handleWebhook = createWebhookHandler({
     ? { publicKeys: publicKeyPem }
     : { environment: env('PAYHOOK_ENVIRONMENT') === 'beta' ? ('beta' as const) : ('production' as const) }),
   ...(webhookUrl ? { webhookUrl } : { allowAnyHost: true as const }),
+  // Once per payment *and status* (FAILED, then SUCCEEDED, are two calls); only
+  // SUCCEEDED is paid: see the README's "Applying a payment to an order".
   onPayment: async (webhook) => {
     console.log(`payment ${webhook.id} ${webhook.status} ${webhook.amount}`);
   },

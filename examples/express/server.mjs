@@ -5,7 +5,9 @@
 //   PAYHOOK_ENVIRONMENT        'production' (default) or 'beta': the service
 //                              key payhook ships for that environment
 //   PAYHOOK_PUBLIC_KEY_PEM     a PEM key instead (the tests' test key)
-//   PAYHOOK_WEBHOOK_URL        the URL you registered, when a proxy rewrites Host
+//   PAYHOOK_WEBHOOK_URL        the URL you registered with the service (required)
+//   PAYHOOK_ALLOW_ANY_HOST     'true' to run without it, trusting Host as received
+//                              (only behind a proxy that already guarantees it)
 import express from 'express';
 import { createNodeWebhookHandler } from 'payhook/node';
 
@@ -24,9 +26,12 @@ app.post(
     ...(env.PAYHOOK_WEBHOOK_URL
       ? { webhookUrl: env.PAYHOOK_WEBHOOK_URL }
       : { allowAnyHost: env.PAYHOOK_ALLOW_ANY_HOST === 'true' }),
-    // Runs once per payment, however often the service delivers it. Keep it
-    // short and durable (an outbox row, a queue message): the service wants
-    // its 200 at once.
+    // Runs once per payment *and status* (FAILED, then SUCCEEDED, are two
+    // calls), however often the service delivers each. Only SUCCEEDED is
+    // paid: apply a status with shouldApplyStatus, never mark an order paid
+    // otherwise (README: "Applying a payment to an order"). Keep it short and
+    // durable (an outbox row, a queue message): the service wants its 200 at
+    // once.
     onPayment: async (webhook) => {
       console.log(`payment ${webhook.id} ${webhook.status} ${webhook.amount}`);
     },

@@ -19,6 +19,8 @@ app.post(
     ...(env.PAYHOOK_WEBHOOK_URL
       ? { webhookUrl: env.PAYHOOK_WEBHOOK_URL }
       : { allowAnyHost: env.PAYHOOK_ALLOW_ANY_HOST === 'true' }),
+    // Once per payment *and status* (FAILED, then SUCCEEDED, are two calls); only
+    // SUCCEEDED is paid: see the README's "Applying a payment to an order".
     onPayment: async (webhook) => {
       console.log(`payment ${webhook.id} ${webhook.status} ${webhook.amount}`);
     },
