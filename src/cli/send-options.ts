@@ -9,8 +9,8 @@ import { TEST_WEBHOOK_VARIANTS, type TestWebhookOverrides, type TestWebhookVaria
 import { integerFlag, numberFlag, pairs, parse, readInput, UsageError } from './io.js';
 import { parseCapturedRequest, type CapturedRequest } from './request-file.js';
 
-/** An absolute http: or https: URL, or a usage error naming `what`. */
-function checkHttpUrl(value: string, what: string): void {
+/** `value` read as an absolute http: or https: URL, or a usage error naming `what`. */
+function checkHttpUrl(value: string, what: string): URL {
   let parsed: URL;
   try {
     parsed = new URL(value);
@@ -19,6 +19,7 @@ function checkHttpUrl(value: string, what: string): void {
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
     throw new UsageError(`${what} must be http: or https:`);
+  return parsed;
 }
 
 /**
@@ -136,10 +137,9 @@ export async function readSendOptions(args: readonly string[]): Promise<SendOpti
   const given = positionals[0] ?? values.to;
   if (given === undefined)
     throw new UsageError('the endpoint URL is required: payhook send http://127.0.0.1:3000/webhooks/payments');
-  checkHttpUrl(given, 'the URL');
+  const { username, password } = checkHttpUrl(given, 'the URL');
   let url = given;
   const replay = values.request !== undefined;
-  const { username, password } = new URL(given);
   if (!replay && (username !== '' || password !== ''))
     throw new UsageError('the URL holds user:password@, which fetch refuses: pass --header authorization=… instead');
   if (!replay && values.resign) throw new UsageError('--resign re-signs a capture: give it with --request <file>');

@@ -80,12 +80,12 @@ export function resolveSettings(
   // delivery onPayment parks also runs deadLetter (its own handlerTimeoutMs)
   // before complete, so with deadLetter the lease must outlive both.
   const handlers = options.deadLetter === undefined ? 1 : 2;
-  if (!(leaseMs > handlers * handlerTimeoutMs + 2 * storeTimeoutMs)) {
-    const times = handlers === 1 ? '' : `${handlers} × `;
+  const shortestLeaseMs = handlers * handlerTimeoutMs + 2 * storeTimeoutMs;
+  if (!(leaseMs > shortestLeaseMs)) {
+    const bound = handlers === 1 ? 'handlerTimeoutMs' : '2 × handlerTimeoutMs (onPayment, then deadLetter)';
     throw misuse(
-      `leaseMs (${leaseMs}) must be longer than ${times}handlerTimeoutMs + 2 × storeTimeoutMs ` +
-        `(${times}${handlerTimeoutMs} + 2 × ${storeTimeoutMs}): a claim must outlive its handler` +
-        `${handlers === 1 ? '' : 's (onPayment, then deadLetter for a parked delivery)'} and the store calls around it.`,
+      `leaseMs (${leaseMs}) must be longer than ${bound} + 2 × storeTimeoutMs (${shortestLeaseMs} ms): ` +
+        'a claim must outlive its handlers and the store calls around them.',
     );
   }
   const { toleranceMs } = resolveClock(options.toleranceMs === undefined ? {} : { toleranceMs: options.toleranceMs });

@@ -262,7 +262,6 @@ export async function sendWebhook(signed: SignedWebhook, baseUrl?: string): Prom
     const signedUrl = new URL(signed.url);
     target = `${base.origin}${signedUrl.pathname}${signedUrl.search}`;
   }
-  // Not following a redirect: the service does not, so a 3xx is what it would get.
   return fetch(target, {
     method: signed.method,
     headers: withoutHost(signed.headers),
