@@ -210,8 +210,8 @@ export type ServiceError = KnownServiceError | UnknownServiceError;
 export interface KnownServiceError {
   /** The code is in the service's table. */
   readonly known: true;
-  /** The status code. */
-  readonly statusCode: ServiceStatusCode;
+  /** The status code: one of the table's error codes (a success code is not an error). */
+  readonly statusCode: Exclude<ServiceStatusCode, 200 | 201>;
   /** The `errorMessage` (or `ErrorMessage`) as sent; `''` when there is none. */
   readonly message: string;
   /** The table's `retriable`. */
@@ -264,6 +264,9 @@ function readCode(value: unknown): number | undefined {
  *
  * It never throws: anything that is not such a body (not JSON, not an
  * object, no readable status code) gives `undefined`, so check for it first.
+ * A success code (200 with the payment's status, 201 accepted, any other
+ * 2xx) is not an error and gives `undefined` too, so `retriable` always
+ * means "this call failed, and repeating it may succeed".
  *
  * @param body - The response body: JSON text, UTF-8 bytes, or a parsed value.
  * @returns The typed error, or `undefined` when the body is not one.
@@ -298,11 +301,19 @@ export function parseServiceError(body: unknown): ServiceError | undefined {
   } catch {
     return undefined; // a caller-built object with throwing getters
   }
-  if (statusCode === undefined) return undefined;
+  // A success (200 with the payment's status, 201 accepted) is an answer, not an error: the table's "Yes" for 200
+  // must not read as "try again", which a caller branching on `retriable` would do.
+  if (statusCode === undefined || (statusCode >= 200 && statusCode <= 299)) return undefined;
   const message = typeof rawMessage === 'string' ? rawMessage : '';
   const status = serviceStatus(statusCode);
   if (status !== undefined) {
-    return { known: true, statusCode: statusCode as ServiceStatusCode, message, retriable: status.retriable, status };
+    return {
+      known: true,
+      statusCode: statusCode as KnownServiceError['statusCode'],
+      message,
+      retriable: status.retriable,
+      status,
+    };
   }
   const retriable = statusCode === 429 || (statusCode >= 500 && statusCode <= 599);
   return { known: false, statusCode, message, retriable };

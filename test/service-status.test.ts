@@ -173,6 +173,17 @@ describe('parseServiceError', () => {
     });
   });
 
+  it('gives undefined for a success answer, so `retriable` never says to repeat a call that worked', () => {
+    expect(parseServiceError('{"statusCode":200,"errorMessage":"Payment status SUCCEEDED"}')).toBeUndefined();
+    expect(parseServiceError({ StatusCode: '201' })).toBeUndefined();
+    expect(parseServiceError({ statusCode: 204 })).toBeUndefined();
+    // The table's row for 200 is unchanged: serviceStatus still reports it as documented.
+    expect(serviceStatus(200)?.retriable).toBe(true);
+    // The neighbours of the success range are still errors.
+    expect(parseServiceError({ statusCode: 199 })).toMatchObject({ known: false, statusCode: 199 });
+    expect(parseServiceError({ statusCode: 300 })).toMatchObject({ known: false, statusCode: 300 });
+  });
+
   it('ignores a message that is not a string', () => {
     expect(parseServiceError({ statusCode: 500, errorMessage: { text: 'x' } })?.message).toBe('');
   });
