@@ -25,8 +25,8 @@ export function deliveryState(webhook: Pick<PaymentWebhook, 'status' | 'rawStatu
 /**
  * One key per delivery *and state*: a PROCESSING then SUCCEEDED (or FAILED
  * then SUCCEEDED) delivery of one transaction are two updates, and the second
- * must reach onPayment. The `_DEBIT` / `_CREDIT` suffix of `id` keeps a
- * refund apart from its payment; {@link deliveryState} keeps two unknown
+ * must reach onPayment. The `_DEBIT` / `_CREDIT` suffix of `id` keeps the
+ * two operations of one transaction apart; {@link deliveryState} keeps two unknown
  * statuses apart.
  *
  * @example

@@ -92,8 +92,8 @@ export interface WebhookHandlerBaseOptions extends Omit<
    * status change — PROCESSING then SUCCEEDED, FAILED then SUCCEEDED — is a
    * new delivery that reaches `onPayment`, while a redelivery of the same
    * state (whatever the letter case of its raw status) is a duplicate. The
-   * `_DEBIT` / `_CREDIT` suffix of `id` keeps a refund apart from its
-   * payment. A key without the status (such as `webhook.id` alone) would
+   * `_DEBIT` / `_CREDIT` suffix of `id` keeps the two operations of one
+   * transaction apart. A key without the status (such as `webhook.id` alone) would
    * answer a later state 200 as a duplicate and lose it. With the default, a
    * delivery whose `id` is empty is refused `INVALID_PAYLOAD` (handed to
    * `deadLetter` when it is set): its key could not tell it from another

@@ -33,8 +33,9 @@ const STATUSES = "'SUCCEEDED', 'FAILED', 'CANCELED', 'PROCESSING', 'PENDING' or 
  * duplicates — ends in the same state: the highest-ranked status among them.
  * Store the status you applied next to the order and pass it as `current`.
  *
- * A `_CREDIT` delivery (`webhook.operation === 'CREDIT'`) is a refund, a
- * payment of its own: keep its state apart from the debit's.
+ * A `_CREDIT` delivery (`webhook.operation === 'CREDIT'`) is an operation of
+ * its own (the service's document does not say what it moves): never let it
+ * move the order's payment state, which follows the `_DEBIT`.
  *
  * @param current - The status last applied to the order (`webhook.status` of then), or `undefined` when none.
  * @param incoming - The new delivery's `webhook.status`.

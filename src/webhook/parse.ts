@@ -103,7 +103,8 @@ export function safeParseWebhook(body: WebhookBody, options?: ParseWebhookOption
  * Lenient by default: the service's signed word is not refused for its
  * shape. Only these refuse a body: it is not an object; `id`,
  * `transactionId` or `status` is missing or not a string; `amount` is missing
- * or not a number (the service's own verifier refuses text there); `fields`
+ * or not a number (text there is refused, as the service's conformance vector
+ * `signed-amount-string` says); `fields`
  * is present but not an object. Everything else is accepted and each
  * departure from the documented shape noted in `webhook.deviations`: numeric
  * text in `fields.amount` is read as its number (`raw` keeps the text), a merchant field of any

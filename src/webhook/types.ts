@@ -44,7 +44,7 @@ export interface PaymentWebhookBase {
   readonly operation: PaymentOperation;
   /**
    * The payment amount, a finite number (text here is refused, as the
-   * service's own verifier refuses it). Compare it with an order's amount
+   * service's conformance vector `signed-amount-string` says). Compare it with an order's amount
    * through `toMinorUnits` / `amountMatches`, never with `===`.
    */
   readonly amount: number;

@@ -222,7 +222,7 @@ const FIELDS: ReadonlyArray<readonly [name: string, read: Reader, presence: Pres
   ['id', ID, ALWAYS],
   ['transactionId', ID, ALWAYS],
   ['status', STRING, ALWAYS],
-  // Text here is refused: the service's own verifier does (vector signed-amount-string).
+  // Text here is refused, as the service's conformance vector signed-amount-string says.
   ['amount', NUMBER, ALWAYS],
   // `fields` must be an object when present; its entries are checked softly in lenient mode.
   ['fields', /* @__PURE__ */ record((key) => (key === 'amount' ? SOFT_AMOUNT : FIELD_VALUE)), NOTED],

@@ -20,7 +20,7 @@ describe('defaultDedupKey', () => {
     expect(defaultDedupKey(delivery('EXPIRED'))).not.toBe(defaultDedupKey(delivery('PAID')));
     // A redelivery of the same raw status (in any letter case) is still a duplicate.
     expect(defaultDedupKey(delivery(' paid '))).toBe(defaultDedupKey(delivery('PAID')));
-    // A refund stays apart from its payment.
+    // A _CREDIT stays apart from the _DEBIT of the same transaction.
     expect(defaultDedupKey(delivery('PAID', 'p-1_CREDIT'))).not.toBe(defaultDedupKey(delivery('PAID')));
   });
 

@@ -155,7 +155,7 @@ describe('the guide worker and migrate() in their own processes', () => {
   it('survives PostgreSQL stopped for 20 s under load, says so in few lines, and then processes every row', async () => {
     await admin.query('UPDATE slow SET seconds = 0.05');
     await deliveries(150, 3);
-    // Two more for orders that exist but must not be paid by them: a refund, and 0.01 for an order of 100.00.
+    // Two more for orders that exist but must not be paid by them: a _CREDIT, and 0.01 for an order of 100.00.
     const inbox = createPostgresInbox({ client: admin });
     for (const overrides of [{ id: `${randomUUID()}_CREDIT` }, { amount: 0.01 }]) {
       const body = webhookBody(overrides);
@@ -191,13 +191,13 @@ describe('the guide worker and migrate() in their own processes', () => {
     expect(outage.length).toBeGreaterThan(0);
     expect(outage.length).toBeLessThanOrEqual(5);
     expect(outage.join('\n')).not.toMatch(/\n\s+at /); // no stack trace
-    // Every order paid but the refund's and the short payment's, which were parked with their reason.
+    // Every order paid but the _CREDIT's and the short payment's, which were parked with their reason.
     expect(await rows('SELECT count(*)::int AS n FROM orders WHERE paid_at IS NULL')).toEqual([{ n: 2 }]);
     expect(
       await rows(`SELECT parked_reason FROM payhook_inbox WHERE state = 'parked' ORDER BY parked_reason`),
     ).toMatchObject([
       { parked_reason: expect.stringMatching(/^amount differs/) },
-      { parked_reason: expect.stringMatching(/^not a payment/) },
+      { parked_reason: expect.stringMatching(/^not a debit/) },
       { parked_reason: expect.stringMatching(/^unknown order/) },
       { parked_reason: expect.stringMatching(/^unknown order/) },
       { parked_reason: expect.stringMatching(/^unknown order/) },
