@@ -53,8 +53,9 @@ function checkRetry(retry: number, name: string): void {
 }
 
 /**
- * Milliseconds the service waits, after attempt `retry − 1` failed, before
- * retry number `retry` (1-based: retry 1 follows the failed first delivery).
+ * Milliseconds the service waits, after the attempt before it failed (the
+ * first delivery for retry 1, retry `retry − 1` after that), before retry
+ * number `retry` (1-based: retry 1 follows the failed first delivery).
  * `retryDelay(1..5)` = 30 000; `retryDelay(6)` = 60 000, doubling up to
  * `retryDelay(16)` = 61 440 000; `retryDelay(n ≥ 17)` = 86 400 000. See the
  * module documentation for how the spec is read.
