@@ -108,8 +108,8 @@ export function safeParseWebhook(body: WebhookBody, options?: ParseWebhookOption
  * is present but not an object. Everything else is accepted and each
  * departure from the documented shape noted in `webhook.deviations`: numeric
  * text in `fields.amount` is read as its number (`raw` keeps the text), a merchant field of any
- * JSON scalar is kept as given, `transactionDate` may be absent (the payments
- * gateway sends it once the payment is final), a missing `fields` reads as
+ * JSON scalar is kept as given, `transactionDate` may be absent (a
+ * delivery whose payment is not final may come without it), a missing `fields` reads as
  * `{}`, and a value of another shape than the spec's is left out of its typed
  * place (`raw` keeps it). Unknown top-level keys go to `extra`.
  *

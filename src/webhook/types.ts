@@ -56,10 +56,10 @@ export interface PaymentWebhookBase {
    */
   readonly fields: WebhookFields;
   /**
-   * Transaction processing time, UNIX time in milliseconds. The payments
-   * gateway sends it once the payment is final, so a `PROCESSING` or
-   * `PENDING` delivery may come without it; a lenient parse accepts its
-   * absence (required with `strict: true`).
+   * Transaction processing time, UNIX time in milliseconds. A delivery whose
+   * payment is not final yet may come without it; a lenient parse accepts
+   * its absence whatever the status, noted in `deviations` (required with
+   * `strict: true`).
    */
   readonly transactionDate?: number;
   /**
