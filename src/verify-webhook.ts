@@ -223,10 +223,15 @@ const prepared = /* @__PURE__ */ new WeakMap<object, PreparedVerifier>();
  * signed): the signature covers the query as `URLSearchParams` reads it, so
  * a query your app could read differently is refused with
  * `MALFORMED_QUERY` — one that starts with a second `?` (`??shop=7`), a
- * parameter with an empty name (`=7`), or a name repeated with different
- * values (`shop=8&shop=7`). A name repeated with the same value, and empty
- * pieces (`a=1&&b=2`), are fine. With `webhookUrl` the request's query is
- * not signed, and not checked.
+ * parameter with an empty name (`=7`), a name repeated with different
+ * values (`shop=8&shop=7`), an escaped `&` or `=` in a name or `&` in a
+ * value (`env=prod%26shop%3D7` has the signed line of `env=prod&shop=7`),
+ * or a name or value that still holds a percent escape once decoded
+ * (`shop=%2537`, read as `%37`, has the signed line of `shop=7`). A name
+ * repeated with the same value, and empty pieces (`a=1&&b=2`), are fine.
+ * With `webhookUrl` the registered query is signed instead, and the
+ * request's must carry each of its parameters: a registered URL whose query
+ * holds such values is received that way.
  *
  * Every body costs at most a linear read before it is refused, and its
  * verdict never depends on the engine's stack. Web Crypto decides every

@@ -245,12 +245,56 @@ describe('the signed query is the query the app reads (no webhookUrl)', () => {
     expect(await codeOf(signedFor('?ref=x%26shop%3D8', '?ref=x%26shop%3D8'), { ...base, webhookUrl })).toBe('OK');
   });
 
+  it('refuses an escaped "&" or "=" that would merge signed parameters into one the app reads otherwise', async () => {
+    const app = (query: string): [string | null, string | null] => {
+      const params = new URLSearchParams(query);
+      return [params.get('env'), params.get('shop')];
+    };
+    // The app reads env="prod&shop=7" and no shop; the signed line is that of env=prod&shop=7.
+    expect(app('env=prod%26shop%3D7')).toEqual(['prod&shop=7', null]);
+    expect(await codeOf(signedFor('?env=prod&shop=7', '?env=prod%26shop%3D7'))).toBe('MALFORMED_QUERY');
+    // A name holding "=" or "&": `a%3Db=c` and `a=b%3Dc` share the line a=b=c.
+    expect(await codeOf(signedFor('?a=b%3Dc', '?a%3Db=c'))).toBe('MALFORMED_QUERY');
+    expect(await codeOf(signedFor('?a=1&b=2', '?a%26b=2'))).toBe('MALFORMED_QUERY');
+    // An "=" in a value is not ambiguous (the first "=" splits): accepted.
+    expect(await codeOf(signedFor('?next=a%3Db', '?next=a%3Db'))).toBe('OK');
+  });
+
+  it('refuses a name or value that still holds an escape once decoded: the signature covers it decoded twice', async () => {
+    // The app reads shop="%37"; the signed line is shop=7.
+    expect(new URLSearchParams('shop=%2537').get('shop')).toBe('%37');
+    expect(await codeOf(signedFor('?env=prod&shop=7', '?env=prod&shop=%2537'))).toBe('MALFORMED_QUERY');
+    expect(await codeOf(signedFor('?shop=7', '?sh%256Fp=7'))).toBe('MALFORMED_QUERY');
+    // An escape decodeURI keeps (a reserved character) is signed as read: accepted.
+    expect(await codeOf(signedFor('?path=%252F', '?path=%252F'))).toBe('OK');
+    // With webhookUrl the registered query is signed, so such a registered URL is received that way.
+    const webhookUrl = 'https://shop.example.kg/hook?shop=%2537';
+    const pinned = signedFor('?shop=%2537', '?shop=%2537');
+    expect(await codeOf(pinned, { ...base, webhookUrl })).toBe('OK');
+  });
+
   it('refuses a Host holding "&": the signed x-api-* headers could be moved into it', async () => {
     const delivery = signDelivery(webhookBody(), { timestamp: NOW, headers: { 'x-api-key': 'K' } });
     const { 'x-api-key': _moved, ...rest } = delivery.headers;
     const moved = { ...delivery, headers: { ...rest, host: `${delivery.headers['host']}&x-api-key:K` } };
     expect(await codeOf(moved)).toBe('MISSING_HOST');
     expect(await codeOf(delivery)).toBe('OK');
+  });
+
+  it('refuses several Host lines (a Web Headers joins them with ", "), even one signed that way', async () => {
+    const delivery = signDelivery(webhookBody(), { timestamp: NOW, host: 'other.example, shop.example.kg' });
+    const headers = new Headers(delivery.headers);
+    headers.set('host', 'other.example');
+    headers.append('host', 'shop.example.kg');
+    expect(headers.get('host')).toBe('other.example, shop.example.kg');
+    const result = await verifyWebhook({ method: 'POST', url: delivery.target, headers, body: delivery.body }, base);
+    expect(result.ok ? 'OK' : [result.error.code, result.error.message]).toEqual([
+      'MISSING_HOST',
+      'The request names more than one host ("other.example, shop.example.kg"); a request has one Host.',
+    ]);
+    // Pinned by webhookUrl, the request's Host is not what was signed, so it does not matter.
+    const pinned = signDelivery(webhookBody(), { timestamp: NOW, host: 'a, b', signedHost: 'shop.example.kg' });
+    expect(await codeOf(pinned, { ...base, webhookUrl: `https://shop.example.kg${pinned.target}` })).toBe('OK');
   });
 
   it('accepts a repeat with the same value, empty pieces, and a query the app reads as signed', async () => {
@@ -295,13 +339,14 @@ describe('the signed query is the query the app reads (no webhookUrl)', () => {
 
   it('property: any query built from distinct non-empty names verifies; adding a differing repeat refuses it', async () => {
     const name = fc.stringMatching(/^[a-z0-9_.~-]{1,8}$/);
-    // Values the service can sign: every escape complete and decoding to UTF-8 (%80 alone does not), and
-    // what URLSearchParams decodes still a valid decodeURI input for the query line (CONTRACT §1): %25
-    // alone decodes to a bare "%", which cannot be signed (MALFORMED_QUERY).
+    // Values the service can sign and the app reads as signed: every escape complete and decoding to UTF-8
+    // (%80 alone does not), and what URLSearchParams decodes left as it is by the query line's decodeURI
+    // (CONTRACT §1): %25 alone decodes to a bare "%", which cannot be signed (MALFORMED_QUERY), and %2541
+    // to "%41", which the line would decode once more to "A" (refused: the app reads another value).
     const decodes = (v: string) => {
       try {
-        decodeURI(new URLSearchParams(`a=${v}`).get('a') ?? '');
-        return true;
+        const read = new URLSearchParams(`a=${v}`).get('a') ?? '';
+        return decodeURI(read) === read;
       } catch {
         return false;
       }
@@ -326,6 +371,53 @@ describe('the signed query is the query the app reads (no webhookUrl)', () => {
       ),
       { numRuns: 60 },
     );
+  });
+
+  it('property: a query accepted without webhookUrl reads back from its signed line exactly as the app reads it', async () => {
+    // Pieces that make separators, escapes and double escapes likely, besides any text.
+    const piece = fc.oneof(
+      fc.string({ maxLength: 3 }),
+      fc.constantFrom('&', '=', '%', '%25', '%26', '%3D', '%2541', '%41', '+', ' ', 'é', '%C3%A9'),
+    );
+    const part = fc.array(piece, { maxLength: 3 }).map((pieces) => pieces.join(''));
+    // Mostly plain names, so that many queries are accepted and the property has something to check.
+    const name = fc.oneof({ weight: 3, arbitrary: fc.stringMatching(/^[a-z]{1,4}$/) }, { weight: 2, arbitrary: part });
+    const encoding = fc.constantFrom<(text: string) => string>((text) => text, encodeURIComponent, encodeURI);
+    let accepted = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.uniqueArray(fc.tuple(name, part, encoding), { minLength: 1, maxLength: 4, selector: ([n]) => n }),
+        async (pairs) => {
+          const text = pairs
+            .map(([name, value, encode]) => `${encode(name)}=${encode(value)}`)
+            .join('&')
+            // A "#" would start the fragment, which is not sent.
+            .replaceAll('#', '%23');
+          const app = new Map<string, string>();
+          new URLSearchParams(text).forEach((value, name) => app.set(name, value));
+          const { headers, body } = signDelivery(webhookBody(), { timestamp: NOW, target: `/hook?${text}` });
+          const result = await verifyWebhook({ method: 'POST', url: `/hook?${text}`, headers, body }, base);
+          if (!result.ok) {
+            expect(result.error.code).toBe('MALFORMED_QUERY');
+            return;
+          }
+          accepted++;
+          const lines = result.canonical.split('\n');
+          const fromLine = new Map<string, string>();
+          // Line 4 is there only for a query with a parameter (CONTRACT §1).
+          if (lines.length === 5) {
+            for (const pair of lines[3]!.split('&')) {
+              const eq = pair.indexOf('=');
+              fromLine.set(decodeURI(pair.slice(0, eq)), decodeURI(pair.slice(eq + 1)));
+            }
+          }
+          expect(fromLine).toEqual(app);
+        },
+      ),
+      { numRuns: 400 },
+    );
+    // The property is about accepted queries: make sure there were enough of them.
+    expect(accepted).toBeGreaterThan(50);
   });
 });
 

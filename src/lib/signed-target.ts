@@ -242,6 +242,19 @@ export function signedTarget(request: TargetRequest, options: TargetOptions): Si
   };
 }
 
+const SEPARATOR_IN_NAME = /[&=]/;
+const NOT_IN_HOST = /[&,]/;
+
+/** Whether `decodeURI` changes `text` (a malformed escape was refused before: MALFORMED_QUERY). */
+function decodesAgain(text: string): boolean {
+  if (!text.includes('%')) return false;
+  try {
+    return decodeURI(text) !== text;
+  } catch {
+    return true;
+  }
+}
+
 /**
  * Why the app could read another query than the one signed, or `undefined`
  * when it reads exactly that one. The canonical query line is built as
@@ -249,6 +262,13 @@ export function signedTarget(request: TargetRequest, options: TargetOptions): Si
  * is kept, and a repeated name keeps its last value. An app that parses it
  * otherwise (the `?shop` of `??shop=7`, the first `shop` of
  * `shop=8&shop=7`) would act on a parameter the signature does not cover.
+ *
+ * The line itself is ambiguous in two more ways, which the query the app
+ * reads must not use: an `&` or `=` that was escaped in a name (`&` in a
+ * value) is written as a separator, so `env=prod%26shop%3D7` has the line
+ * of `env=prod&shop=7`; and each name and value is decoded once more
+ * (`decodeURI`), so `shop=%2537`, which the app reads as `%37`, has the line
+ * of `shop=7`.
  *
  * @example
  * ```ts
@@ -268,6 +288,10 @@ export function ambiguousQuery(query: string): string | undefined {
     if (name === '') problem = 'a parameter has no name';
     else if (before !== undefined && before !== value)
       problem = `the parameter ${JSON.stringify(name)} is repeated with different values`;
+    else if (SEPARATOR_IN_NAME.test(name) || value.includes('&'))
+      problem = `the parameter ${JSON.stringify(name)} holds an escaped "&" or "=", which the signed line cannot tell from a separator`;
+    else if (decodesAgain(name) || decodesAgain(value))
+      problem = `the parameter ${JSON.stringify(name)} still holds a percent escape once decoded, and the signature covers it decoded twice`;
     seen.set(name, value);
   });
   return problem;
@@ -292,10 +316,14 @@ export function targetHead(target: SignedTarget): string {
     throw new PayhookError('URL_MISMATCH', target.mismatch);
   }
   // No host name holds "&": one that does could carry signed x-api-* headers moved out of their own lines.
-  if (!target.pinned && target.host?.includes('&') === true) {
+  // Nor ",": that is several Host lines joined, and which one the service signed for is not known.
+  if (!target.pinned && target.host !== undefined && NOT_IN_HOST.test(target.host)) {
+    const several = target.host.includes(',');
     throw new PayhookError(
       'MISSING_HOST',
-      `The host ${JSON.stringify(target.host)} holds "&", which no host name has.`,
+      several
+        ? `The request names more than one host (${JSON.stringify(target.host)}); a request has one Host.`
+        : `The host ${JSON.stringify(target.host)} holds "&", which no host name has.`,
     );
   }
   const head = canonicalHead(target);

@@ -35,6 +35,8 @@ export interface NodeRequestLike {
   /** Express keeps the full request target here when a router rewrote `url`. */
   originalUrl?: string | undefined;
   headers: Readonly<Record<string, string | readonly string[] | undefined>>;
+  /** The header lines as received, names and values in turn (Node keeps only the first of several Host lines in `headers`). */
+  readonly rawHeaders?: readonly string[];
   body?: unknown;
   /** `true` once the body stream was read to its end (by a body parser, say). */
   readonly readableEnded?: boolean;
@@ -185,14 +187,31 @@ function isFastify(req: unknown, res: unknown): boolean {
 }
 
 /**
- * The request's headers. `node:http2` (its compatibility API) gives the
- * authority as the `:authority` pseudo-header and no Host header: it stands
- * for Host, as HTTP/2 defines it, so it is handed on as `host`.
+ * The request's headers, with every host the request names in `host`.
+ * `node:http2` (its compatibility API) gives the authority as the
+ * `:authority` pseudo-header: it stands for Host, as HTTP/2 defines it. Node
+ * keeps only the first of several Host lines. A second host (a Host header
+ * beside a different `:authority`, a second Host line) is handed on joined
+ * with `, `, as a Web `Headers` joins repeated lines, so the core refuses
+ * such a request alike from both adapters.
  */
 function headersOf(req: NodeRequestLike): NodeRequestLike['headers'] {
-  const { headers } = req;
+  const { headers, rawHeaders } = req;
   const authority = headers[':authority'];
-  return headers['host'] === undefined && typeof authority === 'string' ? { ...headers, host: authority } : headers;
+  let host = headers['host'];
+  if (typeof authority === 'string' && authority !== host) {
+    host = host === undefined ? authority : `${String(host)}, ${authority}`;
+  } else if (rawHeaders !== undefined) {
+    let lines = 0;
+    let joined = '';
+    for (let index = 0; index < rawHeaders.length; index += 2) {
+      const name = rawHeaders[index]!;
+      if (name.length === 4 && name.toLowerCase() === 'host')
+        joined += `${lines++ === 0 ? '' : ', '}${rawHeaders[index + 1]}`;
+    }
+    if (lines > 1) host = joined;
+  }
+  return host === headers['host'] ? headers : { ...headers, host };
 }
 
 function send(res: NodeResponseLike, answer: Answer): void {

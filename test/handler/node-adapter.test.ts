@@ -2,6 +2,7 @@
 // and when it reads the stream itself.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { connect, createServer as createHttp2Server } from 'node:http2';
+import { connect as netConnect } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { WebhookHandlerOptions } from '../../src/handler/options.js';
 import { createNodeWebhookHandler } from '../../src/node/index.js';
@@ -53,11 +54,11 @@ describe('node:http2', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as { port: number };
     const client = connect(`http://127.0.0.1:${port}`);
-    const post = (signedHost: string) =>
+    const post = (signedHost: string, extra: Record<string, string> = {}) =>
       new Promise<{ status: number; body: string }>((resolve, reject) => {
         const { headers, body } = signDelivery(webhookBody(), { host: `127.0.0.1:${port}`, signedHost });
         const { host: _host, ...rest } = headers;
-        const stream = client.request({ ':method': 'POST', ':path': '/webhooks/payments', ...rest });
+        const stream = client.request({ ':method': 'POST', ':path': '/webhooks/payments', ...rest, ...extra });
         let text = '';
         let status = 0;
         stream.on('response', (head) => (status = Number(head[':status'])));
@@ -72,10 +73,56 @@ describe('node:http2', () => {
       const forged = await post('shop.example.kg');
       expect([forged.status, JSON.parse(forged.body).code]).toEqual([401, 'SIGNATURE_MISMATCH']);
       expect(calls).toHaveLength(1);
+      // A Host header beside a different :authority (RFC 9113 §8.3.1: malformed): signed for the Host, refused.
+      const both = await post('shop.example.kg', { ':authority': `127.0.0.1:${port}`, host: 'shop.example.kg' });
+      expect([both.status, JSON.parse(both.body).code]).toEqual([400, 'MISSING_HOST']);
+      // The same Host as :authority is one host: accepted.
+      const same = { ':authority': `127.0.0.1:${port}`, host: `127.0.0.1:${port}` };
+      expect((await post(`127.0.0.1:${port}`, same)).status).toBe(200);
+      expect(calls).toHaveLength(2);
     } finally {
       client.close();
       await new Promise((resolve) => server.close(resolve));
     }
+  });
+});
+
+describe('several Host lines (allowAnyHost)', () => {
+  it('refuses them: Node keeps only the first, which need not be the host the request was routed on', async () => {
+    const calls: string[] = [];
+    const handler = createNodeWebhookHandler({
+      publicKeys: PUBLIC_KEY,
+      allowAnyHost: true,
+      onPayment: (webhook) => {
+        calls.push(webhook.id);
+      },
+    });
+    const server = await listen(createServer((req, res) => void handler(req, res)));
+    servers.push(server);
+    const r = { port: server.port, calls };
+    // Signed by the service for another merchant (one key signs for every merchant), that host's line first.
+    const delivery = signDelivery(webhookBody(), { host: 'other-merchant.example' });
+    const lines = Object.entries(delivery.headers).map(([name, value]) => `${name}: ${value}`);
+    const request = (extra: string[]) =>
+      new Promise<string>((resolve, reject) => {
+        const socket = netConnect(r.port, '127.0.0.1', () =>
+          socket.write(
+            `POST /webhooks/payments HTTP/1.1\r\n${[...lines, ...extra].join('\r\n')}\r\n` +
+              `content-length: ${Buffer.byteLength(delivery.body)}\r\nconnection: close\r\n\r\n${delivery.body}`,
+          ),
+        );
+        let text = '';
+        socket.on('data', (chunk: Buffer) => (text += chunk.toString()));
+        socket.on('end', () => resolve(text));
+        socket.on('error', reject);
+      });
+    const twice = await request(['Host: shop.example.kg']);
+    expect(twice.split('\r\n')[0]).toBe('HTTP/1.1 400 Bad Request');
+    expect(twice).toContain('"code":"MISSING_HOST"');
+    expect(r.calls).toEqual([]);
+    // The one Host line it was signed for: handled.
+    expect((await request([])).split('\r\n')[0]).toBe('HTTP/1.1 200 OK');
+    expect(r.calls).toEqual([delivery.id]);
   });
 });
 
