@@ -224,14 +224,14 @@ const prepared = /* @__PURE__ */ new WeakMap<object, PreparedVerifier>();
  * a query your app could read differently is refused with
  * `MALFORMED_QUERY` — one that starts with a second `?` (`??shop=7`), a
  * parameter with an empty name (`=7`), a name repeated with different
- * values (`shop=8&shop=7`), an escaped `&` or `=` in a name or `&` in a
- * value (`env=prod%26shop%3D7` has the signed line of `env=prod&shop=7`),
- * or a name or value that still holds a percent escape once decoded
- * (`shop=%2537`, read as `%37`, has the signed line of `shop=7`). A name
+ * values (`shop=8&shop=7`), or a name holding `&`, `=` or a percent
+ * escape once decoded (`a%3Db=c` has the signed line of `a=b%3Dc`). A name
  * repeated with the same value, and empty pieces (`a=1&&b=2`), are fine.
- * With `webhookUrl` the registered query is signed instead, and the
- * request's must carry each of its parameters: a registered URL whose query
- * holds such values is received that way.
+ * Values may hold an escaped `&` and escapes (the service signs such
+ * values), so `ref=x%26shop%3D8` and `ref=x&shop=8` sign alike: only
+ * `webhookUrl` tells them apart. With `webhookUrl` the registered query is
+ * signed instead, and the request's must carry each of its parameters as
+ * registered (`URL_MISMATCH`).
  *
  * Every body costs at most a linear read before it is refused, and its
  * verdict never depends on the engine's stack. Web Crypto decides every

@@ -87,13 +87,18 @@ const FIXED: Readonly<Record<string, Cause>> = {
     causes: ['the x-api-timestamp header was changed on the way (it is not UNIX milliseconds)'],
   },
   MISSING_HOST: {
-    causes: ['the receiver has no webhookUrl and the request arrived without a Host header: set webhookUrl'],
+    causes: [
+      'the receiver has no webhookUrl and the request arrived without a Host header, or naming two hosts: set webhookUrl',
+    ],
   },
   MALFORMED_PATH: {
     causes: ['the request path cannot be written into the canonical string: check the URL you send to'],
   },
   MALFORMED_QUERY: {
-    causes: ['the query string cannot be written into the canonical string: check the URL you send to'],
+    causes: [
+      'the query string cannot be written into the canonical string, or (without webhookUrl) the app could read it ' +
+        'otherwise than signed: check the URL you send to, or set webhookUrl',
+    ],
   },
   URL_MISMATCH: {
     causes: [

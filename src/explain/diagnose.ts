@@ -114,7 +114,7 @@ async function explain(request: ExplainRequest, options: ExplainOptions): Promis
         code === 'INVALID_BODY'
           ? `The body cannot be read, so no canonical string can be built: ${read.error.message}`
           : code === 'MISSING_HOST'
-            ? 'The request has no Host header, so no canonical string can be built: set `webhookUrl` to the URL registered with the service (with `payhook verify`: `--webhook-url <url>`, or `--registered-url <url>` to try it).'
+            ? `${read.error.message} No canonical string can be built: set \`webhookUrl\` to the URL registered with the service (with \`payhook verify\`: \`--webhook-url <url>\`, or \`--registered-url <url>\` to try it).`
             : `No canonical string can be built: ${read.error.message}`,
     });
   }

@@ -4,9 +4,9 @@
  *
  * | code | raised when |
  * |---|---|
- * | `MISSING_HOST` | the request has no usable `Host` header (none, or one holding `&`, which no host name has), so no canonical string can be built |
+ * | `MISSING_HOST` | the request has no usable `Host` header (none, one holding `&`, which no host name has, or several naming different hosts), so no canonical string can be built |
  * | `MALFORMED_PATH` | the path holds a `%` escape that `decodeURI` rejects |
- * | `MALFORMED_QUERY` | a query name or value holds a `%` escape that `decodeURI` rejects |
+ * | `MALFORMED_QUERY` | a query name or value holds a `%` escape that `decodeURI` rejects; or, without `webhookUrl`, the app could read the query otherwise than signed (`??`, an empty name, a name repeated with another value, a name holding `&`, `=` or an escape once decoded) |
  * | `URL_MISMATCH` | the request does not fit the registered `webhookUrl`: its query lacks a registered parameter or gives it another value (with several URLs: none has the request's path and parameters) |
  * | `INVALID_BODY` | the body is not JSON, or is JSON but not an object |
  * | `INVALID_PAYLOAD` | the body is a JSON object but not a webhook of the spec (`error.issues` lists every problem with its path) |

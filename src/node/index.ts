@@ -190,28 +190,38 @@ function isFastify(req: unknown, res: unknown): boolean {
  * The request's headers, with every host the request names in `host`.
  * `node:http2` (its compatibility API) gives the authority as the
  * `:authority` pseudo-header: it stands for Host, as HTTP/2 defines it. Node
- * keeps only the first of several Host lines. A second host (a Host header
- * beside a different `:authority`, a second Host line) is handed on joined
- * with `, `, as a Web `Headers` joins repeated lines, so the core refuses
- * such a request alike from both adapters.
+ * keeps only the first of several Host lines. Another host (a Host header
+ * beside a different `:authority`, a second Host line naming another host)
+ * is handed on joined with `, `, as a Web `Headers` joins repeated lines, so
+ * the core refuses such a request alike from both adapters. Letter case and
+ * a default port do not make another host.
  */
 function headersOf(req: NodeRequestLike): NodeRequestLike['headers'] {
   const { headers, rawHeaders } = req;
   const authority = headers[':authority'];
-  let host = headers['host'];
-  if (typeof authority === 'string' && authority !== host) {
-    host = host === undefined ? authority : `${String(host)}, ${authority}`;
+  const given = headers['host'];
+  let host = given;
+  if (typeof authority === 'string' && (typeof given !== 'string' || !sameHost(authority, given))) {
+    host = given === undefined ? authority : `${String(given)}, ${authority}`;
   } else if (rawHeaders !== undefined) {
-    let lines = 0;
+    let first: string | undefined;
     let joined = '';
     for (let index = 0; index < rawHeaders.length; index += 2) {
       const name = rawHeaders[index]!;
-      if (name.length === 4 && name.toLowerCase() === 'host')
-        joined += `${lines++ === 0 ? '' : ', '}${rawHeaders[index + 1]}`;
+      if (name.length !== 4 || name.toLowerCase() !== 'host') continue;
+      const value = rawHeaders[index + 1]!;
+      if (first === undefined) first = joined = value;
+      else if (!sameHost(first, value)) joined += `, ${value}`;
     }
-    if (lines > 1) host = joined;
+    if (first !== undefined && joined !== first) host = joined;
   }
-  return host === headers['host'] ? headers : { ...headers, host };
+  return host === given ? headers : { ...headers, host };
+}
+
+const DEFAULT_PORT = /:(?:443|80)$/;
+
+function sameHost(a: string, b: string): boolean {
+  return a === b || a.toLowerCase().replace(DEFAULT_PORT, '') === b.toLowerCase().replace(DEFAULT_PORT, '');
 }
 
 function send(res: NodeResponseLike, answer: Answer): void {

@@ -80,6 +80,10 @@ describe('node:http2', () => {
       const same = { ':authority': `127.0.0.1:${port}`, host: `127.0.0.1:${port}` };
       expect((await post(`127.0.0.1:${port}`, same)).status).toBe(200);
       expect(calls).toHaveLength(2);
+      // Letter case and a default port do not make another host (RFC 9113 §8.3.1 compares them normalised).
+      const cased = { ':authority': 'Shop.Example.KG:443', host: 'shop.example.kg' };
+      expect((await post('shop.example.kg', cased)).status).toBe(200);
+      expect(calls).toHaveLength(3);
     } finally {
       client.close();
       await new Promise((resolve) => server.close(resolve));
@@ -120,9 +124,10 @@ describe('several Host lines (allowAnyHost)', () => {
     expect(twice.split('\r\n')[0]).toBe('HTTP/1.1 400 Bad Request');
     expect(twice).toContain('"code":"MISSING_HOST"');
     expect(r.calls).toEqual([]);
-    // The one Host line it was signed for: handled.
+    // The one Host line it was signed for: handled; the same host repeated (letter case aside) is still one host.
     expect((await request([])).split('\r\n')[0]).toBe('HTTP/1.1 200 OK');
-    expect(r.calls).toEqual([delivery.id]);
+    expect((await request(['Host: OTHER-merchant.example'])).split('\r\n')[0]).toBe('HTTP/1.1 200 OK');
+    expect(r.calls).toEqual([delivery.id]); // the second is answered as a duplicate
   });
 });
 

@@ -154,7 +154,7 @@ const anyValue = fc.oneof(
 function contractRefuses(value: Record<string, unknown>): boolean {
   const text = (key: string) => typeof value[key] === 'string';
   const amount = value['amount'];
-  // Text is refused at the top level, as the service's verifier does (vector signed-amount-string).
+  // Text is refused at the top level, as the service's conformance vector signed-amount-string says.
   const amountOk = Number.isFinite(amount);
   const fields = value['fields'];
   const fieldsOk = fields === undefined || (typeof fields === 'object' && fields !== null && !Array.isArray(fields));
