@@ -1,8 +1,16 @@
+import { generateKeyPairSync } from 'node:crypto';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { clearKeyCache } from '../src/keys.js';
-import { BETA_PUBLIC_KEY } from '../src/service-keys.js';
-import { verifyWebhook, type VerifyWebhookOptions, type WebhookRequest } from '../src/verify-webhook.js';
+import type { KeyInput } from '../src/lib/key-types.js';
+import { webCryptoScheme, type SchemeFactory } from '../src/lib/signature-scheme.js';
+import { BETA_PUBLIC_KEY, PRODUCTION_PUBLIC_KEY } from '../src/service-keys.js';
+import {
+  prepareVerifier,
+  verifyWebhook,
+  type VerifyWebhookOptions,
+  type WebhookRequest,
+} from '../src/verify-webhook.js';
 import {
   PUBLIC_KEY,
   signDelivery,
@@ -46,6 +54,8 @@ describe('verifyWebhook', () => {
     expect(
       result.canonical.startsWith(`post\n/webhooks/payments\nhost:shop.example.kg&x-api-timestamp:${NOW - 1000}\n{`),
     ).toBe(true);
+    // Without the webhookUrl option there is no registered URL to name: no key at all, not one set to undefined.
+    expect(result).not.toHaveProperty('webhookUrl');
   });
 
   it('accepts text, bytes, ArrayBuffer and pre-parsed bodies, Headers and records, relative and absolute URLs', async () => {
@@ -205,6 +215,21 @@ describe('verifyWebhook', () => {
       expect(await code(asRequest(signDelivery('', { timestamp: NOW })))).toBe('INVALID_PAYLOAD');
     });
 
+    it('INVALID_PAYLOAD for a signed delivery without a body, however the absent body is given', async () => {
+      const delivery = signDelivery('', { timestamp: NOW });
+      for (const body of ['', undefined, null, new Uint8Array(0)]) {
+        const result = await verifyWebhook(asRequest(delivery, { body: body as WebhookRequest['body'] }), base);
+        expect(result).toEqual({
+          ok: false,
+          error: {
+            code: 'INVALID_PAYLOAD',
+            message: expect.stringContaining('empty') as string,
+            issues: [{ path: '', message: 'the body is empty' }],
+          },
+        });
+      }
+    });
+
     it('reads numeric text in fields.amount as its number, but refuses it in amount (vector signed-amount-string)', async () => {
       const request = asRequest(signDelivery(webhookBody({ fields: { amount: '100' } }), { timestamp: NOW }));
       const result = await verifyWebhook(request, base);
@@ -231,7 +256,10 @@ describe('verifyWebhook', () => {
       expect(bytes).toBeGreaterThan(body.length);
       const delivery = signDelivery(body, { timestamp: NOW });
       expect(await code(asRequest(delivery), { ...base, maxBodyBytes: bytes })).toBe('OK');
-      expect(await code(asRequest(delivery), { ...base, maxBodyBytes: bytes - 1 })).toBe('BODY_TOO_LARGE');
+      expect(await verifyWebhook(asRequest(delivery), { ...base, maxBodyBytes: bytes - 1 })).toMatchObject({
+        ok: false,
+        error: { code: 'BODY_TOO_LARGE', message: expect.stringContaining(`the limit is ${bytes - 1}`) as string },
+      });
       expect(
         await code(asRequest(delivery, { body: new TextEncoder().encode(body) }), { ...base, maxBodyBytes: bytes - 1 }),
       ).toBe('BODY_TOO_LARGE');
@@ -268,10 +296,43 @@ describe('verifyWebhook', () => {
       expect(await code(asRequest(delivery), { now: NOW, publicKeys: BETA_PUBLIC_KEY })).toBe('SIGNATURE_MISMATCH');
     });
 
+    it('maps each environment to its own shipped key', async () => {
+      // No delivery can be signed with the shipped keys: read the keys the verifier imports.
+      const keysOf = async (options: VerifyWebhookOptions): Promise<readonly KeyInput[]> => {
+        let imported: readonly KeyInput[] = [];
+        const recording: SchemeFactory = (keys, keyOptions) => {
+          imported = keys;
+          return webCryptoScheme(keys, keyOptions);
+        };
+        await prepareVerifier(options, recording).ready();
+        return imported;
+      };
+      expect(PRODUCTION_PUBLIC_KEY).not.toBe(BETA_PUBLIC_KEY);
+      expect(await keysOf({ environment: 'production' })).toEqual([PRODUCTION_PUBLIC_KEY]);
+      expect(await keysOf({ environment: 'beta' })).toEqual([BETA_PUBLIC_KEY]);
+      expect(await keysOf({ environment: ['beta', 'production'] })).toEqual([BETA_PUBLIC_KEY, PRODUCTION_PUBLIC_KEY]);
+      expect(await keysOf({ environment: 'production', publicKeys: PUBLIC_KEY })).toEqual([
+        PUBLIC_KEY,
+        PRODUCTION_PUBLIC_KEY,
+      ]);
+    });
+
+    it('passes allowWeakKeys on: a 1024-bit key is refused (WEAK_KEY) unless it is set, then it verifies', async () => {
+      const weak = generateKeyPairSync('rsa', { modulusLength: 1024 });
+      const weakPublic = weak.publicKey.export({ type: 'spki', format: 'pem' }) as string;
+      const weakPrivate = weak.privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
+      const signed = asRequest(signDelivery(webhookBody(), { timestamp: NOW, privateKey: weakPrivate }));
+      await expect(verifyWebhook(signed, { now: NOW, publicKeys: weakPublic })).rejects.toMatchObject({
+        code: 'WEAK_KEY',
+      });
+      expect(await code(signed, { now: NOW, publicKeys: weakPublic, allowWeakKeys: true })).toBe('OK');
+    });
+
     it('throws for misuse, never for a delivery', async () => {
       const request = asRequest(delivery);
       await expect(verifyWebhook(request, {})).rejects.toMatchObject({
         code: 'INVALID_ARGUMENT',
+        message: expect.stringContaining("{ environment: 'production' }") as string,
       });
       await expect(verifyWebhook(request, { publicKeys: [] })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
       await expect(verifyWebhook(request, { environment: 'staging' as never })).rejects.toMatchObject({
@@ -295,6 +356,29 @@ describe('verifyWebhook', () => {
       await expect(verifyWebhook({ ...request, url: undefined as never }, base)).rejects.toMatchObject({
         code: 'INVALID_ARGUMENT',
       });
+      for (const wrong of [{ method: 1 }, { headers: null }, { headers: 'host: shop.example.kg' }]) {
+        await expect(
+          verifyWebhook({ ...request, ...wrong } as never, base),
+          JSON.stringify(wrong),
+        ).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+      }
+    });
+
+    it('checks every option when it is first read, before any delivery is: a bad one throws even for an unsigned request', async () => {
+      const { signature: _drop, ...headers } = delivery.headers;
+      const unsigned = asRequest(delivery, { headers });
+      expect(await code(unsigned)).toBe('MISSING_SIGNATURE');
+      const misuses: VerifyWebhookOptions[] = [
+        { ...base, now: Number.NaN },
+        { ...base, toleranceMs: -1 },
+        { ...base, maxBodyBytes: '32768' as never },
+        { ...base, webhookUrl: 'mailto:payments@shop.example.kg' },
+      ];
+      for (const options of misuses) {
+        await expect(verifyWebhook(unsigned, options), JSON.stringify(options)).rejects.toMatchObject({
+          code: 'INVALID_ARGUMENT',
+        });
+      }
     });
 
     it('never throws for any delivery', async () => {
