@@ -104,6 +104,45 @@ describe('several registered URLs', () => {
     }
   });
 
+  it('as a list: the parameters outrank the Host, and a Host with a port other than the default keeps it', async () => {
+    const send = (host: string, signedFor: string, target: string) => {
+      const delivery = signDelivery(webhookBody(), {
+        timestamp: NOW,
+        host,
+        signedHost: new URL(signedFor).host,
+        target,
+      });
+      return { method: delivery.method, url: delivery.target, headers: delivery.headers, body: delivery.body };
+    };
+    // Signed for a's ?shop=7, arriving with b's Host: a registers more of the request's parameters.
+    const a = 'https://a.example.kg/hook?shop=7';
+    const b = 'https://b.example.kg/hook';
+    expect(await outcome(send('b.example.kg', a, '/hook?shop=7'), [b, a])).toEqual({ ok: true, webhookUrl: a });
+    // Port 8080 is not stripped as :80 would be: the request's Host still names b.
+    const a8080 = 'https://a.example.kg:8080/hook';
+    const b8080 = 'https://b.example.kg:8080/hook';
+    expect(await outcome(send('b.example.kg:8080', b8080, '/hook'), [a8080, b8080])).toEqual({
+      ok: true,
+      webhookUrl: b8080,
+    });
+  });
+
+  it('as a list: a URL fits only a request to its own path, whatever the order of the list', async () => {
+    const hook = `${SHOP}/hook`;
+    const other = `${SHOP}/other`;
+    for (const list of [
+      [hook, other],
+      [other, hook],
+    ]) {
+      expect(await outcome(deliveryFor(hook), list)).toEqual({ ok: true, webhookUrl: hook });
+      expect(await outcome(deliveryFor(other), list)).toEqual({ ok: true, webhookUrl: other });
+      // Paths no URL registers: another one, and one with an escape decodeURI refuses.
+      for (const sentTo of [`${SHOP}/third`, `${SHOP}/hook%E0%A4%A`]) {
+        expect(await outcome(deliveryFor(hook, sentTo), list)).toEqual({ ok: false, code: 'URL_MISMATCH' });
+      }
+    }
+  });
+
   it('as a list: a path escaped in other letter case is the same path', async () => {
     const registered = `${SHOP}/h%C3%A9`;
     const delivery = signDelivery(webhookBody(), { timestamp: NOW, signedTarget: '/h%C3%A9', target: '/h%c3%a9' });
@@ -122,6 +161,11 @@ describe('several registered URLs', () => {
     expect(await outcome(resent, webhookUrl)).toEqual({ ok: false, code: 'SIGNATURE_MISMATCH' });
     const elsewhere = deliveryFor(for7, `${SHOP}/other`);
     expect(await outcome(elsewhere, webhookUrl)).toEqual({ ok: false, code: 'URL_MISMATCH' });
+    // null, like undefined, is "no registered URL", not a misuse.
+    expect(await outcome(deliveryFor(for7), () => null as unknown as undefined)).toEqual({
+      ok: false,
+      code: 'URL_MISMATCH',
+    });
   });
 
   it('refuses a function answer that is not a URL as a misuse', async () => {
