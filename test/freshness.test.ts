@@ -61,6 +61,19 @@ describe('isTimestampFresh', () => {
     expect(!check.ok && check.message).toMatch(/seconds/);
   });
 
+  it('suggests seconds only when the value in seconds would be within the window, the boundary included', () => {
+    const seconds = Math.floor(NOW / 1000);
+    const remainder = NOW - seconds * 1000; // 678 ms: how far the value read as seconds lies from now
+    const hint = (timestamp: string | number, toleranceMs: number): string => {
+      const check = checkTimestamp(timestamp, { now: NOW, toleranceMs });
+      if (check.ok) throw new Error('expected a refusal');
+      return check.message;
+    };
+    expect(hint(seconds, remainder)).toContain('It looks like seconds, not milliseconds.');
+    expect(hint(seconds, remainder - 1)).not.toContain('seconds');
+    expect(hint(at(-400_000), 300_000)).toBe('The delivery is 400000 ms old; the window is 300000 ms.');
+  });
+
   it('takes numbers as well as strings, with the same window', () => {
     expect(isTimestampFresh(NOW - 300_000, { now: NOW })).toBe(true);
     expect(isTimestampFresh(NOW + 300_000, { now: NOW })).toBe(true);
@@ -121,6 +134,13 @@ describe('isTimestampFresh', () => {
     expect(isTimestampFresh(`000${NOW}`, { now: NOW })).toBe(true);
   });
 
+  it('reads 0 as a timestamp (digits, or a non-negative safe integer), only far out of the window', () => {
+    for (const zero of ['0', 0]) {
+      expect(checkTimestamp(zero, { now: 0 })).toEqual({ ok: true, timestamp: 0, skewMs: 0 });
+      expect(checkTimestamp(zero, { now: NOW })).toMatchObject({ ok: false, code: 'TIMESTAMP_OUT_OF_WINDOW' });
+    }
+  });
+
   it('a digit string too large for a number is out of the window, not fresh', () => {
     const check = checkTimestamp('9'.repeat(400), { now: NOW });
     expect(check.ok ? 'ok' : check.code).toBe('TIMESTAMP_OUT_OF_WINDOW');
@@ -148,8 +168,8 @@ describe('checkTimestamp', () => {
       timestamp: NOW + 400_000,
       skewMs: -400_000,
     });
-    expect(!old.ok && old.message).toMatch(/old/);
-    expect(!ahead.ok && ahead.message).toMatch(/future/);
+    expect(!old.ok && old.message).toContain('is 400000 ms old');
+    expect(!ahead.ok && ahead.message).toContain('is 400000 ms in the future');
   });
 });
 
