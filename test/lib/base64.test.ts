@@ -25,10 +25,13 @@ describe('decodeBase64Lenient', () => {
   });
 
   it.each([
-    ['inner space', 'aGVs bG8='],
-    ['inner newline', 'aGVs\nbG8='],
-    ['a character outside both alphabets', 'aGVs*bG8='],
-    ['a non-ASCII character', 'aGVsé8='],
+    // A stray character, each in a string of a valid length (a wrong length alone is refused first).
+    ['inner space', 'aGVs bG8'],
+    ['inner newline', 'aGVs\nbG8'],
+    ['a character outside both alphabets', 'aGVs*bG8'],
+    ['a non-ASCII character', 'aGVsé8'],
+    // The table covers codes 0 to 127: the first code past it must not read as 'A'.
+    ['U+0080, the first code past ASCII', 'aGVs\u0080bG8'],
     ['padding in the middle', 'aG==bG8='],
     ['three padding characters', 'aGk==='],
     ['padding that does not complete the quantum', 'aGk=='],
