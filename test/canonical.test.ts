@@ -63,6 +63,7 @@ describe('line 2: the path', () => {
   it('is an empty line when absent', () => {
     expect(build({ path: '' }).split('\n')[1]).toBe('');
     expect(build({ path: undefined as unknown as string }).split('\n')[1]).toBe('');
+    expect(build({ path: null as unknown as string }).split('\n')[1]).toBe('');
   });
 
   it.each([
@@ -114,13 +115,15 @@ describe('line 3: the headers', () => {
     expect(build({ headers: { host: ['h'] } }).split('\n')[2]).toBe('host:h');
   });
 
-  it('skips undefined values and writes numbers as decimal text', () => {
+  it('skips undefined values and writes numbers, booleans and bigints as text', () => {
     const headers = {
       host: 'h',
       'x-api-gone': undefined,
       'x-api-timestamp': 1763712000000,
+      'x-api-live': true,
+      'x-api-big': 10n,
     } as unknown as CanonicalRequest['headers'];
-    expect(build({ headers }).split('\n')[2]).toBe('host:h&x-api-timestamp:1763712000000');
+    expect(build({ headers }).split('\n')[2]).toBe('host:h&x-api-big:10&x-api-live:true&x-api-timestamp:1763712000000');
   });
 
   it('reads a Map-like headers object case-insensitively', () => {
@@ -152,18 +155,20 @@ describe('line 3: the headers', () => {
     expect(build({ headers: { host: '' } }).split('\n')[2]).toBe('host:');
   });
 
-  it('INVALID_ARGUMENT for a header value that is an object', () => {
-    const headers = { host: 'h', 'x-api-odd': Object.create(null) } as unknown as CanonicalRequest['headers'];
-    expect(codeOf(() => build({ headers }))).toBe('INVALID_ARGUMENT');
+  it('INVALID_ARGUMENT for a header value that is an object, alone or in an array', () => {
+    for (const odd of [Object.create(null) as object, ['a', { b: 1 }]]) {
+      const headers = { host: 'h', 'x-api-odd': odd } as unknown as CanonicalRequest['headers'];
+      expect(codeOf(() => build({ headers }))).toBe('INVALID_ARGUMENT');
+    }
   });
 });
 
 describe('line 4: the query', () => {
   it('sorts by name and re-encodes with encodeURI(decodeURI(...)), a missing value counting as ""', () => {
     // decodeURI keeps %2F, so encodeURI then escapes its % again: %252F, as the service does.
-    expect(build({ query: { z: 'ж', a: '%D0%B6', m: null, ' s': 'a b', r: 'a%2Fb' } }).split('\n')[3]).toBe(
-      '%20s=a%20b&a=%D0%B6&m=&r=a%252Fb&z=%D0%B6',
-    );
+    expect(
+      build({ query: { z: 'ж', a: '%D0%B6', m: null, u: undefined, ' s': 'a b', r: 'a%2Fb' } }).split('\n')[3],
+    ).toBe('%20s=a%20b&a=%D0%B6&m=&r=a%252Fb&u=&z=%D0%B6');
   });
 
   it('sorts by UTF-16 code unit, not by locale', () => {
@@ -202,6 +207,7 @@ describe('line 4: the query', () => {
     ['a nested object value', { a: { b: '1' } }],
     ['a raw string with a malformed escape', 'a=%25zz'],
     ['a query that is a number', 7],
+    ['a map-like query with a name that is not a string', new Map([[1, 'a']])],
   ])('MALFORMED_QUERY for %s', (_label, query) => {
     expect(codeOf(() => build({ query: query as CanonicalRequest['query'] }))).toBe('MALFORMED_QUERY');
   });
@@ -254,6 +260,11 @@ describe('the body line', () => {
     expect(build({ body: '{"e\u0301":2,"é":1}' }).split('\n')[3]).toBe('{"e\u0301":2,"é":1}');
   });
 
+  it('drops one leading byte-order mark only, never one inside the JSON text', () => {
+    expect(build({ body: '\uFEFF{"a":"x\uFEFFy"}' }).split('\n')[3]).toBe('{"a":"x\uFEFFy"}');
+    expect(build({ body: '{"a":"\uFEFF"}' }).split('\n')[3]).toBe('{"a":"\uFEFF"}');
+  });
+
   it('lets the last duplicate key win', () => {
     expect(build({ body: '{"a":1,"a":2}' }).split('\n')[3]).toBe('{"a":2}');
   });
@@ -280,6 +291,23 @@ describe('the body line', () => {
     ['a parsed boolean', true as unknown as object],
   ])('INVALID_BODY for %s', (_label, body) => {
     expect(codeOf(() => build({ body }))).toBe('INVALID_BODY');
+  });
+
+  it('keeps the underlying error as the cause of INVALID_BODY', () => {
+    const errorOf = (body: CanonicalRequest['body']): unknown => {
+      try {
+        build({ body });
+      } catch (error) {
+        return error;
+      }
+      throw new Error('expected INVALID_BODY');
+    };
+    expect(errorOf('{"a":')).toMatchObject({ code: 'INVALID_BODY', cause: expect.any(SyntaxError) });
+    expect(errorOf(new Uint8Array([0x7b, 0xff, 0x7d]))).toMatchObject({
+      code: 'INVALID_BODY',
+      cause: expect.any(TypeError),
+    });
+    expect(errorOf({ big: 10n })).toMatchObject({ code: 'INVALID_BODY', cause: expect.any(TypeError) });
   });
 
   it('INVALID_BODY, not a crash, for parsed values JSON cannot write back', () => {
