@@ -146,6 +146,18 @@ describe('parseServiceError', () => {
     });
   });
 
+  it('property: reads a code from 0 to 999 alike as a number and as its digits, and no code outside that', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: -2_000, max: 2_000 }), (code) => {
+        const asNumber = parseServiceError({ statusCode: code });
+        if (code < 0 || code > 999) expect(asNumber).toBeUndefined();
+        else expect(asNumber?.statusCode).toBe(code);
+        if (code >= 0) expect(parseServiceError({ statusCode: String(code) })).toEqual(asNumber);
+      }),
+    );
+    for (const edge of [0, 999]) expect(parseServiceError({ statusCode: edge })?.statusCode).toBe(edge);
+  });
+
   it('narrows on known / statusCode for branching', () => {
     const error = parseServiceError({ statusCode: 400, errorMessage: 'user is disabled' });
     if (error === undefined || !error.known) throw new Error('expected a known error');
@@ -171,6 +183,17 @@ describe('parseServiceError', () => {
       message: '',
       retriable: true,
     });
+    // 5xx is 500 to 599, both ends included; 428, 430 and 6xx are not retried.
+    for (const [statusCode, retriable] of [
+      [501, true],
+      [599, true],
+      [600, false],
+      [999, false],
+      [428, false],
+      [430, false],
+    ] as const) {
+      expect([statusCode, parseServiceError({ statusCode })?.retriable]).toEqual([statusCode, retriable]);
+    }
   });
 
   it('gives undefined for a success answer, so `retriable` never says to repeat a call that worked', () => {
@@ -202,6 +225,7 @@ describe('parseServiceError', () => {
     ['a code with spaces', { statusCode: ' 400' }],
     ['a four-digit code', { statusCode: 4000 }],
     ['a boolean code', { statusCode: true }],
+    ['a code in an array', { statusCode: ['409'] }],
     ['invalid UTF-8', new Uint8Array([0xff])],
     ['undefined', undefined],
     ['null', null],
@@ -231,5 +255,13 @@ describe('parseServiceError', () => {
       },
     });
     expect(parseServiceError(throwing)).toBeUndefined();
+    // A readable code does not save a body whose message getter throws.
+    const throwingMessage = Object.defineProperty({ statusCode: 500 }, 'errorMessage', {
+      enumerable: true,
+      get: () => {
+        throw new Error('boom');
+      },
+    });
+    expect(parseServiceError(throwingMessage)).toBeUndefined();
   });
 });
