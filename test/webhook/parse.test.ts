@@ -314,6 +314,12 @@ describe('validation failures with strict: true, each with its path', () => {
       'expected string, got boolean',
     ],
     [
+      'a merchant field whose name only ends like an identifier',
+      { fields: { 'order-id': 5 } },
+      'fields["order-id"]',
+      'expected string, got number 5',
+    ],
+    [
       'fields.webhook_url not a string',
       { fields: { webhook_url: {} } },
       'fields.webhook_url',
@@ -427,6 +433,61 @@ describe('validation failures with strict: true, each with its path', () => {
 
   it('accepts a webhook whose fields object is empty (spec §2.2 promises no key)', () => {
     expect(parseWebhook(body({ fields: {} })).fields).toEqual({});
+  });
+
+  it('accepts 0 as a time (a non-negative safe integer), even with strict: true', () => {
+    const webhook = parseWebhook(body({ transactionDate: 0, requestDate: 0 }), STRICT);
+    expect([webhook.transactionDate, webhook.requestDate]).toEqual([0, 0]);
+  });
+});
+
+describe('a lenient parse: what it keeps and what it leaves out', () => {
+  it('leaves a top-level field of another shape out: no key, not one holding undefined (raw keeps it)', () => {
+    const odd = { service: 'VISA', net: '245', transactionDate: '1764648470315' };
+    const webhook = parseWebhook(body(odd));
+    for (const name of Object.keys(odd)) expect(webhook).not.toHaveProperty(name);
+    expect(webhook.deviations.map((issue) => issue.path)).toEqual(['transactionDate', 'service', 'net']);
+    expect(webhook.raw).toMatchObject(odd);
+  });
+
+  it('keeps a merchant field of any JSON scalar as given, noted, and leaves out an object or an array', () => {
+    const fields = { text: 'a', count: 3, live: true, none: null, nested: { a: 1 }, list: ['a'] };
+    const webhook = parseWebhook(body({ fields }));
+    // Only the kept keys: a value left out is no key at all, not one holding undefined.
+    expect(Object.keys(webhook.fields)).toEqual(['text', 'count', 'live', 'none']);
+    expect({ ...webhook.fields }).toEqual({ text: 'a', count: 3, live: true, none: null });
+    expect(webhook.deviations.map((issue) => issue.path)).toEqual([
+      'fields.count',
+      'fields.live',
+      'fields.none',
+      'fields.nested',
+      'fields.list',
+    ]);
+    expect(webhook.raw['fields']).toEqual(fields);
+  });
+
+  it.each(['100', '-5', '99.90', '0'])('reads numeric text %j in fields.amount as its number', (text) => {
+    const webhook = parseWebhook(body({ fields: { amount: text } }));
+    expect(webhook.fields.amount).toBe(Number(text));
+    expect(webhook.deviations).toEqual([{ path: 'fields.amount', message: 'expected number, got string' }]);
+  });
+
+  it.each<[string, unknown]>([
+    ['an exponent', '1e3'],
+    ['hexadecimal', '0x10'],
+    ['empty text', ''],
+    ['a leading space', ' 100'],
+    ['a trailing space', '100 '],
+    ['a plus sign', '+5'],
+    ['a thousands separator', '1,000'],
+    ['a dot without digits after it', '5.'],
+    ['digits too many for a finite number', '9'.repeat(400)],
+    ['numeric text in an array', ['100']],
+  ])('leaves out fields.amount holding %s, which is not numeric text, and notes it', (_label, amount) => {
+    const webhook = parseWebhook(body({ fields: { amount, paymentId: 'p' } }));
+    expect(Object.keys(webhook.fields)).toEqual(['paymentId']);
+    expect(webhook.deviations.map((issue) => issue.path)).toEqual(['fields.amount']);
+    expect((webhook.raw['fields'] as Record<string, unknown>)['amount']).toEqual(amount);
   });
 });
 
