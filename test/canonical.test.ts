@@ -285,6 +285,8 @@ describe('the body line', () => {
     ['a JSON number', '42'],
     ['a JSON boolean', 'true'],
     ['whitespace only', '  '],
+    ['text before a JSON null', 'x null'],
+    ['text after a JSON null', 'null x'],
     ['invalid UTF-8 bytes', new Uint8Array([0x7b, 0xff, 0x7d])],
     ['a parsed array', [1, 2]],
     ['a parsed number', 42 as unknown as object],
