@@ -101,11 +101,19 @@ describe('couldBeSignature', () => {
     const random = new Uint8Array(randomBytes(256));
     expect(couldBeSignature(random, sealed)).toBe(true);
     expect(couldBeSignature(random, both(await loaded(pairs[1]!.publicKey), sealed))).toBe(true);
+    // Its length is still checked: a signature no key's length fits is ruled out without numbers.
+    expect(couldBeSignature(random.subarray(1), sealed)).toBe(false);
+    expect(couldBeSignature(new Uint8Array([1, ...random]), sealed)).toBe(false);
     // An exponent of 33 bits or more: the check would cost a modular
     // squaring per bit. (Not a key pair: only the public numbers matter.)
     const jwk = { ...createPublicKey(pairs[1]!.publicKey).export({ format: 'jwk' }), e: 'AQAAAAE' };
     const wide = await withPublicNumbers(await importKeys(jwk as RsaJsonWebKey, {}));
     expect(wide.numbers).toEqual([undefined]);
     expect(couldBeSignature(random, wide)).toBe(true);
+    // 32 bits exactly (0x01000001) is still checked.
+    const jwk32 = { ...jwk, e: 'AQAAAQ' };
+    const narrow = await withPublicNumbers(await importKeys(jwk32 as RsaJsonWebKey, {}));
+    expect(narrow.numbers[0]?.e).toBe(0x01_00_00_01n);
+    expect(couldBeSignature(random, narrow)).toBe(false);
   });
 });
