@@ -422,6 +422,15 @@ describe('validation failures with strict: true, each with its path', () => {
     expect(result.error.message.length).toBeLessThan(1000);
   });
 
+  it('spells out ten problems in full, joined by "; ", with no "more"', () => {
+    const fieldsValue = Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`f${i}`, i]));
+    const result = safeParseWebhook(body({ fields: fieldsValue }), STRICT);
+    if (result.success) throw new Error('expected a failure');
+    const shown = result.error.issues.map((issue) => `${issue.path}: ${issue.message}`);
+    expect(shown).toHaveLength(10);
+    expect(result.error.message).toBe(`The body is not a payment webhook: ${shown.join('; ')}.`);
+  });
+
   it('does not require requestDate by default, but does with strict: true', () => {
     const value = body({}, ['requestDate']);
     expect(safeParseWebhook(value).success).toBe(true);
