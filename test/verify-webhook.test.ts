@@ -269,7 +269,7 @@ describe('verifyWebhook', () => {
       );
     });
 
-    it('refuses a 1 MiB body by default (the default limit is 64 KiB)', async () => {
+    it('refuses a 1 MiB body by default (the default limit is 32 KiB)', async () => {
       const delivery = signDelivery(webhookBody({ fields: { amount: 1, pad: 'x'.repeat(1_048_576) } }), {
         timestamp: NOW,
       });
