@@ -39,17 +39,23 @@ async function serve(
   return { port: server.port, calls };
 }
 
+/** A handler without webhookUrl (the Host is what was signed), and the ids onPayment received. */
+function anyHostHandler(): { handler: ReturnType<typeof createNodeWebhookHandler>; calls: string[] } {
+  const calls: string[] = [];
+  const handler = createNodeWebhookHandler({
+    publicKeys: PUBLIC_KEY,
+    allowAnyHost: true,
+    onPayment: (webhook) => {
+      calls.push(webhook.id);
+    },
+  });
+  return { handler, calls };
+}
+
 describe('node:http2', () => {
   // HTTP/2 sends the authority as :authority and no Host header; it stands for Host in the signed string.
   it('reads the host from :authority, and still refuses a delivery signed for another host', async () => {
-    const calls: string[] = [];
-    const handler = createNodeWebhookHandler({
-      publicKeys: PUBLIC_KEY,
-      allowAnyHost: true,
-      onPayment: (webhook) => {
-        calls.push(webhook.id);
-      },
-    });
+    const { handler, calls } = anyHostHandler();
     const server = createHttp2Server((req, res) => void handler(req, res));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as { port: number };
@@ -93,14 +99,7 @@ describe('node:http2', () => {
 
 describe('several Host lines (allowAnyHost)', () => {
   it('refuses them: Node keeps only the first, which need not be the host the request was routed on', async () => {
-    const calls: string[] = [];
-    const handler = createNodeWebhookHandler({
-      publicKeys: PUBLIC_KEY,
-      allowAnyHost: true,
-      onPayment: (webhook) => {
-        calls.push(webhook.id);
-      },
-    });
+    const { handler, calls } = anyHostHandler();
     const server = await listen(createServer((req, res) => void handler(req, res)));
     servers.push(server);
     const r = { port: server.port, calls };
