@@ -111,8 +111,17 @@ export function registeredUrl(option: unknown): RegisteredUrl {
   return () => pinned;
 }
 
-/** A Host value as `URL.host` writes it: lower case, without the default port. */
-function normalHost(host: string | undefined): string | undefined {
+/**
+ * A Host value as `URL.host` writes it: lower case, without the default port.
+ *
+ * @example
+ * ```ts
+ * import { normalHost } from './signed-target.js';
+ *
+ * normalHost('Shop.Example.KG:443'); // 'shop.example.kg'
+ * ```
+ */
+export function normalHost(host: string | undefined): string | undefined {
   return host?.toLowerCase().replace(/:(?:443|80)$/, '');
 }
 

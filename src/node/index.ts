@@ -11,6 +11,7 @@ import { readChunks, type BodyLimits, type BodyOutcome, type ChunkSource } from 
 import { createDeliveryFlow } from '../handler/flow.js';
 import { nodeCryptoScheme } from './node-crypto-scheme.js';
 import type { WebhookHandlerOptions } from '../handler/options.js';
+import { normalHost } from '../lib/signed-target.js';
 import type { BodyInput } from '../request.js';
 
 export type * from '../handler/public-types.js';
@@ -201,7 +202,7 @@ function headersOf(req: NodeRequestLike): NodeRequestLike['headers'] {
   const authority = headers[':authority'];
   const given = headers['host'];
   let host = given;
-  if (typeof authority === 'string' && (typeof given !== 'string' || !sameHost(authority, given))) {
+  if (typeof authority === 'string' && (typeof given !== 'string' || normalHost(authority) !== normalHost(given))) {
     host = given === undefined ? authority : `${String(given)}, ${authority}`;
   } else if (rawHeaders !== undefined) {
     let first: string | undefined;
@@ -211,17 +212,11 @@ function headersOf(req: NodeRequestLike): NodeRequestLike['headers'] {
       if (name.length !== 4 || name.toLowerCase() !== 'host') continue;
       const value = rawHeaders[index + 1]!;
       if (first === undefined) first = joined = value;
-      else if (!sameHost(first, value)) joined += `, ${value}`;
+      else if (normalHost(first) !== normalHost(value)) joined += `, ${value}`;
     }
     if (first !== undefined && joined !== first) host = joined;
   }
   return host === given ? headers : { ...headers, host };
-}
-
-const DEFAULT_PORT = /:(?:443|80)$/;
-
-function sameHost(a: string, b: string): boolean {
-  return a === b || a.toLowerCase().replace(DEFAULT_PORT, '') === b.toLowerCase().replace(DEFAULT_PORT, '');
 }
 
 function send(res: NodeResponseLike, answer: Answer): void {
