@@ -150,6 +150,7 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
     if (cause.diagnose !== undefined) io.out(`  diagnose: ${cause.diagnose}`);
   };
   const post = asCaptured ? exactDelivery : fetchDelivery;
+  const address = URL.canParse(url) ? new URL(url).host : url;
 
   /** Delivers one copy, retrying as told: the last answer's status (none: no answer arrived) and when it ended. */
   const deliver = async (index: number): Promise<{ status: number | undefined; at: number }> => {
@@ -171,7 +172,7 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
         if (!(error instanceof NoAnswer)) throw error;
         line =
           error.status === undefined
-            ? `no answer (${error.reason})`
+            ? `no answer (${error.reason})${error.reason === 'ECONNREFUSED' ? `: is the receiver listening at ${address}?` : ''}`
             : `${error.status.status} ${error.status.statusText}, but the body did not arrive (${error.reason})`;
       }
       io.out(`${label}attempt ${attempt}: ${line} (${Date.now() - started} ms)`);

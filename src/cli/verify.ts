@@ -163,7 +163,11 @@ export async function verifyCommand(args: readonly string[], io: Io): Promise<nu
     io.out(`  judged with webhookUrl ${recordedUrl} (recorded in the capture; --webhook-url overrides it)`);
   }
   for (const issue of result.error.issues ?? []) io.out(`    - ${issue.path || '(body)'}: ${issue.message}`);
-  if (diagnosis?.canonical) io.out(`  canonical string as received:\n${indent(diagnosis.canonical)}`);
+  if (diagnosis?.canonical) {
+    // With a webhookUrl, host, path and query are the registered URL's, not the request's.
+    const source = webhookUrl === undefined ? 'as received' : `with host, path and query from ${webhookUrl}`;
+    io.out(`  canonical string ${source}:\n${indent(diagnosis.canonical)}`);
+  }
   if (result.error.code !== 'INVALID_PAYLOAD' && diagnosis) {
     io.out(`  diagnosis: ${diagnosis.message}`);
     if (diagnosis.verifiedCanonical !== null && diagnosis.verifiedCanonical !== diagnosis.canonical) {

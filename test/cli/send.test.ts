@@ -187,7 +187,9 @@ describe('payhook send', () => {
     server!.close();
     const unreachable = await run(['send', url]);
     expect(unreachable.code).toBe(1);
-    expect(unreachable.stdout).toContain('no answer (ECONNREFUSED)');
+    expect(unreachable.stdout).toContain(
+      `no answer (ECONNREFUSED): is the receiver listening at ${new URL(url).host}?`,
+    );
   });
 
   it('takes a redirect as the answer, as the service does: a 302 to a page that answers 200 is not delivered', async () => {

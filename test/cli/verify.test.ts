@@ -110,7 +110,9 @@ describe('payhook verify', () => {
     const result = await run(['verify', '--request', file, '--key', testKey]);
     expect(result.code).toBe(1);
     expect(result.stdout).toContain('SIGNATURE_MISMATCH');
-    expect(result.stdout).toContain('│ host:internal:8080&x-api-timestamp:');
+    expect(result.stdout).toContain(
+      'canonical string as received:\n    │ post\n    │ /webhooks/payments\n    │ host:internal:8080&x-api-timestamp:',
+    );
     expect(result.stdout).toContain(
       'signature would verify with Host `shop.example.kg` (your request has `internal:8080`)',
     );
@@ -128,6 +130,19 @@ describe('payhook verify', () => {
     );
     expect(result.stdout).toContain(
       "set `webhookUrl: 'https://shop.example.kg/api/webhooks/payments'`, the URL the service signed: your router strips the prefix `/api`",
+    );
+    // Judged with a webhookUrl, the line says whose host and path it holds: the registered URL's, not the request's.
+    const pinned = await run([
+      'verify',
+      '--request',
+      file,
+      '--key',
+      testKey,
+      '--webhook-url',
+      'https://shop.example.kg/hook',
+    ]);
+    expect(pinned.stdout).toContain(
+      'canonical string with host, path and query from https://shop.example.kg/hook:\n    │ post\n    │ /hook\n',
     );
   });
 
