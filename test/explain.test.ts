@@ -347,6 +347,15 @@ describe('explainSignatureMismatch (the handler debug hook)', () => {
     }
   });
 
+  it('passes on the rejection of an async report, so a handler logs it instead of leaving it unhandled', async () => {
+    const options = { publicKeys: TEST_KEY_PAIR.publicKey };
+    // eslint-disable-next-line @typescript-eslint/no-misused-promises -- an async one, as a merchant may pass despite the type
+    const hook = explainSignatureMismatch(options, { report: () => Promise.reject(new Error('report sink down')) });
+    const signed = await signWebhook(createTestWebhook(), { url: 'https://shop.example.kg/webhooks/payments' });
+    const forged = { ...signed, headers: { ...signed.headers, signature: 'A'.repeat(344) } };
+    await expect(hook(forged)).rejects.toThrow('report sink down');
+  });
+
   it('refuses a limit that would not limit, and a report that is not a function, at creation', () => {
     const options = { publicKeys: TEST_KEY_PAIR.publicKey };
     for (const maxPerMinute of [Number.NaN, 1.5, -1, Number.POSITIVE_INFINITY]) {

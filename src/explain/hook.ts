@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { isThenable } from '../lib/callback.js';
 import { misuse } from '../lib/misuse.js';
 import { explainVerificationFailure } from './diagnose.js';
 import type { ExplainOptions, ExplainRequest, VerificationDiagnosis } from './types.js';
@@ -20,7 +21,9 @@ import type { ExplainOptions, ExplainRequest, VerificationDiagnosis } from './ty
  */
 export interface ExplainHookOptions {
   /**
-   * Receives each diagnosis.
+   * Receives each diagnosis. An async one is awaited (the next diagnosis
+   * waits for it); its rejection rejects the hook, which a handler logs as a
+   * failed hook.
    * @defaultValue `console.warn` of `payhook: <message>`
    */
   report?: (diagnosis: VerificationDiagnosis) => void;
@@ -86,7 +89,10 @@ export function explainSignatureMismatch(
     used++;
     running = true;
     try {
-      report(await explainVerificationFailure(request, options));
+      // An async report is awaited, so its rejection reaches the caller (a handler logs a failed hook) rather
+      // than surfacing unhandled.
+      const reported: unknown = report(await explainVerificationFailure(request, options));
+      if (isThenable(reported)) await reported;
     } finally {
       running = false;
     }

@@ -8,6 +8,7 @@
 // so a delivery whose stages all finish in time sets one timer and clears it
 // once. Internal.
 
+import { isThenable } from '../lib/callback.js';
 import { MAX_TIMER_MS } from '../lib/clock.js';
 
 /** Internal: what {@link Deadline.race} resolves to when the deadline passed first. */
@@ -138,8 +139,4 @@ export class Deadline {
 /** Lets a Node timer stop keeping the process alive; other runtimes' timers are numbers. */
 function unref(timer: ReturnType<typeof setTimeout> | undefined): void {
   (timer as { unref?: () => void } | undefined)?.unref?.();
-}
-
-function isThenable<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
-  return typeof (value as PromiseLike<T> | null | undefined)?.then === 'function';
 }

@@ -199,7 +199,8 @@ export interface WebhookHandlerBaseOptions extends Omit<
   exposeErrors?: boolean;
   /**
    * Where log records go. A function receives every record (map it to your
-   * logger); `false` silences payhook.
+   * logger); `false` silences payhook. A logger that throws, or an async one
+   * that rejects, is ignored: it changes no answer.
    * @defaultValue one line on the console per refused or failed delivery
    * (levels `warn` and `error`), at most 10 lines a second; the number of
    * lines left out is printed with the next line after that second.

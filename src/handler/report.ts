@@ -1,6 +1,7 @@
 // Telling the merchant what happened: log records, onError and the other
 // hooks, none of which may change an answer (a throwing logger or hook is
 // contained), and the refusals that are reported through them. Internal.
+import { callDetached } from '../lib/callback.js';
 import { captureDelivery } from '../capture.js';
 import { codeFacts, type PayhookErrorCode } from '../lib/errors.js';
 import { describeError } from '../lib/misuse.js';
@@ -142,37 +143,26 @@ export function formatLine(record: WebhookLogRecord): string {
 }
 
 /** Internal: the reporter for a handler's `logger` option (absent: the default logger; `false`: silence). */
-export function createReporter(logger: ((record: WebhookLogRecord) => void) | false | undefined): Reporter {
+export function createReporter(logger: WebhookHandlerOptions['logger']): Reporter {
   const sink = logger === false ? undefined : (logger ?? createDefaultLogger());
   // The default logger prints warn and error records only.
   const wantsInfo = typeof logger === 'function';
 
   function log(record: WebhookLogRecord): void {
-    if (sink === undefined) return;
-    try {
-      sink(record);
-    } catch {
-      // A broken logger must not change the answer.
-    }
+    // A broken logger (one that throws, or an async one that rejects) must not change the answer.
+    if (sink !== undefined) callDetached(() => sink(record));
   }
 
   function hook<A>(fn: ((arg: A) => unknown) | undefined, arg: A): void {
     if (fn === undefined) return;
-    const failed = (error: unknown, how: string): void =>
-      log({ level: 'warn', event: 'hook-failed', message: `A payhook hook ${how}: ${describeError(error)}`, error });
-    try {
-      const result = fn(arg);
-      if (isThenable(result)) result.then(undefined, (error: unknown) => failed(error, 'rejected'));
-    } catch (error) {
-      failed(error, 'threw');
-    }
+    callDetached(
+      () => fn(arg),
+      (error, how) =>
+        log({ level: 'warn', event: 'hook-failed', message: `A payhook hook ${how}: ${describeError(error)}`, error }),
+    );
   }
 
   return { log, hook, wantsInfo };
-}
-
-function isThenable(value: unknown): value is PromiseLike<unknown> {
-  return typeof (value as PromiseLike<unknown> | undefined)?.then === 'function';
 }
 
 /** Internal: hands onSignatureMismatch a capture of the bytes verified (never the stream again), after the answer. */

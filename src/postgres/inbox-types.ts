@@ -204,7 +204,8 @@ export interface InboxProcessOptions extends InboxRetryOptions {
    * begins and once every `outageReminderMs` while it lasts, never once per
    * retry. The error is a `PayhookError`: `STORE_UNAVAILABLE` for an outage,
    * `INVALID_ARGUMENT` when the table is missing or behind (its message
-   * names the fix).
+   * names the fix). One that throws, or an async one that rejects, is
+   * ignored: the worker goes on.
    * @defaultValue one line on `console.error`, without a stack trace
    */
   onError?: (error: unknown, delivery?: InboxDelivery) => void;

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { callDetached } from '../lib/callback.js';
 import { PayhookError } from '../errors.js';
 import { MAX_TIMER_MS } from '../lib/clock.js';
 import { describeError } from '../lib/misuse.js';
@@ -79,15 +80,9 @@ export function startWorker(deps: WorkerDeps, concurrency: number, options: Inbo
   const { pollIntervalMs, maxBackoffMs, remindEveryMs } = workerSettings(options);
   const { signal } = options;
   // A throwing hook must not end the loop (and with it the worker).
-  const call = (fn: () => void) => {
-    try {
-      fn();
-    } catch {
-      // Nothing left to tell.
-    }
-  };
   const report = options.onError ?? defaultReport;
-  const onError = (error: unknown, delivery?: InboxDelivery) => call(() => report(error, delivery));
+  // A report that throws or rejects has nothing left to tell.
+  const onError = (error: unknown, delivery?: InboxDelivery) => callDetached(() => report(error, delivery));
   const recover = options.onRecover ?? defaultRecover;
 
   let stopping = false;
@@ -132,7 +127,7 @@ export function startWorker(deps: WorkerDeps, concurrency: number, options: Inbo
     const reported = reportedAt !== undefined;
     downSince = reportedAt = undefined;
     failures = 0;
-    if (reported) call(() => recover(outageMs));
+    if (reported) callDetached(() => recover(outageMs));
   }
 
   const held = new Set<() => void>();

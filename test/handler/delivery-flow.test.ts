@@ -235,6 +235,36 @@ describe('hooks and logger', () => {
     ).toBe(401);
     expect((await handler(toRequest(delivery))).status).toBe(200);
   });
+
+  it('an async logger or hook that rejects neither changes the answer nor leaves a rejection unhandled', async () => {
+    const unhandled: unknown[] = [];
+    const listener = (reason: unknown): void => void unhandled.push(reason);
+    process.on('unhandledRejection', listener);
+    try {
+      const logged: string[] = [];
+      const handler = createWebhookHandler({
+        ...base,
+        onError: () => Promise.reject(new Error('async onError')),
+        onSignatureMismatch: () => Promise.reject(new Error('async hook')),
+        // eslint-disable-next-line @typescript-eslint/no-misused-promises -- an async one, as a merchant may pass despite the type
+        logger: (record) => {
+          logged.push(record.event);
+          return Promise.reject(new Error('log sink unreachable'));
+        },
+      });
+      // An unsigned request is enough to reach the logger.
+      const delivery = signDelivery(webhookBody());
+      const forged = await handler(toRequest({ ...delivery, headers: { ...delivery.headers, signature: 'AAAA' } }));
+      expect(forged.status).toBe(401);
+      expect((await handler(toRequest(delivery))).status).toBe(200);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(logged).toContain('rejected');
+      expect(logged).toContain('hook-failed');
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', listener);
+    }
+  });
 });
 
 describe('deduplication key and handler context', () => {

@@ -328,6 +328,39 @@ for (const driver of ['pg', 'postgres.js'] as const) {
       await expect.poll(() => inbox.stats()).toMatchObject({ failed: 1 });
       await worker.stop();
     });
+
+    it('keeps working, with no unhandled rejection, when an async onError rejects', async () => {
+      const unhandled: unknown[] = [];
+      const listener = (reason: unknown): void => void unhandled.push(reason);
+      process.on('unhandledRejection', listener);
+      try {
+        const { inbox } = await fresh();
+        await inbox.enqueue(webhook());
+        let reports = 0;
+        const worker = inbox.process(
+          () => {
+            throw new Error('handler');
+          },
+          {
+            pollIntervalMs: 10,
+            maxAttempts: 2,
+            retryDelayMs: () => 0,
+            // eslint-disable-next-line @typescript-eslint/no-misused-promises -- an async one, as a merchant may pass despite the type
+            onError: () => {
+              reports++;
+              return Promise.reject(new Error('async onError'));
+            },
+          },
+        );
+        await expect.poll(() => inbox.stats()).toMatchObject({ failed: 1 });
+        await worker.stop();
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        expect(reports).toBe(2);
+        expect(unhandled).toEqual([]);
+      } finally {
+        process.off('unhandledRejection', listener);
+      }
+    });
   });
 }
 
