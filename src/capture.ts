@@ -64,7 +64,15 @@ export type CaptureInput =
       readonly url: string;
       readonly headers: HeadersLike;
       readonly bodyUsed: boolean;
-      clone(): { arrayBuffer(): Promise<ArrayBuffer> };
+      clone(): {
+        arrayBuffer(): Promise<ArrayBuffer>;
+        readonly body?: {
+          getReader(): {
+            read(): Promise<{ done: true; value?: undefined } | { done: false; value: Uint8Array }>;
+            cancel(): Promise<void>;
+          };
+        } | null;
+      };
     }
   | {
       method?: string | undefined;
@@ -108,7 +116,7 @@ export interface CaptureOptions {
    */
   webhookUrl?: string | undefined;
   /**
-   * The most body bytes read from a Node request stream no body parser read.
+   * The most body bytes read: from a Web `Request`, or from a Node request stream no body parser read.
    * @defaultValue 32 768 ({@link DEFAULT_MAX_BODY_BYTES})
    */
   maxBodyBytes?: number;
@@ -197,6 +205,34 @@ async function readStream(
   stream: AsyncIterable<Uint8Array | string>,
   maxBytes: number,
 ): Promise<Uint8Array> {
+  const body = await readBounded(stream, maxBytes);
+  request.body = body;
+  return body;
+}
+
+/** A Web body stream's chunks; leaving the loop early cancels the stream. */
+async function* chunksOf(stream: NonNullable<ReturnType<WebRequestInput['clone']>['body']>): AsyncIterable<Uint8Array> {
+  const reader = stream.getReader();
+  let done = false;
+  try {
+    for (;;) {
+      const next = await reader.read();
+      if (next.done) break;
+      yield next.value;
+    }
+    done = true;
+  } finally {
+    // Not awaited: a clone's branch of a tee settles its cancel only once the other branch (the request the handler
+    // reads next) is cancelled too.
+    if (!done) reader.cancel().catch(() => {});
+  }
+}
+
+/** The bytes of `stream`, read no further than `maxBytes`; `BODY_TOO_LARGE` past it. */
+async function readBounded(
+  stream: AsyncIterable<Uint8Array | string> | Iterable<Uint8Array>,
+  maxBytes: number,
+): Promise<Uint8Array> {
   const chunks: Array<Uint8Array | string> = [];
   let size = 0;
   try {
@@ -211,9 +247,7 @@ async function readStream(
   if (size > maxBytes) {
     throw new PayhookError('BODY_TOO_LARGE', `captureDelivery: the body is over maxBodyBytes (${maxBytes}).`);
   }
-  const body = new Uint8Array(await new Blob(chunks as BlobPart[]).arrayBuffer());
-  request.body = body;
-  return body;
+  return new Uint8Array(await new Blob(chunks as BlobPart[]).arrayBuffer());
 }
 
 function maxBodyBytesOf(options: CaptureOptions | undefined): number {
@@ -250,8 +284,9 @@ function webhookUrlOf(options: CaptureOptions | undefined): Pick<CapturedDeliver
  * @throws {@link PayhookError} `INVALID_ARGUMENT` for a request without
  * headers, a Web `Request` whose body was read, a Node request whose body is
  * gone (its stream read, nothing on `req.body`, no `body` option), or a body
- * that is not text, bytes or a JSON value; `BODY_TOO_LARGE` when a Node
- * request's stream holds more than `maxBodyBytes`.
+ * that is not text, bytes or a JSON value; `BODY_TOO_LARGE` when the body
+ * read (a Web `Request`'s, or a Node request's unread stream) holds more
+ * than `maxBodyBytes`; reading stops there.
  *
  * @example
  * ```ts
@@ -270,7 +305,9 @@ export async function captureDelivery(request: CaptureInput, options?: CaptureOp
     let body: unknown = options?.body;
     if (!given) {
       if (request.bodyUsed) throw misuse('the Request body was already read; pass it as { body }.');
-      body = await request.clone().arrayBuffer();
+      const maxBytes = maxBodyBytesOf(options);
+      const copy = request.clone();
+      body = await readBounded(copy.body ? chunksOf(copy.body) : [new Uint8Array(await copy.arrayBuffer())], maxBytes);
     }
     return {
       method: request.method,

@@ -9,7 +9,7 @@ import { checkTimestamp } from './freshness.js';
 import { resolveClock, type ClockOptions } from './lib/clock.js';
 import type { PayhookError, PayhookIssue } from './lib/errors.js';
 import { getHeader } from './lib/headers.js';
-import { bodySize } from './lib/json-body.js';
+import { bodySize, checkBodyRead } from './lib/json-body.js';
 import type { KeyInput, KeyOptions } from './lib/key-types.js';
 import { misuse } from './lib/misuse.js';
 import type { BodyInput, HeadersInput } from './lib/request-types.js';
@@ -161,19 +161,9 @@ function checkedRequest(request: WebhookRequest): WebhookRequest {
   if (typeof method !== 'string' || typeof url !== 'string' || typeof headers !== 'object' || headers === null) {
     throw misuse('verifyWebhook needs a request { method, url, headers, body }.');
   }
-  if (isUnread(body)) {
-    throw misuse(
-      'verifyWebhook needs the body as text or bytes, not a stream: pass { method, url, headers, body: await request.text() } for a Web Request, or the raw Buffer on Node.',
-    );
-  }
+  // Refused before anything else is read (the body reader refuses it too, for every other caller).
+  checkBodyRead(body);
   return { method, url, headers, body };
-}
-
-/** A body still to be read (a Web stream, a Blob, a Node stream): what was signed is not in it yet. */
-function isUnread(body: unknown): boolean {
-  if (typeof body !== 'object' || body === null) return false;
-  const { getReader, stream, pipe } = body as Record<string, unknown>;
-  return typeof getReader === 'function' || typeof stream === 'function' || typeof pipe === 'function';
 }
 
 /**

@@ -35,6 +35,27 @@ describe('captureDelivery', () => {
     expect(JSON.parse(JSON.stringify(capture))).toEqual(capture);
   });
 
+  it('reads a Web Request no further than maxBodyBytes: BODY_TOO_LARGE past it, the stream left unread beyond', async () => {
+    let pulled = 0;
+    const endless = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        pulled++;
+        controller.enqueue(new Uint8Array(16_384).fill(0x20));
+      },
+    });
+    const request = new Request(URL_, { method: 'POST', body: endless, duplex: 'half' } as RequestInit);
+    await expect(captureDelivery(request)).rejects.toMatchObject({ code: 'BODY_TOO_LARGE' });
+    // The default limit is 32 KiB: a few chunks, not the endless body (the clone's tee may read a little ahead).
+    expect(pulled).toBeLessThan(8);
+    const small = new Request(URL_, { method: 'POST', body: BODY });
+    await expect(captureDelivery(small, { maxBodyBytes: BODY.length })).rejects.toMatchObject({
+      code: 'BODY_TOO_LARGE',
+    });
+    expect((await captureDelivery(small, { maxBodyBytes: new TextEncoder().encode(BODY).length })).body).toBe(BODY);
+    const empty = await captureDelivery(new Request(URL_, { method: 'POST' }));
+    expect(empty.body).toBe('');
+  });
+
   it('refuses a Web Request whose body was read, unless the body is given', async () => {
     const request = new Request(URL_, { method: 'POST', body: BODY });
     await request.text();

@@ -1,6 +1,8 @@
 import { generateKeyPairSync } from 'node:crypto';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { buildCanonicalString } from '../src/canonical.js';
+import { explainVerificationFailure } from '../src/explain/diagnose.js';
 import { clearKeyCache } from '../src/keys.js';
 import type { KeyInput } from '../src/lib/key-types.js';
 import { webCryptoScheme, type SchemeFactory } from '../src/lib/signature-scheme.js';
@@ -107,6 +109,18 @@ describe('verifyWebhook', () => {
     for (const unread of [new Blob([delivery.body]), new Response(delivery.body).body]) {
       await expect(verifyWebhook({ ...asRequest(delivery), body: unread }, base)).rejects.toMatchObject({
         code: 'INVALID_ARGUMENT',
+      });
+      // Every reader of what was signed refuses it alike, rather than reading it as an empty object.
+      const unreadRequest = { ...asRequest(delivery), body: unread as never };
+      const parts = { method: 'POST', path: '/webhooks/payments', headers: delivery.headers };
+      expect(buildCanonicalString({ ...parts, body: delivery.body })).toContain('/webhooks/payments');
+      expect(() => buildCanonicalString({ ...parts, body: unread })).toThrow(
+        expect.objectContaining({ code: 'INVALID_ARGUMENT', message: expect.stringContaining('not a stream') }),
+      );
+      // A diagnosis never throws: it names the misuse instead of blaming a changed body.
+      expect(await explainVerificationFailure(unreadRequest, base)).toMatchObject({
+        code: 'INVALID_ARGUMENT',
+        message: expect.stringContaining('not a stream'),
       });
     }
   });

@@ -1,4 +1,5 @@
 import { PayhookError } from './errors.js';
+import { misuse } from './misuse.js';
 import type { BodyInput } from './request-types.js';
 import { MAX_BODY_DEPTH, textTooDeep, valueTooDeep } from './json-depth.js';
 
@@ -48,6 +49,29 @@ export function decodeUtf8(bytes: Uint8Array | ArrayBuffer): string {
  */
 export function isBytes(value: unknown): value is Uint8Array | ArrayBuffer {
   return ArrayBuffer.isView(value) || Object.prototype.toString.call(value) === '[object ArrayBuffer]';
+}
+
+/**
+ * Throws `INVALID_ARGUMENT` for a body still to be read (a Web stream, a
+ * `Blob`, a Node stream): what was signed is not in it yet, and read as a
+ * parsed object it would pass for `{}`.
+ *
+ * @example
+ * ```ts
+ * import { checkBodyRead } from './json-body.js';
+ *
+ * checkBodyRead('{"amount":100}'); // fine
+ * checkBodyRead(new Blob(['{}'])); // throws INVALID_ARGUMENT
+ * ```
+ */
+export function checkBodyRead(body: unknown): void {
+  if (typeof body !== 'object' || body === null) return;
+  const { getReader, stream, pipe } = body as Record<string, unknown>;
+  if (typeof getReader === 'function' || typeof stream === 'function' || typeof pipe === 'function') {
+    throw misuse(
+      'The body must be text or bytes, not a stream: pass { method, url, headers, body: await request.text() } for a Web Request, or the raw Buffer on Node.',
+    );
+  }
 }
 
 /** A raw body's JSON text: bytes decoded strictly, one leading byte-order mark dropped. */
@@ -110,6 +134,7 @@ function objectOrNone(value: unknown): JsonObject | null {
  */
 export function parseJsonBody(body: BodyInput): JsonObject | null {
   if (typeof body !== 'string' && !isBytes(body)) {
+    checkBodyRead(body);
     const value = objectOrNone(body);
     if (valueTooDeep(value)) throw new PayhookError('INVALID_BODY', TOO_DEEP);
     return value;

@@ -102,3 +102,38 @@ describe('Fastify', () => {
     expect(get.status).toBe(404); // Fastify routes only POST here
   });
 });
+
+describe('a body a parser already read', () => {
+  it('is still held to maxBodyBytes, by the length the request declared (Express and Fastify)', async () => {
+    const calls: string[] = [];
+    const limited = createNodeWebhookHandler({
+      publicKeys: PUBLIC_KEY,
+      webhookUrl: WEBHOOK_URL,
+      maxBodyBytes: 1024,
+      onPayment: (webhook) => {
+        calls.push(webhook.id);
+      },
+    });
+    const app = express();
+    app.use(express.json({ limit: '1mb' }));
+    app.post('/webhooks/payments', limited);
+    const expressServer = await listen(app as never);
+    servers.push(expressServer);
+    const fastify = Fastify();
+    fastify.post('/webhooks/payments', limited);
+    await fastify.listen({ port: 0, host: '127.0.0.1' });
+    const address = fastify.server.address();
+    const fastifyPort = typeof address === 'object' && address !== null ? address.port : 0;
+    servers.push({ port: fastifyPort, server: fastify.server, close: () => fastify.close() });
+
+    for (const port of [expressServer.port, fastifyPort]) {
+      // Signed and fresh, 4 KB: only the limit can refuse it.
+      const large = signDelivery(webhookBody({ note: 'x'.repeat(4096) }));
+      const refused = await send(port, large);
+      expect([refused.status, refused.json?.code]).toEqual([413, 'BODY_TOO_LARGE']);
+      const small = await send(port, signDelivery(webhookBody()));
+      expect(small.status).toBe(200);
+    }
+    expect(calls).toHaveLength(2);
+  });
+});
