@@ -1,7 +1,7 @@
 import { PayhookError } from './errors.js';
 import { encodeBase64 } from './lib/base64.js';
 import { forEachHeader } from './lib/headers.js';
-import { isBytes } from './lib/json-body.js';
+import { checkMaxBodyBytes, isBytes } from './lib/json-body.js';
 import type { HeadersInput, HeadersLike } from './request.js';
 import { DEFAULT_MAX_BODY_BYTES } from './verify-webhook.js';
 
@@ -251,10 +251,7 @@ async function readBounded(
 }
 
 function maxBodyBytesOf(options: CaptureOptions | undefined): number {
-  const value = options?.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
-  if (!Number.isSafeInteger(value) || value < 1)
-    throw misuse('maxBodyBytes must be a whole number of bytes, at least 1.');
-  return value;
+  return checkMaxBodyBytes(options?.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES, 'captureDelivery');
 }
 
 function webhookUrlOf(options: CaptureOptions | undefined): Pick<CapturedDelivery, 'webhookUrl'> {

@@ -1,4 +1,5 @@
 /** verifyWebhook: the spec's receiver checks on one delivery, in order, reporting the first failure by code. */
+import { checkMaxBodyBytes } from './lib/json-body.js';
 import { resolveClock } from './lib/clock.js';
 import type { KeyInput, KeyOptions } from './lib/key-types.js';
 import { misuse } from './lib/misuse.js';
@@ -89,7 +90,8 @@ export interface VerifyWebhookOptions extends KeyOptions {
    * ample room while bounding what any request can cost: a body whose
    * signature may verify (a replayed genuine one) is parsed and sorted, which
    * costs more the more keys it holds. Raise it only if your deliveries grow
-   * past it (`maxBodyBytes: 131_072`), never to "unlimited".
+   * past it (`maxBodyBytes: 131_072`), never to "unlimited": it must be a
+   * whole number of bytes, at least 1 (`Infinity` is `INVALID_ARGUMENT`).
    * @defaultValue 32 768 (32 KiB, {@link DEFAULT_MAX_BODY_BYTES})
    */
   maxBodyBytes?: number;
@@ -143,14 +145,15 @@ export interface VerifyWebhookOptions extends KeyOptions {
 export const DEFAULT_MAX_BODY_BYTES = 32_768;
 
 /**
- * Internal: checks the options (throwing `INVALID_ARGUMENT` for misuse) and
- * returns a verifier. The handlers keep one per handler; {@link verifyWebhook}
+ * Internal: checks the options (throwing `INVALID_ARGUMENT` for misuse, naming
+ * `who`) and returns a verifier. The handlers keep one per handler; {@link verifyWebhook}
  * keeps one per options object. `scheme` is how signatures are checked: Web
  * Crypto unless a runtime's entry passes its own.
  */
 export function prepareVerifier(
   options: VerifyWebhookOptions,
   scheme: SchemeFactory = webCryptoScheme,
+  who = 'verifyWebhook',
 ): PreparedVerifier {
   // Every option in one read (null, undefined or a primitive reads as no
   // options, hence no key).
@@ -173,15 +176,13 @@ export function prepareVerifier(
     keys.push(name === 'production' ? PRODUCTION_PUBLIC_KEY : BETA_PUBLIC_KEY);
   }
   if (keys.length === 0) {
-    throw misuse("verifyWebhook needs { environment: 'production' } (or 'beta') or { publicKeys }.");
+    throw misuse(`${who} needs { environment: 'production' } (or 'beta') or { publicKeys }.`);
   }
   // Checked now (resolveClock throws for a bad value), except what a clock
   // function returns, which is read and checked at each delivery.
   const clock = { now, toleranceMs };
   resolveClock({ toleranceMs, now: typeof now === 'function' ? undefined : now });
-  if (typeof maxBodyBytes !== 'number' || !(maxBodyBytes > 0)) {
-    throw misuse('maxBodyBytes must be a number above 0.');
-  }
+
   return createVerifier({
     keys,
     keyOptions: { allowWeakKeys: allowWeakKeys === true },
@@ -191,7 +192,7 @@ export function prepareVerifier(
       trustForwardedHeaders: trustForwardedHeaders === true,
     },
     clock,
-    maxBodyBytes,
+    maxBodyBytes: checkMaxBodyBytes(maxBodyBytes, who),
     parse: { strict: strict === true },
   });
 }
@@ -242,9 +243,11 @@ const prepared = /* @__PURE__ */ new WeakMap<object, PreparedVerifier>();
  *
  * The body is parsed once; the object serves the canonical string and the
  * payment model. PEM keys are imported once per process and cached. The
- * options are read and checked once per options object, on its first call:
- * to change an option (to rotate keys, say), pass a new options object —
- * changing a property of one already used has no effect. It never throws
+ * options are read and checked once per options object, on its first call,
+ * so make the object once (at module scope) rather than in each call: a new
+ * object is prepared again. To change an option (to rotate keys, say), pass
+ * a new options object — changing a property of one already used has no
+ * effect. It never throws
  * for a bad delivery — it resolves `{ ok: false, error }` — and throws only
  * for misuse: no key configured, an unusable key (`INVALID_KEY`,
  * `WEAK_KEY`), or options or a request of the wrong type (`INVALID_ARGUMENT`).
@@ -254,12 +257,18 @@ const prepared = /* @__PURE__ */ new WeakMap<object, PreparedVerifier>();
  *
  * @example
  * ```ts
- * import { verifyWebhook } from 'payhook';
+ * import { verifyWebhook, type VerifyWebhookOptions } from 'payhook';
+ *
+ * // Made once, at module scope: each options object is prepared on its first call only.
+ * const options: VerifyWebhookOptions = {
+ *   environment: 'production',
+ *   webhookUrl: 'https://shop.example.kg/webhooks/payments',
+ * };
  *
  * export async function POST(request: Request): Promise<Response> {
  *   const result = await verifyWebhook(
  *     { method: request.method, url: request.url, headers: request.headers, body: await request.text() },
- *     { environment: 'production', webhookUrl: 'https://shop.example.kg/webhooks/payments' },
+ *     options,
  *   );
  *   if (!result.ok) return Response.json({ code: result.error.code }, { status: 401 });
  *   await markOrderPaid(result.webhook.fields.paymentId, result.webhook.status);

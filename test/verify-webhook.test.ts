@@ -84,9 +84,13 @@ describe('verifyWebhook', () => {
     expect(await code(asRequest(delivery), { ...options, publicKeys: [STRANGER_PUBLIC_KEY, PUBLIC_KEY] })).toBe(
       'TIMESTAMP_OUT_OF_WINDOW',
     );
-    await expect(verifyWebhook(asRequest(delivery), { ...base, maxBodyBytes: 0 })).rejects.toMatchObject({
-      code: 'INVALID_ARGUMENT',
-    });
+    // A body limit is never lifted: zero, a fraction or Infinity is misuse, as captureDelivery says too.
+    for (const maxBodyBytes of [0, 0.5, Number.POSITIVE_INFINITY, Number.NaN]) {
+      await expect(verifyWebhook(asRequest(delivery), { ...base, maxBodyBytes })).rejects.toMatchObject({
+        code: 'INVALID_ARGUMENT',
+        message: 'verifyWebhook: maxBodyBytes must be a whole number of bytes, at least 1.',
+      });
+    }
     // A misconfigured object is not remembered: every call reports it.
     const bad: VerifyWebhookOptions = { ...base, maxBodyBytes: 0 };
     await expect(verifyWebhook(asRequest(delivery), bad)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });

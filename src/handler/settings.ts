@@ -45,9 +45,6 @@ export function resolveSettings(
   if (typeof options !== 'object' || options === null) {
     throw misuse(`${factory} needs options: { environment or publicKeys, webhookUrl, onPayment }.`);
   }
-  if (options.publicKeys === undefined && options.environment === undefined) {
-    throw misuse(`${factory} needs { environment: 'production' } (or 'beta') or { publicKeys }.`);
-  }
   if (typeof options.onPayment !== 'function') {
     throw misuse(`${factory} needs onPayment(webhook): your fast, durable hand-off (outbox row, queue message).`);
   }
@@ -68,7 +65,8 @@ export function resolveSettings(
   if (options.logger !== undefined && options.logger !== false && typeof options.logger !== 'function') {
     throw misuse(`${factory}: logger must be a function, or false for silence.`);
   }
-  const verifier = prepareVerifier(options, scheme);
+  // It checks the keys (none: the same message as ever, naming the factory) and the verification options.
+  const verifier = prepareVerifier(options, scheme, factory);
   const leaseMs = checkDuration('leaseMs', options.leaseMs, 'time', 60_000);
   const handlerTimeoutMs = checkDuration('handlerTimeoutMs', options.handlerTimeoutMs, 'timer', 10_000);
   const storeTimeoutMs = checkDuration('storeTimeoutMs', options.storeTimeoutMs, 'timer', 5_000);

@@ -166,6 +166,26 @@ export function bodySize(body: BodyInput, limit: number): number {
   return new Blob([body]).size;
 }
 
+/**
+ * Checks a `maxBodyBytes` option: a whole number of bytes, at least 1 (a
+ * body limit is never lifted: not `Infinity`, not a fraction). `who` names
+ * the caller in the message.
+ *
+ * @example
+ * ```ts
+ * import { checkMaxBodyBytes } from './json-body.js';
+ *
+ * checkMaxBodyBytes(32_768, 'verifyWebhook'); // 32768
+ * checkMaxBodyBytes(Infinity, 'verifyWebhook'); // throws INVALID_ARGUMENT
+ * ```
+ */
+export function checkMaxBodyBytes(value: unknown, who: string): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
+    throw misuse(`${who}: maxBodyBytes must be a whole number of bytes, at least 1.`);
+  }
+  return value;
+}
+
 let collator: Intl.Collator | undefined;
 
 /**

@@ -35,6 +35,9 @@ describe.each(factories)('%s refuses misuse naming itself', (name, create) => {
     ['no webhookUrl', { publicKeys: PUBLIC_KEY, onPayment: () => {} }],
     ['a logger that is not a function', { ...valid, logger: 'console' }],
     ['a deadLetter that is not a function', { ...valid, deadLetter: true }],
+    ['an empty list of keys', { ...valid, publicKeys: [] }],
+    ['an unbounded body', { ...valid, maxBodyBytes: Number.POSITIVE_INFINITY }],
+    ['a fraction of a byte', { ...valid, maxBodyBytes: 0.5 }],
   ];
   for (const [what, options] of misuses) {
     it(what, () => {
