@@ -103,6 +103,7 @@ const SWEEP_BATCH = 64;
  *
  * const handler = createWebhookHandler({
  *   environment: 'production',
+ *   webhookUrl: 'https://shop.example.kg/webhooks/payments',
  *   store: createMemoryStore({ maxEntries: 50_000 }),
  *   onPayment: async (webhook) => { await outbox.add(webhook); },
  * });

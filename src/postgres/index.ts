@@ -23,5 +23,12 @@ export type {
   PostgresInbox,
   PostgresInboxOptions,
 } from './inbox-types.js';
-export type { PgPoolClientLike, PgPoolLike, PgQueryable, PostgresClientLike, PostgresJsLike } from './driver.js';
+export type {
+  PgPoolClientLike,
+  PgPoolLike,
+  PgQueryable,
+  PostgresClientLike,
+  PostgresJsLike,
+  PostgresJsTransactionLike,
+} from './driver.js';
 export type { ClaimOptions, ClaimResult, CompleteOptions, DedupStore } from '../dedup/store.js';

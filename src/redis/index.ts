@@ -18,7 +18,7 @@ export type { ClaimOptions, ClaimResult, CompleteOptions, DedupStore } from '../
  *
  * @example
  * ```ts
- * import Redis from 'ioredis';
+ * import { Redis } from 'ioredis';
  * import type { IoRedisLike } from 'payhook/redis';
  *
  * const client: IoRedisLike = new Redis(process.env.REDIS_URL!);
@@ -166,7 +166,7 @@ function milliseconds(name: 'leaseMs' | 'retentionMs', ms: number): string {
  * @example
  * ```ts
  * // ioredis
- * import Redis from 'ioredis';
+ * import { Redis } from 'ioredis';
  * import { createRedisStore } from 'payhook/redis';
  *
  * const store = createRedisStore({ client: new Redis(process.env.REDIS_URL!) });
