@@ -1,7 +1,8 @@
 // Type-checks every TypeScript/JavaScript block of the docs against the built
 // package, as a merchant's project would see it, and runs the complete ones.
 //
-//   node scripts/check-doc-snippets.mjs [file.md …]   (default: README.md, docs/**/*.md, examples/README.md)
+//   node scripts/check-doc-snippets.mjs [file.md …] [--tsdoc]
+//     (default: README.md, docs/**/*.md, examples/README.md and the TSDoc examples; --tsdoc: the TSDoc examples)
 //
 // Each ```ts / ```tsx / ```js / ```mjs block (and the typescript/javascript
 // spellings) becomes a module in a temporary project whose node_modules holds
@@ -20,7 +21,12 @@
 //                                      PostgreSQL…), which this script runs once after the type check
 //
 // docs/api/** is left out: typedoc generates it from the TSDoc @example blocks,
-// which the TSDoc tests check at their source.
+// which are checked here at their source instead: every ```ts block of an
+// `@example` in src/ that imports the package by name (`from 'payhook…'`: a
+// public example; internal ones import relative paths) is a complete module
+// too, so a name it uses without importing needs a `declare` line of its own.
+// Those that import node:sqlite or bun:sqlite are left out: this project's
+// Node 20 types have neither (check:package checks the stores against them).
 //
 // Exit 0 when every block passes; 1 with `file:line:column` for each problem.
 import { spawnSync } from 'node:child_process';
@@ -120,6 +126,43 @@ function extractBlocks(file) {
       blocks.push({ file, ext, code, line: i + 2, ...markerAbove(lines, i, file) });
     }
     i = close;
+  }
+  return blocks;
+}
+
+/** Every public TSDoc example under src/ (see the header), as blocks of its source file. */
+function tsdocBlocks() {
+  const blocks = [];
+  const walk = (dir) => {
+    for (const entry of readdirSync(join(root, dir), { withFileTypes: true })) {
+      const path = `${dir}/${entry.name}`;
+      if (entry.isDirectory()) walk(path);
+      else if (entry.isFile() && path.endsWith('.ts') && !path.endsWith('.d.ts')) blocks.push(...examplesOf(path));
+    }
+  };
+  walk('src');
+  return blocks;
+}
+
+function examplesOf(file) {
+  const lines = readFileSync(join(root, file), 'utf8').split('\n');
+  const blocks = [];
+  for (let i = 0; i < lines.length; i++) {
+    if (!/^\s*\*\s*@example\b/.test(lines[i])) continue;
+    let open = i + 1;
+    while (open < lines.length && !/^\s*\*\s*```/.test(lines[open]) && !/\*\//.test(lines[open])) open++;
+    const lang = /^\s*\*\s*```\s*([\w-]*)/.exec(lines[open] ?? '')?.[1] ?? '';
+    const ext = LANGS[lang.toLowerCase()];
+    if (ext === undefined) continue;
+    let close = open + 1;
+    while (close < lines.length && !/^\s*\*\s*```\s*$/.test(lines[close])) close++;
+    const code = lines
+      .slice(open + 1, close)
+      .map((line) => line.replace(/^\s*\* ?/, ''))
+      .join('\n');
+    i = close;
+    if (!/from\s+['"]payhook(?:\/[\w-]+)?['"]/.test(code) || /from\s+['"](?:node|bun):sqlite['"]/.test(code)) continue;
+    blocks.push({ file, ext, code, line: open + 2, mode: 'module', preamble: '' });
   }
   return blocks;
 }
@@ -227,9 +270,11 @@ function runByTest(test, blocks) {
   });
 }
 
-export function checkDocSnippets(files) {
+export function checkDocSnippets(files, { tsdoc = false } = {}) {
   if (!existsSync(join(root, 'dist/index.js'))) throw new Error('dist/ is missing: run "npm run build" first.');
-  const blocks = files.flatMap(extractBlocks).filter((block) => block.mode !== 'skip');
+  const blocks = [...files.flatMap(extractBlocks), ...(tsdoc ? tsdocBlocks() : [])].filter(
+    (block) => block.mode !== 'skip',
+  );
   const dir = makeProject();
   try {
     blocks.forEach((block, index) => {
@@ -266,17 +311,20 @@ export function checkDocSnippets(files) {
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const args = process.argv.slice(2);
-  const files = args.length > 0 ? args.map((file) => relative(root, resolve(file))) : markdownFiles();
+  // With no arguments: every page, and the TSDoc examples.
+  const tsdoc = args.length === 0 || args.includes('--tsdoc');
+  const named = args.filter((arg) => arg !== '--tsdoc');
+  const files =
+    named.length > 0 ? named.map((file) => relative(root, resolve(file))) : args.length > 0 ? [] : markdownFiles();
+  const where = [...files, ...(tsdoc ? ['the TSDoc examples of src/'] : [])].join(', ');
   try {
-    const { blocks, ran, problems } = checkDocSnippets(files);
+    const { blocks, ran, problems } = checkDocSnippets(files, { tsdoc });
     if (problems.length > 0) {
       console.error(problems.join('\n'));
-      console.error(`\n${problems.length} problem(s) in the code blocks of ${files.join(', ')}`);
+      console.error(`\n${problems.length} problem(s) in the code blocks of ${where}`);
       process.exitCode = 1;
     } else {
-      console.log(
-        `doc snippets: ${blocks} block(s) type-check (strict; node16 and bundler), ${ran} ran, in ${files.join(', ')}`,
-      );
+      console.log(`doc snippets: ${blocks} block(s) type-check (strict; node16 and bundler), ${ran} ran, in ${where}`);
     }
   } catch (error) {
     console.error(error instanceof Error ? error.message : String(error));

@@ -26,11 +26,14 @@ import { validateWebhookObject } from './webhook/validate.js';
  *
  * @example
  * ```ts
+ * import type { IncomingMessage } from 'node:http';
  * import type { WebhookRequest } from 'payhook';
  *
+ * declare const req: IncomingMessage; // Node's request
+ * declare const rawBody: Buffer; // its body, read whole
  * const request: WebhookRequest = {
- *   method: req.method,
- *   url: req.url,
+ *   method: req.method!, // a server's request always has both
+ *   url: req.url!,
  *   headers: req.headers,
  *   body: rawBody,
  * };

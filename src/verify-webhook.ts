@@ -137,8 +137,9 @@ export interface VerifyWebhookOptions extends KeyOptions {
  *
  * @example
  * ```ts
- * import { DEFAULT_MAX_BODY_BYTES, verifyWebhook } from 'payhook';
+ * import { DEFAULT_MAX_BODY_BYTES, verifyWebhook, type WebhookRequest } from 'payhook';
  *
+ * declare const request: WebhookRequest;
  * await verifyWebhook(request, { environment: 'production', maxBodyBytes: DEFAULT_MAX_BODY_BYTES * 4 });
  * ```
  */
@@ -257,7 +258,9 @@ const prepared = /* @__PURE__ */ new WeakMap<object, PreparedVerifier>();
  *
  * @example
  * ```ts
- * import { verifyWebhook, type VerifyWebhookOptions } from 'payhook';
+ * import { orderReference, verifyWebhook, type PaymentStatus, type VerifyWebhookOptions } from 'payhook';
+ *
+ * declare function markOrderPaid(reference: string | undefined, status: PaymentStatus): Promise<void>;
  *
  * // Made once, at module scope: each options object is prepared on its first call only.
  * const options: VerifyWebhookOptions = {
@@ -271,7 +274,7 @@ const prepared = /* @__PURE__ */ new WeakMap<object, PreparedVerifier>();
  *     options,
  *   );
  *   if (!result.ok) return Response.json({ code: result.error.code }, { status: 401 });
- *   await markOrderPaid(result.webhook.fields.paymentId, result.webhook.status);
+ *   await markOrderPaid(orderReference(result.webhook), result.webhook.status);
  *   return new Response(null, { status: 200 });
  * }
  * ```

@@ -93,15 +93,16 @@ export interface DurableObjectStoreOptions {
  * //   [[migrations]]
  * //   tag = "v1"
  * //   new_sqlite_classes = ["PayhookDedupObject"]
- * import { createDurableObjectStore } from 'payhook/cloudflare';
- * import { createWebhookHandler, type WebhookHandler } from 'payhook/web';
+ * import { createDurableObjectStore, type DurableObjectNamespaceLike } from 'payhook/cloudflare';
+ * import { createWebhookHandler, type WebhookHandler, type WebhookHandlerContext } from 'payhook/web';
  *
  * export { PayhookDedupObject } from 'payhook/cloudflare';
  *
  * let webhook: WebhookHandler | undefined; // one per isolate
  *
  * export default {
- *   fetch(request: Request, env: { PAYHOOK_DEDUP: DurableObjectNamespace }, ctx: ExecutionContext): Promise<Response> {
+ *   // env and ctx as the Workers runtime passes them (DurableObjectNamespace, ExecutionContext in its types)
+ *   fetch(request: Request, env: { PAYHOOK_DEDUP: DurableObjectNamespaceLike }, ctx: WebhookHandlerContext): Promise<Response> {
  *     webhook ??= createWebhookHandler({
  *       environment: 'production',
  *       webhookUrl: 'https://shop.example.kg/webhooks/payments',

@@ -101,6 +101,8 @@ const SWEEP_BATCH = 64;
  * import { createMemoryStore } from 'payhook';
  * import { createWebhookHandler } from 'payhook/web';
  *
+ * declare const outbox: { add(webhook: unknown): Promise<void> }; // your durable hand-off
+ *
  * const handler = createWebhookHandler({
  *   environment: 'production',
  *   webhookUrl: 'https://shop.example.kg/webhooks/payments',

@@ -252,7 +252,9 @@ async function explain(request: ExplainRequest, options: ExplainOptions): Promis
  * @example
  * ```ts
  * import { explainVerificationFailure } from 'payhook/explain';
+ * import type { WebhookRequest } from 'payhook';
  *
+ * declare const request: WebhookRequest; // the refused delivery, its body as received
  * const diagnosis = await explainVerificationFailure(request, { environment: 'production' });
  * if (!diagnosis.ok) console.warn(diagnosis.message);
  * // signature would verify with Host `shop.example.kg` (your request has `internal:8080`):

@@ -87,6 +87,7 @@ export interface PaymentContext {
  * ```ts
  * import type { WebhookHandlerError } from 'payhook/web';
  *
+ * declare const metrics: { increment(name: string): void };
  * const onError = (error: WebhookHandlerError) => metrics.increment(`webhook.${error.code}`);
  * ```
  */

@@ -41,6 +41,7 @@ import type {
  * ```ts
  * import type { WebhookHandlerBaseOptions } from 'payhook/web';
  *
+ * declare const db: { outbox: { insert(row: object): Promise<void> } };
  * const shared: WebhookHandlerBaseOptions = {
  *   onPayment: async (webhook) => { await db.outbox.insert({ id: webhook.id, body: webhook.raw }); },
  *   handlerTimeoutMs: 5_000,
@@ -311,6 +312,7 @@ export interface AnyHost {
  * ```ts
  * import type { WebhookHandlerOptions } from 'payhook/web';
  *
+ * declare const db: { outbox: { insert(row: object): Promise<void> } };
  * const options: WebhookHandlerOptions = {
  *   environment: 'production',
  *   webhookUrl: 'https://shop.example.kg/webhooks/payments',

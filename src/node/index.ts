@@ -255,6 +255,7 @@ function send(res: NodeResponseLike, answer: Answer): void {
  * import express from 'express';
  * import { createNodeWebhookHandler } from 'payhook/node';
  *
+ * declare const queue: { publish(topic: string, message: unknown): Promise<void> };
  * const app = express();
  * app.post('/webhooks/payments', createNodeWebhookHandler({
  *   environment: 'production',

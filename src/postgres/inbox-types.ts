@@ -12,8 +12,10 @@ import type { PostgresClientLike } from './driver.js';
  *
  * @example
  * ```ts
+ * import pg from 'pg';
  * import type { PostgresInboxOptions } from 'payhook/postgres';
  *
+ * const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL });
  * const options: PostgresInboxOptions = { client: pool, table: 'shop.payment_inbox' };
  * ```
  */

@@ -19,8 +19,10 @@ import { storeSql, storeSteps } from './sql.js';
  *
  * @example
  * ```ts
+ * import pg from 'pg';
  * import type { PostgresStoreOptions } from 'payhook/postgres';
  *
+ * const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL });
  * const options: PostgresStoreOptions = { client: pool, table: 'shop.payhook_dedup' };
  * ```
  */

@@ -54,6 +54,7 @@ export interface NodeRedisLike {
  * ```ts
  * import type { RedisClientLike } from 'payhook/redis';
  *
+ * declare const myClient: { command(args: string[]): Promise<unknown> }; // another Redis client
  * const adapter: RedisClientLike = { sendCommand: (args) => myClient.command(args) };
  * ```
  */
@@ -64,8 +65,10 @@ export type RedisClientLike = IoRedisLike | NodeRedisLike;
  *
  * @example
  * ```ts
+ * import { Redis } from 'ioredis';
  * import type { RedisStoreOptions } from 'payhook/redis';
  *
+ * const redis = new Redis(process.env.REDIS_URL!);
  * const options: RedisStoreOptions = { client: redis, prefix: 'shop:payhook:' };
  * ```
  */

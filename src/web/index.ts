@@ -143,6 +143,7 @@ function toResponse(answer: Answer): Response {
  * // app/webhooks/payments/route.ts (Next.js app router)
  * import { createWebhookHandler } from 'payhook/web';
  *
+ * declare const db: { outbox: { insert(row: object): Promise<void> } };
  * const webhook = createWebhookHandler({
  *   environment: 'production',
  *   webhookUrl: 'https://shop.example.kg/webhooks/payments',
