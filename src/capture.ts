@@ -304,7 +304,13 @@ export async function captureDelivery(request: CaptureInput, options?: CaptureOp
       if (request.bodyUsed) throw misuse('the Request body was already read; pass it as { body }.');
       const maxBytes = maxBodyBytesOf(options);
       const copy = request.clone();
-      body = await readBounded(copy.body ? chunksOf(copy.body) : [new Uint8Array(await copy.arrayBuffer())], maxBytes);
+      // A Web stream is read no further than the limit; a Request-like without one (its body a Node stream, a
+      // test double) is read whole, as before, then held to the limit.
+      const stream = copy.body;
+      body = await readBounded(
+        typeof stream?.getReader === 'function' ? chunksOf(stream) : [new Uint8Array(await copy.arrayBuffer())],
+        maxBytes,
+      );
     }
     return {
       method: request.method,

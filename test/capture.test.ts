@@ -56,6 +56,24 @@ describe('captureDelivery', () => {
     expect(empty.body).toBe('');
   });
 
+  it('reads a Request-like whose clone has no Web stream (node-fetch, a test double) whole, then holds it to the limit', async () => {
+    const { Readable } = await import('node:stream');
+    const requestLike = {
+      method: 'POST',
+      url: URL_,
+      headers: new Headers({ host: 'shop.example.kg' }),
+      bodyUsed: false,
+      clone: () => ({
+        body: Readable.from([Buffer.from(BODY)]), // a Node stream: no getReader()
+        arrayBuffer: () => Promise.resolve(new TextEncoder().encode(BODY).buffer),
+      }),
+    };
+    expect((await captureDelivery(requestLike as never)).body).toBe(BODY);
+    await expect(captureDelivery(requestLike as never, { maxBodyBytes: 8 })).rejects.toMatchObject({
+      code: 'BODY_TOO_LARGE',
+    });
+  });
+
   it('refuses a Web Request whose body was read, unless the body is given', async () => {
     const request = new Request(URL_, { method: 'POST', body: BODY });
     await request.text();

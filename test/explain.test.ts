@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
@@ -354,6 +354,24 @@ describe('explainSignatureMismatch (the handler debug hook)', () => {
     const signed = await signWebhook(createTestWebhook(), { url: 'https://shop.example.kg/webhooks/payments' });
     const forged = { ...signed, headers: { ...signed.headers, signature: 'A'.repeat(344) } };
     await expect(hook(forged)).rejects.toThrow('report sink down');
+  });
+
+  it('does not hold up the next diagnosis while a report is still pending', async () => {
+    const options = { publicKeys: TEST_KEY_PAIR.publicKey };
+    let reported = 0;
+    const hook = explainSignatureMismatch(options, {
+      // eslint-disable-next-line @typescript-eslint/no-misused-promises -- an async one, as a merchant may pass despite the type
+      report: () => {
+        reported++;
+        return new Promise<void>(() => {}); // a report that never settles (a fetch without a timeout)
+      },
+    });
+    const signed = await signWebhook(createTestWebhook(), { url: 'https://shop.example.kg/webhooks/payments' });
+    const forged = { ...signed, headers: { ...signed.headers, signature: 'A'.repeat(344) } };
+    for (let call = 0; call < 3; call++) void hook(forged);
+    await vi.waitFor(() => expect(reported).toBeGreaterThan(0));
+    void hook(forged);
+    await vi.waitFor(() => expect(reported).toBe(2));
   });
 
   it('refuses a limit that would not limit, and a report that is not a function, at creation', () => {

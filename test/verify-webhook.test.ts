@@ -110,7 +110,14 @@ describe('verifyWebhook', () => {
     });
     const { method, url, headers } = request;
     expect(await code({ method, url, headers, body: await request.text() }, base)).toBe('OK');
-    for (const unread of [new Blob([delivery.body]), new Response(delivery.body).body]) {
+    const signedUrl = `https://shop.example.kg${delivery.target}`;
+    for (const unread of [
+      new Blob([delivery.body]),
+      new Response(delivery.body).body,
+      // The likeliest slip: the Request (or a Response) itself as the body.
+      new Request(signedUrl, { method: 'POST', body: delivery.body }),
+      new Response(delivery.body),
+    ]) {
       await expect(verifyWebhook({ ...asRequest(delivery), body: unread }, base)).rejects.toMatchObject({
         code: 'INVALID_ARGUMENT',
       });
@@ -119,12 +126,12 @@ describe('verifyWebhook', () => {
       const parts = { method: 'POST', path: '/webhooks/payments', headers: delivery.headers };
       expect(buildCanonicalString({ ...parts, body: delivery.body })).toContain('/webhooks/payments');
       expect(() => buildCanonicalString({ ...parts, body: unread })).toThrow(
-        expect.objectContaining({ code: 'INVALID_ARGUMENT', message: expect.stringContaining('not a stream') }),
+        expect.objectContaining({ code: 'INVALID_ARGUMENT', message: expect.stringContaining('must be read first') }),
       );
       // A diagnosis never throws: it names the misuse instead of blaming a changed body.
       expect(await explainVerificationFailure(unreadRequest, base)).toMatchObject({
         code: 'INVALID_ARGUMENT',
-        message: expect.stringContaining('not a stream'),
+        message: expect.stringContaining('must be read first'),
       });
     }
   });

@@ -21,9 +21,9 @@ import type { ExplainOptions, ExplainRequest, VerificationDiagnosis } from './ty
  */
 export interface ExplainHookOptions {
   /**
-   * Receives each diagnosis. An async one is awaited (the next diagnosis
-   * waits for it); its rejection rejects the hook, which a handler logs as a
-   * failed hook.
+   * Receives each diagnosis. An async one is awaited: its rejection rejects
+   * the hook, which a handler logs as a failed hook. A diagnosis that is
+   * slow to report does not hold up the next one.
    * @defaultValue `console.warn` of `payhook: <message>`
    */
   report?: (diagnosis: VerificationDiagnosis) => void;
@@ -88,13 +88,15 @@ export function explainSignatureMismatch(
     if (running || used >= limit) return;
     used++;
     running = true;
+    let diagnosis;
     try {
-      // An async report is awaited, so its rejection reaches the caller (a handler logs a failed hook) rather
-      // than surfacing unhandled.
-      const reported: unknown = report(await explainVerificationFailure(request, options));
-      if (isThenable(reported)) await reported;
+      diagnosis = await explainVerificationFailure(request, options);
     } finally {
       running = false;
     }
+    // An async report is awaited, so its rejection reaches the caller (a handler logs a failed hook) rather than
+    // surfacing unhandled; the next diagnosis does not wait for it.
+    const reported: unknown = report(diagnosis);
+    if (isThenable(reported)) await reported;
   };
 }

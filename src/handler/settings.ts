@@ -65,7 +65,7 @@ export function resolveSettings(
   if (options.logger !== undefined && options.logger !== false && typeof options.logger !== 'function') {
     throw misuse(`${factory}: logger must be a function, or false for silence.`);
   }
-  // It checks the keys (none: the same message as ever, naming the factory) and the verification options.
+  // It checks the keys (none: "<factory> needs { environment … }") and the verification options.
   const verifier = prepareVerifier(options, scheme, factory);
   const leaseMs = checkDuration('leaseMs', options.leaseMs, 'time', 60_000);
   const handlerTimeoutMs = checkDuration('handlerTimeoutMs', options.handlerTimeoutMs, 'timer', 10_000);

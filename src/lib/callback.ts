@@ -27,10 +27,18 @@ export function callDetached(
   fn: () => unknown,
   failed: (error: unknown, how: 'threw' | 'rejected') => void = () => {},
 ): void {
+  // Reporting the failure must not fail in turn (a logger that throws while a hook's failure is logged).
+  const report = (error: unknown, how: 'threw' | 'rejected'): void => {
+    try {
+      failed(error, how);
+    } catch {
+      // Nothing left to tell.
+    }
+  };
   try {
     const result = fn();
-    if (isThenable(result)) result.then(undefined, (error: unknown) => failed(error, 'rejected'));
+    if (isThenable(result)) result.then(undefined, (error: unknown) => report(error, 'rejected'));
   } catch (error) {
-    failed(error, 'threw');
+    report(error, 'threw');
   }
 }

@@ -52,9 +52,9 @@ export function isBytes(value: unknown): value is Uint8Array | ArrayBuffer {
 }
 
 /**
- * Throws `INVALID_ARGUMENT` for a body still to be read (a Web stream, a
- * `Blob`, a Node stream): what was signed is not in it yet, and read as a
- * parsed object it would pass for `{}`.
+ * Throws `INVALID_ARGUMENT` for a body still to be read (a Web `Request` or
+ * `Response`, a Web stream, a `Blob`, a Node stream): what was signed is not
+ * in it yet, and read as a parsed object it would pass for `{}`.
  *
  * @example
  * ```ts
@@ -66,10 +66,15 @@ export function isBytes(value: unknown): value is Uint8Array | ArrayBuffer {
  */
 export function checkBodyRead(body: unknown): void {
   if (typeof body !== 'object' || body === null) return;
-  const { getReader, stream, pipe } = body as Record<string, unknown>;
-  if (typeof getReader === 'function' || typeof stream === 'function' || typeof pipe === 'function') {
+  const { getReader, stream, pipe, arrayBuffer } = body as Record<string, unknown>;
+  if (
+    typeof getReader === 'function' ||
+    typeof stream === 'function' ||
+    typeof pipe === 'function' ||
+    typeof arrayBuffer === 'function'
+  ) {
     throw misuse(
-      'The body must be text or bytes, not a stream: pass { method, url, headers, body: await request.text() } for a Web Request, or the raw Buffer on Node.',
+      'The body must be read first: give its text or bytes (await request.text() for a Web Request, the raw Buffer on Node) or the object a body parser made, not a Request, a stream or a Blob.',
     );
   }
 }

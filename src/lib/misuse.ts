@@ -7,5 +7,11 @@ export function misuse(message: string): PayhookError {
 
 /** A thrown value as text for a message or a log line: an Error's message, anything else stringified. */
 export function describeError(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+  if (error instanceof Error) return error.message;
+  try {
+    return String(error);
+  } catch {
+    // An object without a prototype (or with a throwing toString) has no text of its own.
+    return Object.prototype.toString.call(error);
+  }
 }

@@ -222,7 +222,8 @@ describe('hooks and logger', () => {
     const handler = createWebhookHandler({
       ...base,
       onError: () => {
-        throw new Error('hook');
+        // A reason without a prototype, which has no text.
+        throw Object.create(null);
       },
       onSignatureMismatch: () => Promise.reject(new Error('async hook')),
       logger: () => {
@@ -245,7 +246,9 @@ describe('hooks and logger', () => {
       const handler = createWebhookHandler({
         ...base,
         onError: () => Promise.reject(new Error('async onError')),
-        onSignatureMismatch: () => Promise.reject(new Error('async hook')),
+        // A reason without a prototype has no text: logging the failed hook must not fail in turn.
+        // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- what a careless hook may do
+        onSignatureMismatch: () => Promise.reject(Object.create(null)),
         // eslint-disable-next-line @typescript-eslint/no-misused-promises -- an async one, as a merchant may pass despite the type
         logger: (record) => {
           logged.push(record.event);
