@@ -82,7 +82,7 @@ export function toMinorUnits(amount: number | string): number {
  * @param webhook - The verified webhook (its `amount` and `rawAmount` are read).
  * @param expectedMinor - What the order expects, in hundredths (see {@link toMinorUnits}).
  * @returns `true` when the two are equal.
- * @throws PayhookError `INVALID_ARGUMENT` when `expectedMinor` is not a safe integer (a mistake in your code).
+ * @throws PayhookError `INVALID_ARGUMENT` when `expectedMinor` is not a safe integer, or there is no webhook (a mistake in your code).
  *
  * @example
  * ```ts
@@ -100,6 +100,9 @@ export function amountMatches(
   webhook: Pick<PaymentWebhookBase, 'amount'> & { readonly rawAmount?: number | string },
   expectedMinor: number,
 ): boolean {
+  if (typeof webhook !== 'object' || webhook === null) {
+    throw misuse('amountMatches needs the webhook (result.webhook is there only when result.ok).');
+  }
   if (!Number.isSafeInteger(expectedMinor)) {
     throw misuse('amountMatches needs the expected amount in hundredths, as a safe integer (see toMinorUnits).');
   }

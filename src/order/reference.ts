@@ -3,6 +3,7 @@
  *
  * @module
  */
+import { misuse } from '../lib/misuse.js';
 import { ownValue } from '../lib/object.js';
 import type { PaymentWebhookBase } from '../webhook/types.js';
 
@@ -47,6 +48,7 @@ function asReference(value: unknown): string | undefined {
  * @param webhook - The verified webhook (its `fields` and `data` are read).
  * @param options - `fieldIds`: your own field ids to try after `paymentId`.
  * @returns The order reference as text, or `undefined`.
+ * @throws PayhookError `INVALID_ARGUMENT` when there is no webhook (a failed result's `webhook`).
  *
  * @example
  * ```ts
@@ -66,6 +68,9 @@ export function orderReference(
   webhook: Pick<PaymentWebhookBase, 'fields' | 'data'>,
   options?: OrderReferenceOptions,
 ): string | undefined {
+  if (typeof webhook !== 'object' || webhook === null) {
+    throw misuse('orderReference needs the webhook (result.webhook is there only when result.ok).');
+  }
   const keys = ['paymentId', ...(options?.fieldIds ?? [])];
   for (const group of [webhook.fields, webhook.data]) {
     if (typeof group !== 'object' || group === null) continue;

@@ -180,4 +180,8 @@ describe('amountMatches', () => {
   it.each([1.5, Number.NaN, '100', 2 ** 53, null])('throws INVALID_ARGUMENT for the expected amount %j', (expected) => {
     throwsInvalidArgument(() => amountMatches(webhook(1), expected as number));
   });
+
+  it.each([undefined, null])('throws INVALID_ARGUMENT for no webhook (%j: a failed result has none)', (none) => {
+    throwsInvalidArgument(() => amountMatches(none as never, 100));
+  });
 });

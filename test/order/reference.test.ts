@@ -8,6 +8,10 @@ const delivery = (extra: Record<string, unknown>) =>
   parseWebhook({ id: 'a_DEBIT', transactionId: 'tx-1', status: 'SUCCEEDED', amount: 100, ...extra });
 
 describe('orderReference', () => {
+  it.each([undefined, null])('throws INVALID_ARGUMENT for no webhook (%j: a failed result has none)', (none) => {
+    expect(() => orderReference(none as never)).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
+  });
+
   it('reads fields.paymentId, the PaymentId passed to POST /v1/payment (spec §2.2)', () => {
     expect(orderReference(delivery({ fields: { paymentId: 'order-17', orderId: 'other' } }))).toBe('order-17');
   });
