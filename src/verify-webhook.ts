@@ -1,6 +1,6 @@
 /** verifyWebhook: the spec's receiver checks on one delivery, in order, reporting the first failure by code. */
-import { checkMaxBodyBytes } from './lib/json-body.js';
 import { resolveClock } from './lib/clock.js';
+import { checkMaxBodyBytes } from './lib/json-body.js';
 import type { KeyInput, KeyOptions } from './lib/key-types.js';
 import { misuse } from './lib/misuse.js';
 import { webCryptoScheme, type SchemeFactory } from './lib/signature-scheme.js';
@@ -183,7 +183,6 @@ export function prepareVerifier(
   // function returns, which is read and checked at each delivery.
   const clock = { now, toleranceMs };
   resolveClock({ toleranceMs, now: typeof now === 'function' ? undefined : now });
-
   return createVerifier({
     keys,
     keyOptions: { allowWeakKeys: allowWeakKeys === true },

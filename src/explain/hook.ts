@@ -88,7 +88,7 @@ export function explainSignatureMismatch(
     if (running || used >= limit) return;
     used++;
     running = true;
-    let diagnosis;
+    let diagnosis: VerificationDiagnosis;
     try {
       diagnosis = await explainVerificationFailure(request, options);
     } finally {

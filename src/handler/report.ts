@@ -1,8 +1,8 @@
 // Telling the merchant what happened: log records, onError and the other
 // hooks, none of which may change an answer (a throwing logger or hook is
 // contained), and the refusals that are reported through them. Internal.
-import { callDetached } from '../lib/callback.js';
 import { captureDelivery } from '../capture.js';
+import { callDetached } from '../lib/callback.js';
 import { codeFacts, type PayhookErrorCode } from '../lib/errors.js';
 import { describeError } from '../lib/misuse.js';
 import { answer, type Answer } from './answer.js';

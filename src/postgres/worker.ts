@@ -5,8 +5,8 @@
  *
  * @module
  */
-import { callDetached } from '../lib/callback.js';
 import { PayhookError } from '../errors.js';
+import { callDetached } from '../lib/callback.js';
 import { MAX_TIMER_MS } from '../lib/clock.js';
 import { describeError } from '../lib/misuse.js';
 import type { Holder } from './driver.js';
@@ -79,9 +79,8 @@ function defaultRecover(outageMs: number): void {
 export function startWorker(deps: WorkerDeps, concurrency: number, options: InboxProcessOptions): InboxWorker {
   const { pollIntervalMs, maxBackoffMs, remindEveryMs } = workerSettings(options);
   const { signal } = options;
-  // A throwing hook must not end the loop (and with it the worker).
+  // A hook that throws or rejects must not end the loop (and with it the worker); it has nothing left to tell.
   const report = options.onError ?? defaultReport;
-  // A report that throws or rejects has nothing left to tell.
   const onError = (error: unknown, delivery?: InboxDelivery) => callDetached(() => report(error, delivery));
   const recover = options.onRecover ?? defaultRecover;
 

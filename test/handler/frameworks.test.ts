@@ -14,14 +14,30 @@ afterAll(async () => {
 
 const WEBHOOK_URL = 'https://shop.example.kg/webhooks/payments';
 
-function handler(calls: string[], pin: { webhookUrl: string } | { allowAnyHost: true } = { webhookUrl: WEBHOOK_URL }) {
+function handler(
+  calls: string[],
+  pin: { webhookUrl: string } | { allowAnyHost: true } = { webhookUrl: WEBHOOK_URL },
+  limits: { maxBodyBytes?: number } = {},
+) {
   return createNodeWebhookHandler({
     publicKeys: PUBLIC_KEY,
     ...pin,
+    ...limits,
     onPayment: (webhook) => {
       calls.push(webhook.id);
     },
   });
+}
+
+/** Listens with a Fastify app made by `route`; its port. */
+async function fastifyPort(route: (app: ReturnType<typeof Fastify>) => void): Promise<number> {
+  const app = Fastify();
+  route(app);
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address !== null ? address.port : 0;
+  servers.push({ port, server: app.server, close: () => app.close() });
+  return port;
 }
 
 async function exercise(port: number, calls: string[], path = '/webhooks/payments') {
@@ -86,12 +102,7 @@ describe('Express', () => {
 describe('Fastify', () => {
   it('answers through reply.hijack() with the body Fastify parsed', async () => {
     const calls: string[] = [];
-    const app = Fastify();
-    app.post('/webhooks/payments', handler(calls));
-    await app.listen({ port: 0, host: '127.0.0.1' });
-    const address = app.server.address();
-    const port = typeof address === 'object' && address !== null ? address.port : 0;
-    servers.push({ port, server: app.server, close: () => app.close() });
+    const port = await fastifyPort((app) => app.post('/webhooks/payments', handler(calls)));
     await exercise(port, calls);
     const get = await send(port, {
       method: 'PUT',
@@ -106,27 +117,15 @@ describe('Fastify', () => {
 describe('a body a parser already read', () => {
   it('is still held to maxBodyBytes, by the length the request declared (Express and Fastify)', async () => {
     const calls: string[] = [];
-    const limited = createNodeWebhookHandler({
-      publicKeys: PUBLIC_KEY,
-      webhookUrl: WEBHOOK_URL,
-      maxBodyBytes: 1024,
-      onPayment: (webhook) => {
-        calls.push(webhook.id);
-      },
-    });
+    const limited = handler(calls, { webhookUrl: WEBHOOK_URL }, { maxBodyBytes: 1024 });
     const app = express();
     app.use(express.json({ limit: '1mb' }));
     app.post('/webhooks/payments', limited);
     const expressServer = await listen(app as never);
     servers.push(expressServer);
-    const fastify = Fastify();
-    fastify.post('/webhooks/payments', limited);
-    await fastify.listen({ port: 0, host: '127.0.0.1' });
-    const address = fastify.server.address();
-    const fastifyPort = typeof address === 'object' && address !== null ? address.port : 0;
-    servers.push({ port: fastifyPort, server: fastify.server, close: () => fastify.close() });
+    const fastify = await fastifyPort((fastifyApp) => fastifyApp.post('/webhooks/payments', limited));
 
-    for (const port of [expressServer.port, fastifyPort]) {
+    for (const port of [expressServer.port, fastify]) {
       // Signed and fresh, 4 KB: only the limit can refuse it.
       const large = signDelivery(webhookBody({ note: 'x'.repeat(4096) }));
       const refused = await send(port, large);
