@@ -52,6 +52,13 @@ export interface SqliteStatementLike {
 export interface SqliteDatabaseLike {
   exec(sql: string): unknown;
   prepare(sql: string): SqliteStatementLike;
+  /**
+   * `true` while a transaction is open on the connection (`node:sqlite`).
+   * The store waits for it to end rather than write inside it.
+   */
+  readonly isTransaction?: boolean;
+  /** The same, as `bun:sqlite` and better-sqlite3 name it. */
+  readonly inTransaction?: boolean;
 }
 
 /**
@@ -70,7 +77,7 @@ export interface SqliteStoreOptions {
   database: SqliteDatabaseLike;
   /**
    * The table the store creates (if missing) and uses: letters, digits and
-   * `_`, not starting with a digit.
+   * `_`, not starting with a digit or `sqlite_` (SQLite keeps those names).
    * @defaultValue `'payhook_deliveries'`
    */
   table?: string;
@@ -82,7 +89,8 @@ export interface SqliteStoreOptions {
   now?: () => number;
   /**
    * How long a store call keeps trying, in milliseconds, while another
-   * connection holds the file's lock (`SQLITE_BUSY`, `SQLITE_LOCKED`). It
+   * connection holds the file's lock (`SQLITE_BUSY`, `SQLITE_LOCKED`), or
+   * while other code has a transaction open on this connection. It
    * waits with timers between short attempts, so the event loop stays free;
    * past it, the call rejects with `STORE_UNAVAILABLE` and the handler
    * answers 503. Keep it below the handler's `storeTimeoutMs`, and leave the
@@ -187,6 +195,9 @@ function prepare(database: SqliteDatabaseLike, name: string): Statements {
  *   default of `node:sqlite` and `bun:sqlite`; better-sqlite3 needs
  *   `{ timeout: 0 }`): the drivers are synchronous, so their wait would stop
  *   every request of the process.
+ * - While other code has a transaction open on the same connection, the
+ *   store waits for it the same way (a write inside it would be undone by
+ *   its `ROLLBACK`): best give the store a connection of its own.
  * - `complete` and `release` act only on the caller's own claim (complete
  *   also when the claim has expired and nobody re-took it).
  * - Each claim deletes a bounded batch of expired rows, so the file does not
@@ -229,8 +240,8 @@ export function createSqliteStore(options: SqliteStoreOptions): DedupStore {
     throw misuse('createSqliteStore needs { database }: an open DatabaseSync (node:sqlite) or Database (bun:sqlite).');
   }
   const table = options.table ?? 'payhook_deliveries';
-  if (typeof table !== 'string' || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(table)) {
-    throw misuse('table must be a name of letters, digits and _, not starting with a digit.');
+  if (typeof table !== 'string' || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(table) || /^sqlite_/i.test(table)) {
+    throw misuse('table must be a name of letters, digits and _, not starting with a digit or sqlite_.');
   }
   const clock = options.now ?? Date.now;
   if (typeof clock !== 'function') throw misuse('now must be a function returning milliseconds.');
@@ -243,6 +254,10 @@ export function createSqliteStore(options: SqliteStoreOptions): DedupStore {
     const busy = isBusy(cause) ? ` (the file stayed locked by another connection for ${busyTimeoutMs} ms)` : '';
     return new PayhookError('STORE_UNAVAILABLE', `SQLite ${what} failed${busy}: ${describeError(cause)}`, { cause });
   }
+
+  // Each step is one synchronous run of statements that never opens a
+  // transaction itself, so one open now is someone else's.
+  const inOtherTransaction = (): boolean => database.isTransaction === true || database.inTransaction === true;
 
   /**
    * Runs a synchronous step as a store call: misuse and SQLite errors become
@@ -257,15 +272,21 @@ export function createSqliteStore(options: SqliteStoreOptions): DedupStore {
     check();
     const deadline = Date.now() + busyTimeoutMs;
     for (let tries = 0; ; tries++) {
+      let cause: unknown;
       try {
-        return step();
-      } catch (cause) {
-        const left = deadline - Date.now();
-        if (!isBusy(cause) || left <= 0) throw unavailable(what, cause);
-        // 1, 2, 4 … ms up to MAX_BUSY_PAUSE_MS, with jitter so processes sharing the file do not retry in step.
-        const pauseMs = Math.min(2 ** tries, MAX_BUSY_PAUSE_MS) * (0.5 + Math.random() / 2);
-        await pause(Math.min(pauseMs, left));
+        if (!inOtherTransaction()) return step();
+        // A write made now would join that transaction: its ROLLBACK would
+        // undo a claim already reported taken. Waited for like a lock.
+        cause = new Error('other code has a transaction open on this connection (give the store one of its own)');
+      } catch (error) {
+        if (!isBusy(error)) throw unavailable(what, error);
+        cause = error;
       }
+      const left = deadline - Date.now();
+      if (left <= 0) throw unavailable(what, cause);
+      // 1, 2, 4 … ms up to MAX_BUSY_PAUSE_MS, with jitter so processes sharing the file do not retry in step.
+      const pauseMs = Math.min(2 ** tries, MAX_BUSY_PAUSE_MS) * (0.5 + Math.random() / 2);
+      await pause(Math.min(pauseMs, left));
     }
   }
 

@@ -107,11 +107,12 @@ export async function startStore(runtime: Runtime, database: string): Promise<Ru
 }
 
 /**
- * Runs test/sqlite/commit-busy.mjs in `runtime` on a fresh file with the
- * bundled store, and returns the JSON line it prints.
+ * Runs `script` (commit-busy.mjs, shared-transaction.mjs: a scenario in this
+ * folder) in `runtime` on a fresh file with the bundled store, and returns
+ * the JSON line it prints.
  */
-export async function claimMeetingReader(runtime: Runtime): Promise<Record<string, unknown>> {
-  const child = spawnScript(runtime, 'commit-busy.mjs', [
+export async function runScenario(runtime: Runtime, script: string): Promise<Record<string, unknown>> {
+  const child = spawnScript(runtime, script, [
     await bundle(join('..', '..', 'src', 'sqlite', 'index.ts')),
     databaseFile(),
   ]);
@@ -120,7 +121,7 @@ export async function claimMeetingReader(runtime: Runtime): Promise<Record<strin
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
   const line = /^\{.*\}$/m.exec(output)?.[0];
-  if (code !== 0 || line === undefined) throw new Error(`commit-busy.mjs on ${runtime} failed (${code}):\n${output}`);
+  if (code !== 0 || line === undefined) throw new Error(`${script} on ${runtime} failed (${code}):\n${output}`);
   return JSON.parse(line) as Record<string, unknown>;
 }
 

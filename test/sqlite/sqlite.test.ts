@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { storeContract } from '../dedup/contract.js';
 import { expectDistinctKeys } from '../helpers/distinct-keys.js';
-import { claimMeetingReader, databaseFile, startStore, type RunningStore, type Runtime } from './runtimes.js';
+import { databaseFile, runScenario, startStore, type RunningStore, type Runtime } from './runtimes.js';
 
 const runtimes: Runtime[] = ['node22', 'node24', 'deno', 'bun'];
 
@@ -60,7 +60,22 @@ for (const runtime of runtimes) {
     // SQLite's default rollback journal: a claim cannot commit while another connection reads the file. The
     // claim must then be tried again, never reported taken with nothing stored (a second copy would be claimed too).
     it('stores a claim whose commit first met another connection reading the file, or does not report it', async () => {
-      expect(await claimMeetingReader(runtime)).toEqual({ claim: 'claimed', rows: 1, second: 'in-progress' });
+      expect(await runScenario(runtime, 'commit-busy.mjs')).toEqual({
+        claim: 'claimed',
+        rows: 1,
+        second: 'in-progress',
+      });
+    });
+
+    // The merchant's one connection, with another delivery's transaction open across an await: a claim written
+    // inside it would be undone by its ROLLBACK after being reported taken, and the next copy claimed as well.
+    it('waits for a transaction other code holds open on its connection, never writing inside it', async () => {
+      expect(await runScenario(runtime, 'shared-transaction.mjs')).toEqual({
+        first: 'claimed',
+        second: 'in-progress',
+        rows: 1,
+        outlasted: 'STORE_UNAVAILABLE',
+      });
     });
   });
 }

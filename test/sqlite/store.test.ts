@@ -27,6 +27,9 @@ describe('createSqliteStore', () => {
       { database: database(), table: '1st' },
       { database: database(), table: 'x; DROP TABLE orders' },
       { database: database(), table: '' },
+      // SQLite keeps these names for itself: CREATE TABLE would fail as if the file were out of reach.
+      { database: database(), table: 'sqlite_deliveries' },
+      { database: database(), table: 'SQLITE_payhook' },
       { database: database(), now: 5 },
       { database: database(), busyTimeoutMs: -1 },
       { database: database(), busyTimeoutMs: Number.NaN },
@@ -73,6 +76,76 @@ describe('createSqliteStore', () => {
     let pending: Promise<unknown> | undefined;
     expect(() => (pending = store.claim('', { leaseMs: 1000 }))).not.toThrow();
     await expect(pending).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+  });
+
+  describe('a transaction other code holds open on the same connection', () => {
+    /** A working database whose connection reports a transaction open while `open.now` is true. */
+    function sharedConnection(name: 'isTransaction' | 'inTransaction') {
+      const open = { now: true, runs: 0 };
+      const run =
+        <T>(result: T) =>
+        (): T => {
+          open.runs++;
+          return result;
+        };
+      const db = {
+        exec: () => undefined,
+        prepare: (sql: string) => ({
+          run: run(undefined),
+          get: run(undefined),
+          all: run<unknown[]>(sql.includes('RETURNING') ? [{ token: 't' }] : []),
+        }),
+        get [name]() {
+          return open.now;
+        },
+      } as SqliteDatabaseLike;
+      return { db, open };
+    }
+
+    // Written inside it, a claim would be undone by its ROLLBACK after being reported taken.
+    for (const name of ['isTransaction', 'inTransaction'] as const) {
+      it(`writes nothing until it ends (${name}), waiting with timers`, async () => {
+        const { db, open } = sharedConnection(name);
+        const store = createSqliteStore({ database: db, busyTimeoutMs: 2_000 });
+        setTimeout(() => (open.now = false), 60);
+        const started = performance.now();
+        const claim = store.claim('k', { leaseMs: 1_000 });
+        await new Promise((resolve) => setTimeout(resolve, 30));
+        expect(open.runs).toBe(0);
+        expect((await claim).status).toBe('claimed');
+        expect(performance.now() - started).toBeGreaterThanOrEqual(55);
+      });
+    }
+
+    it('rejects with STORE_UNAVAILABLE, naming the transaction, once busyTimeoutMs has passed', async () => {
+      const { db, open } = sharedConnection('isTransaction');
+      const store = createSqliteStore({ database: db, busyTimeoutMs: 100 });
+      for (const call of [
+        () => store.claim('k', { leaseMs: 1_000 }),
+        () => store.complete('k', 'token', { retentionMs: 1_000 }),
+        () => store.release('k', 'token'),
+      ]) {
+        await expect(call()).rejects.toMatchObject({
+          code: 'STORE_UNAVAILABLE',
+          message: expect.stringContaining('transaction open on this connection'),
+        });
+      }
+      expect(open.runs).toBe(0);
+    });
+
+    it('rejects with STORE_UNAVAILABLE when the connection cannot say (closed)', async () => {
+      const closed = {
+        ...database(),
+        get isTransaction(): boolean {
+          throw new Error('database is not open');
+        },
+      };
+      const store = createSqliteStore({ database: closed });
+      await expect(store.claim('k', { leaseMs: 1_000 })).rejects.toMatchObject({
+        code: 'STORE_UNAVAILABLE',
+        message: expect.stringContaining('database is not open'),
+      });
+    });
   });
 
   describe('a file locked by another connection', () => {
