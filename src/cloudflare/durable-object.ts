@@ -55,8 +55,11 @@ type DedupRecord =
   { state: 'claimed'; token: string; expiresAt: number } | { state: 'completed'; expiresAt: number | null };
 
 const RECORD = 'record';
-/** The latest time a JavaScript Date (and so an alarm) can hold. */
-const MAX_DATE_MS = 8.64e15;
+/**
+ * The latest alarm workerd can set: it holds times as int64 nanoseconds since
+ * 1970, so 2^63 ns (2262-04-11), though its error message says "after 2189".
+ */
+const MAX_ALARM_MS = 9_223_372_036_854;
 
 function live(record: unknown, now: number): DedupRecord | undefined {
   const found = record as DedupRecord | undefined;
@@ -66,8 +69,8 @@ function live(record: unknown, now: number): DedupRecord | undefined {
 
 /** Arms the alarm that deletes the record once it expires. */
 async function arm(txn: DurableObjectTransactionLike, expiresAt: number | null): Promise<void> {
-  // Beyond a Date's range the record is kept forever: no alarm can be set there.
-  if (expiresAt !== null && expiresAt <= MAX_DATE_MS) await txn.setAlarm(expiresAt);
+  // An expiry no alarm can hold keeps the record; reads still see it expire.
+  if (expiresAt !== null && expiresAt <= MAX_ALARM_MS) await txn.setAlarm(expiresAt);
   else await txn.deleteAlarm();
 }
 

@@ -78,6 +78,37 @@ for (const backend of ['sqlite', 'kv'] as const satisfies readonly Backend[]) {
       expect(await peek(kept)).toEqual({ record: { state: 'completed', expiresAt: null }, alarm: null });
       expect(await store.claim(kept, { leaseMs: 1000 })).toEqual({ status: 'completed' });
     });
+
+    // workerd's alarms hold int64 nanoseconds: nothing after 2262-04-11 (its message says "after 2189"). A longer
+    // lease or retention is one the store accepts, so its record is kept without an alarm instead of failing.
+    it('keeps a record whose expiry no alarm can hold, and arms one for the latest expiry that can', async () => {
+      const a = await worker(mf!, 'a');
+      const alarmOf = async (key: string) =>
+        (
+          (await (await a.fetch(`http://worker/peek?key=${encodeURIComponent(key)}`)).json()) as {
+            alarm: number | null;
+          }
+        ).alarm;
+      const millennium = 1000 * 365 * 86_400_000;
+      const done = `far-retention-${Date.now()}`;
+      const claim = await store.claim(done, { leaseMs: 60_000 });
+      if (claim.status !== 'claimed') throw new Error(claim.status);
+      await expect(store.complete(done, claim.token, { retentionMs: millennium })).resolves.toBeUndefined();
+      expect(await store.claim(done, { leaseMs: 60_000 })).toEqual({ status: 'completed' });
+      expect(await alarmOf(done)).toBeNull();
+
+      const held = `far-lease-${Date.now()}`;
+      expect(await store.claim(held, { leaseMs: millennium })).toEqual({
+        status: 'claimed',
+        token: expect.any(String),
+      });
+      expect(await alarmOf(held)).toBeNull();
+
+      const lastAlarm = 9_223_372_036_854;
+      const latest = `latest-alarm-${Date.now()}`;
+      expect((await store.claim(latest, { leaseMs: lastAlarm - Date.now() - 60_000 })).status).toBe('claimed');
+      expect(await alarmOf(latest)).toBeGreaterThan(lastAlarm - 120_000);
+    });
   });
 }
 
