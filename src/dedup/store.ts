@@ -80,8 +80,10 @@ export interface CompleteOptions {
  *
  * A store that cannot be reached must reject (the delivery flow answers 503, so
  * the service retries); it must never resolve `claimed` without a record.
- * payhook ships {@link createMemoryStore} (one process) and
- * `createRedisStore` in `payhook/redis` (several instances).
+ * payhook ships {@link createMemoryStore} (one process), `createSqliteStore`
+ * in `payhook/sqlite` (one server, across restarts), and for several
+ * instances `createRedisStore` (`payhook/redis`), `createPostgresStore`
+ * (`payhook/postgres`) and `createDurableObjectStore` (`payhook/cloudflare`).
  *
  * @example
  * ```ts
