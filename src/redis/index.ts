@@ -104,6 +104,18 @@ return 0`;
 
 type Send = (args: string[]) => Promise<unknown>;
 
+const decoder = new TextDecoder();
+
+/** A reply as text (bytes from a client set to return Buffers decoded), or `null` for none. */
+function replyText(what: string, reply: unknown): string | null {
+  if (reply === null || typeof reply === 'string') return reply;
+  if (reply instanceof Uint8Array) return decoder.decode(reply);
+  throw new PayhookError(
+    'INVALID_ARGUMENT',
+    `Redis ${what} resolved ${reply === undefined ? 'undefined' : `a ${typeof reply}`}, not its reply: a node-redis client in legacy mode? Give the client itself.`,
+  );
+}
+
 function commandSender(client: RedisClientLike): Send {
   if (typeof client !== 'object' || client === null) {
     throw new PayhookError(
@@ -161,7 +173,11 @@ function milliseconds(name: 'leaseMs' | 'retentionMs', ms: number): string {
  * round up); a value above `Number.MAX_SAFE_INTEGER` is `INVALID_ARGUMENT`.
  * Commands are sent as the client sends them: configure its timeouts and
  * offline queue (the delivery flow also bounds each store call with
- * `storeTimeoutMs`).
+ * `storeTimeoutMs`). Run it on a Redis whose `maxmemory-policy` is
+ * `noeviction` (Redis's default): every key has a TTL, so an evicting policy
+ * may drop completed deliveries and let their redeliveries through. A client
+ * that does not resolve replies (node-redis legacy mode) is `INVALID_ARGUMENT`
+ * at the first claim.
  *
  * @throws {@link payhook!PayhookError | PayhookError} `INVALID_ARGUMENT` when `client` is not a
  * Redis client.
@@ -207,6 +223,8 @@ export function createRedisStore(options: RedisStoreOptions): DedupStore {
     }
   }
 
+  const text = async (what: string, args: string[]): Promise<string | null> => replyText(what, await run(what, args));
+
   return {
     async claim(key: string, claimOptions: ClaimOptions): Promise<ClaimResult> {
       checkKey(key);
@@ -216,12 +234,17 @@ export function createRedisStore(options: RedisStoreOptions): DedupStore {
       const lease = milliseconds('leaseMs', claimOptions.leaseMs);
       // Two tries: the key may expire or be released between SET and GET.
       for (let attempt = 0; attempt < 2; attempt++) {
-        const set = await run('SET NX PX', ['SET', redisKey, CLAIMED + token, 'NX', 'PX', lease]);
+        const set = await text('SET NX PX', ['SET', redisKey, CLAIMED + token, 'NX', 'PX', lease]);
         if (set === 'OK') return { status: 'claimed', token };
-        const current = await run('GET', ['GET', redisKey]);
+        if (set !== null) {
+          throw new PayhookError('INVALID_ARGUMENT', `Redis SET NX PX answered ${JSON.stringify(set)}, not OK or nil.`);
+        }
+        const current = await text('GET', ['GET', redisKey]);
         if (current === COMPLETED) return { status: 'completed' };
-        if (typeof current === 'string' && current.startsWith(CLAIMED)) return { status: 'in-progress' };
-        if (current !== null && current !== undefined) {
+        // This very claim: the client sent the SET again after its reply was lost (ioredis does on a reconnect).
+        if (current === CLAIMED + token) return { status: 'claimed', token };
+        if (current?.startsWith(CLAIMED)) return { status: 'in-progress' };
+        if (current !== null) {
           throw new PayhookError(
             'STORE_UNAVAILABLE',
             `The Redis key ${JSON.stringify(redisKey)} holds a value payhook did not write; is the prefix shared?`,

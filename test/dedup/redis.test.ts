@@ -1,7 +1,8 @@
 // The Redis store against a real redis-server started here, through both
 // clients. A missing redis-server fails the run.
+import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { Redis } from 'ioredis';
-import { createClient } from 'redis';
+import { createClient, RESP_TYPES } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisStore } from '../../src/redis/index.js';
 import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
@@ -99,5 +100,78 @@ describe('createRedisStore', () => {
       expect.objectContaining({ code: 'INVALID_ARGUMENT' }),
     );
     expect(() => createRedisStore(undefined as never)).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
+  });
+
+  it('reads replies a client hands back as Buffers (node-redis typeMapping) as text', async () => {
+    const client = createClient({
+      url: server.url,
+      commandOptions: { typeMapping: { [RESP_TYPES.BLOB_STRING]: Buffer } },
+    });
+    await client.connect();
+    try {
+      const store = createRedisStore({ client, prefix: 'buffers:' });
+      const claim = await store.claim('done', { leaseMs: 10_000 });
+      if (claim.status !== 'claimed') throw new Error(claim.status);
+      expect(await store.claim('done', { leaseMs: 10_000 })).toEqual({ status: 'in-progress' });
+      await store.complete('done', claim.token, { retentionMs: 60_000 });
+      // Without decoding, Buffer('completed') read as a foreign value: every redelivery a 503, for ever.
+      expect(await store.claim('done', { leaseMs: 10_000 })).toEqual({ status: 'completed' });
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('refuses a client that does not resolve replies (node-redis legacy mode) instead of answering in-progress', async () => {
+    const store = createRedisStore({ client: nodeRedis.legacy() as never, prefix: 'legacy:' });
+    await expect(store.claim('tx', { leaseMs: 10_000 })).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      message: expect.stringContaining('legacy mode'),
+    });
+  });
+
+  describe('a claim whose SET reply is lost and which ioredis sends again', () => {
+    let proxy: Server;
+    let dropNextSet = false;
+    const sockets: Socket[] = [];
+    beforeAll(async () => {
+      // Forwards to the server; drops the connection once the marked SET has reached Redis, before its reply.
+      proxy = createServer((client) => {
+        const upstream = createConnection({ port: server.port, host: '127.0.0.1' });
+        sockets.push(client, upstream);
+        let dropping = false;
+        client.on('data', (chunk) => {
+          upstream.write(chunk);
+          if (dropNextSet && chunk.toString().includes('\r\nSET\r\n')) {
+            dropNextSet = false;
+            dropping = true;
+            setTimeout(() => (client.destroy(), upstream.destroy()), 50);
+          }
+        });
+        upstream.on('data', (chunk) => dropping || client.write(chunk));
+        for (const socket of [client, upstream]) socket.on('error', () => {});
+        client.on('close', () => upstream.destroy());
+      });
+      await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    });
+    afterAll(async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => proxy.close(resolve));
+    });
+
+    it('still belongs to its caller (not in-progress, held by nobody for a lease)', async () => {
+      const { port } = proxy.address() as { port: number };
+      const client = new Redis(port, '127.0.0.1', { lazyConnect: true, retryStrategy: () => 20 });
+      client.on('error', () => {});
+      await client.connect();
+      try {
+        const store = createRedisStore({ client, prefix: 'resent:' });
+        dropNextSet = true;
+        const claim = await store.claim('tx', { leaseMs: 60_000 });
+        expect(claim).toEqual({ status: 'claimed', token: expect.any(String) });
+        expect(await ioredis.get('resent:tx')).toBe(`claimed:${(claim as { token: string }).token}`);
+      } finally {
+        client.disconnect();
+      }
+    });
   });
 });
