@@ -6,7 +6,7 @@
 import { PayhookError } from '../errors.js';
 import { misuse } from '../lib/misuse.js';
 import type { ClaimOptions, ClaimResult, CompleteOptions, DedupStore } from './store.js';
-import { checkKey, checkLease, checkRetention, checkToken, newClaimToken } from './token.js';
+import { checkKey, checkLease, checkRetention, checkToken, newClaimToken, storeClock } from './token.js';
 
 /**
  * Options of {@link createMemoryStore}.
@@ -31,7 +31,9 @@ export interface MemoryStoreOptions {
    */
   maxEntries?: number;
   /**
-   * The clock, in milliseconds. Inject one in tests.
+   * The clock, in milliseconds. Inject one in tests. A call that finds it
+   * answering anything but a finite number (`NaN`, a `Date`) rejects with
+   * `INVALID_ARGUMENT`.
    * @defaultValue `Date.now`
    */
   now?: () => number;
@@ -116,8 +118,7 @@ export function createMemoryStore(options?: MemoryStoreOptions): MemoryStore {
   if (!Number.isSafeInteger(maxEntries) || maxEntries < 1) {
     throw misuse('maxEntries must be a whole number of at least 1.');
   }
-  const clock = options?.now ?? Date.now;
-  if (typeof clock !== 'function') throw misuse('now must be a function returning milliseconds.');
+  const clock = storeClock(options?.now);
   // Map order is insertion order: claims in the order they were taken,
   // completed deliveries in the order they were completed (so, with one
   // retention, in the order they expire).

@@ -26,6 +26,26 @@ export function newClaimToken(): string {
   return token;
 }
 
+/**
+ * A store's `now` option as the store reads it: a clock that answers
+ * anything but finite milliseconds (`NaN`, a `Date`) is misuse, refused at
+ * each call, never read as a time at which every record has expired (which
+ * would let each redelivery through).
+ */
+export function storeClock(now: unknown): () => number {
+  if (now === undefined || now === null) return Date.now;
+  if (typeof now !== 'function') {
+    throw new PayhookError('INVALID_ARGUMENT', 'now must be a function returning milliseconds.');
+  }
+  const read = now as () => unknown;
+  return () => {
+    const time = read();
+    if (typeof time === 'number' && Number.isFinite(time)) return time;
+    const got = time instanceof Date ? 'a Date' : typeof time === 'number' ? String(time) : `a ${typeof time}`;
+    throw new PayhookError('INVALID_ARGUMENT', `now must return finite milliseconds (a number), not ${got}.`);
+  };
+}
+
 /** Checks a store call's arguments; misuse is an `INVALID_ARGUMENT`. */
 export function checkKey(key: unknown): asserts key is string {
   if (typeof key !== 'string' || key === '') {

@@ -9,7 +9,7 @@
  * @module
  */
 import type { ClaimOptions, ClaimResult, CompleteOptions, DedupStore } from '../dedup/store.js';
-import { checkKey, checkLease, checkRetention, checkToken, newClaimToken } from '../dedup/token.js';
+import { checkKey, checkLease, checkRetention, checkToken, newClaimToken, storeClock } from '../dedup/token.js';
 import { PayhookError } from '../errors.js';
 import { describeError, misuse } from '../lib/misuse.js';
 
@@ -83,7 +83,8 @@ export interface SqliteStoreOptions {
   table?: string;
   /**
    * The clock, in milliseconds. Inject one in tests; every process sharing
-   * the file must agree on it (one server: `Date.now`).
+   * the file must agree on it (one server: `Date.now`). A call that finds it
+   * answering anything but a finite number rejects with `INVALID_ARGUMENT`.
    * @defaultValue `Date.now`
    */
   now?: () => number;
@@ -243,8 +244,7 @@ export function createSqliteStore(options: SqliteStoreOptions): DedupStore {
   if (typeof table !== 'string' || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(table) || /^sqlite_/i.test(table)) {
     throw misuse('table must be a name of letters, digits and _, not starting with a digit or sqlite_.');
   }
-  const clock = options.now ?? Date.now;
-  if (typeof clock !== 'function') throw misuse('now must be a function returning milliseconds.');
+  const clock = storeClock(options.now);
   const busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
   if (typeof busyTimeoutMs !== 'number' || !(busyTimeoutMs >= 0 && busyTimeoutMs <= 2_147_483_647)) {
     throw misuse('busyTimeoutMs must be a number of milliseconds from 0 to 2147483647.');
@@ -279,6 +279,7 @@ export function createSqliteStore(options: SqliteStoreOptions): DedupStore {
         // undo a claim already reported taken. Waited for like a lock.
         cause = new Error('other code has a transaction open on this connection (give the store one of its own)');
       } catch (error) {
+        if (error instanceof PayhookError) throw error; // misuse (a clock that answers no time), not SQLite
         if (!isBusy(error)) throw unavailable(what, error);
         cause = error;
       }

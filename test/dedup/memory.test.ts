@@ -165,4 +165,26 @@ describe('createMemoryStore', () => {
       expect.objectContaining({ code: 'INVALID_ARGUMENT' }),
     );
   });
+
+  // Read as a time, NaN or a Date made every record look expired: each redelivery handled again.
+  it('refuses, at each call, a clock that answers anything but finite milliseconds', async () => {
+    for (const [answer, named] of [
+      [Number.NaN, 'NaN'],
+      [Infinity, 'Infinity'],
+      [new Date(), 'a Date'],
+      ['1700000000000', 'a string'],
+    ] as const) {
+      const store = createMemoryStore({ now: () => answer as number });
+      for (const call of [
+        () => store.claim('k', { leaseMs: 1000 }),
+        () => store.complete('k', 'token', { retentionMs: 1000 }),
+      ]) {
+        await expect(call()).rejects.toMatchObject({
+          code: 'INVALID_ARGUMENT',
+          message: `now must return finite milliseconds (a number), not ${named}.`,
+        });
+      }
+      expect(store.size).toBe(0);
+    }
+  });
 });

@@ -71,6 +71,23 @@ describe('createSqliteStore', () => {
     }
   });
 
+  it('rejects with INVALID_ARGUMENT, writing nothing, when its clock answers no finite time', async () => {
+    let runs = 0;
+    const counting: SqliteDatabaseLike = {
+      exec: () => undefined,
+      prepare: () => ({ run: () => runs++, get: () => runs++, all: () => (runs++, []) }),
+    };
+    const store = createSqliteStore({ database: counting, now: () => Number.NaN });
+    await expect(store.claim('k', { leaseMs: 1000 })).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      message: expect.stringContaining('now must return finite milliseconds'),
+    });
+    await expect(store.complete('k', 'token', { retentionMs: 1000 })).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+    });
+    expect(runs).toBe(0);
+  });
+
   it('rejects misuse of a call with INVALID_ARGUMENT, also as a rejection', async () => {
     const store = createSqliteStore({ database: database() });
     let pending: Promise<unknown> | undefined;
