@@ -38,6 +38,9 @@ export function isConnectionLoss(error: unknown, driver: 'pg' | 'postgres.js'): 
   const code = typeof error === 'object' && error !== null ? (error as { code?: unknown }).code : undefined;
   if (typeof code !== 'string') return driver === 'pg';
   if (LOST.test(code)) return true;
+  // The server ends a session with a FATAL; after an ERROR it goes on (08P01
+  // for a statement sent with too few parameters is the statement's).
+  if ((error as { severity?: unknown }).severity === 'ERROR') return false;
   const state = sqlState(error);
   return state !== undefined && (state.startsWith('08') || state.startsWith('57P'));
 }

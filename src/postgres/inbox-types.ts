@@ -333,7 +333,9 @@ export interface PostgresInbox {
    * Stores one verified delivery, once per `webhook.id` and status
    * (`INSERT … ON CONFLICT DO NOTHING`). Pass it as the handler's
    * `onPayment`. Rejects with `STORE_UNAVAILABLE` when the row could not be
-   * written, so the service is not answered 200.
+   * written, so the service is not answered 200, and with `INVALID_ARGUMENT`
+   * for a delivery with an empty `id` (which only a `dedupKey` of yours lets
+   * through): two of those would be one row.
    */
   enqueue(webhook: PaymentWebhook): Promise<void>;
   /** Takes one due row, if any, and processes it in one transaction. */

@@ -152,7 +152,8 @@ export function createPostgresInbox(options: PostgresInboxOptions): PostgresInbo
     autoMigrate: options.autoMigrate === true,
   });
   const sql = inboxSql(table);
-  const fix = 'Run `await inbox.migrate()` once, and grant the role SELECT, INSERT, UPDATE, DELETE on the table.';
+  const fix =
+    'Run `await inbox.migrate()` once, and grant the role SELECT, INSERT, UPDATE, DELETE on the table and SELECT on payhook_schema.';
 
   let lastError: { text: string; at: number } | undefined;
   const remember = (error: unknown) => {
@@ -172,9 +173,13 @@ export function createPostgresInbox(options: PostgresInboxOptions): PostgresInbo
   }
 
   async function enqueue(webhook: PaymentWebhook): Promise<void> {
-    if (typeof webhook !== 'object' || webhook === null || typeof webhook.id !== 'string') {
+    const { id, raw } = (webhook ?? {}) as Partial<PaymentWebhook>;
+    if (typeof id !== 'string' || typeof raw !== 'object' || raw === null) {
       throw misuse('inbox.enqueue needs the verified webhook that onPayment receives.');
     }
+    // Rows are keyed by id and status: two payments with an empty id (told
+    // apart only by a dedupKey of yours) would be stored as one.
+    if (id === '') throw misuse('inbox.enqueue cannot store a delivery with an empty id: its rows are keyed by id.');
     const values = [asText(webhook.id), asText(deliveryState(webhook)), JSON.stringify(webhook.raw)];
     await guarded('insert', () => run(sql.enqueue, values));
   }
@@ -197,7 +202,12 @@ export function createPostgresInbox(options: PostgresInboxOptions): PostgresInbo
       // In a savepoint: a failure undoes the handler's statements while the row's attempt is still recorded.
       result = await tx.savepoint(async ({ run: handlerRun, connection }) => {
         const handlerTx: InboxTransaction = { query: (text, values) => handlerRun(text, values ?? []), connection };
-        return handler(parseWebhook(String(row['body'])), handlerTx, delivery);
+        const outcome = await handler(parseWebhook(String(row['body'])), handlerTx, delivery);
+        // Deferred constraints are checked here, in the savepoint: at COMMIT a
+        // violation would undo the record of this attempt too, and the row
+        // would be taken again, uncounted, for ever.
+        await handlerRun('SET CONSTRAINTS ALL IMMEDIATE', []);
+        return outcome;
       });
     } catch (error) {
       const delay = delayOf(retry.retryDelayMs, delivery.attempt);

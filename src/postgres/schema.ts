@@ -48,7 +48,7 @@ export function schemaFor(options: SchemaOptions): Schema {
   const transact = migrationTransactor(options.client, caller);
   const fix =
     `Run \`await ${kind}.migrate()\` once (at deploy, with a role that may create tables), ` +
-    `or apply \`${kind}.schema\` in your own migrations.`;
+    `or apply \`${kind}.schema\` in your own migrations; the role payhook runs as also needs SELECT on payhook_schema.`;
 
   async function apply(): Promise<void> {
     try {

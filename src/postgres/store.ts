@@ -190,7 +190,8 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     autoMigrate: options.autoMigrate === true,
   });
   const sql = storeSql(table);
-  const fix = 'Run `await store.migrate()` once, and grant the role SELECT, INSERT, UPDATE, DELETE on the table.';
+  const fix =
+    'Run `await store.migrate()` once, and grant the role SELECT, INSERT, UPDATE, DELETE on the table and SELECT on payhook_schema.';
 
   /** Runs one statement after the schema check, every driver error turned into the store's coded failure. */
   async function statement(what: string, text: string, values: readonly unknown[]) {

@@ -429,6 +429,71 @@ describe('createPostgresInbox misuse and outages', () => {
     expect(await inbox.stats()).toMatchObject({ pending: 0, failed: 1, done: 1 });
   });
 
+  // The server refuses a statement with an ERROR whose SQLSTATE reads like a lost connection (08P01: too few
+  // parameters), or a deferred constraint fails only at COMMIT: either is the handler's failure, charged to the row,
+  // which ends failed and lets the next row through. Before, the attempt was rolled back uncounted (the failed
+  // COMMIT undid its record; postgres.js took 08P01 for a lost connection) and the row was taken again for ever.
+  type Query = (text: string, values?: unknown[]) => Promise<unknown>;
+  const lateFailures: Array<[string, (tx: { query: Query }, ledger: string) => Promise<unknown>]> = [
+    ['a statement sent with too few parameters (08P01)', (tx) => tx.query('SELECT $1::text, $2::text', ['one'])],
+    ['a deferred constraint it violates', (tx, ledger) => tx.query(`INSERT INTO ${ledger} VALUES ('no-such-order')`)],
+  ];
+  describe.each(['pg', 'postgres.js'] as const)('via %s', (driver) => {
+    it.each(lateFailures)("records %s as the handler's failure", async (_name, fail) => {
+      const n = tables++;
+      const ledger = `ledger_${n}`;
+      await pool.query(`CREATE TABLE parent_${n} (id text PRIMARY KEY)`);
+      await pool.query(`CREATE TABLE ${ledger} (id text REFERENCES parent_${n} (id) DEFERRABLE INITIALLY DEFERRED)`);
+      const inbox = createPostgresInbox({ client: driver === 'pg' ? pool : sql, table: `late_failure_${n}` });
+      await inbox.migrate();
+      await inbox.enqueue(webhook({ id: 'bad_DEBIT' }));
+      await inbox.enqueue(webhook({ id: 'good_DEBIT' }));
+      const handler = async (received: PaymentWebhook, tx: { query: Query }) => {
+        if (received.id === 'bad_DEBIT') await fail(tx, ledger);
+      };
+      const retry = { maxAttempts: 2, retryDelayMs: () => 0 };
+      const outcomes = [];
+      for (let turn = 0; turn < 3; turn++) outcomes.push(await inbox.processNext(handler, retry));
+      expect(outcomes.sort()).toEqual(['done', 'failed', 'retrying']);
+      expect(await inbox.stats()).toMatchObject({ pending: 0, failed: 1, done: 1 });
+    });
+  });
+
+  it('refuses to enqueue a delivery with an empty id (two would be one row) or without its body', async () => {
+    const inbox = createPostgresInbox({ client: pool, table: `enqueue_misuse_${tables++}`, autoMigrate: true });
+    const { raw: _raw, ...bodiless } = webhook();
+    for (const wrong of [webhook({ id: '' }), bodiless]) {
+      await expect(inbox.enqueue(wrong as PaymentWebhook)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    }
+    await expect(inbox.enqueue(webhook({ id: '' }))).rejects.toThrow(/empty id/);
+    await inbox.enqueue(webhook());
+    expect(await inbox.stats()).toMatchObject({ pending: 1 });
+  });
+
+  it('works for a role granted what the fix names, and names it when a grant is missing', async () => {
+    const table = `least_privilege_${tables++}`;
+    const role = `role_${table}`;
+    await createPostgresInbox({ client: pool, table }).migrate();
+    await pool.query(`DROP ROLE IF EXISTS ${role}`);
+    await pool.query(`CREATE ROLE ${role} LOGIN`);
+    await pool.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON ${table} TO ${role}`);
+    const rolePool = new pg.Pool({ connectionString: server.url.replace('postgres@', `${role}@`), max: 2 });
+    rolePool.on('error', () => {});
+    try {
+      await expect(createPostgresInbox({ client: rolePool, table }).check()).rejects.toMatchObject({
+        code: 'INVALID_ARGUMENT',
+        message: expect.stringContaining('SELECT on payhook_schema'),
+      });
+      await pool.query(`GRANT SELECT ON payhook_schema TO ${role}`);
+      const inbox = createPostgresInbox({ client: rolePool, table });
+      await inbox.check();
+      await inbox.enqueue(webhook());
+      expect(await inbox.processNext(async () => {})).toBe('done');
+    } finally {
+      await rolePool.end();
+    }
+  });
+
   it('refuses a single pg Client, a non-client, bad tables and bad options', async () => {
     const single = new pg.Client({ connectionString: server.url });
     expect(() => createPostgresInbox({ client: single })).toThrow(
