@@ -45,6 +45,8 @@ export interface NodeRequestLike {
   readonly complete?: boolean;
   /** Bytes received but not read yet. */
   readonly readableLength?: number;
+  /** `true` once the stream was destroyed: the client went away before the handler read a byte, say. */
+  readonly destroyed?: boolean;
   on(event: string, listener: (...args: any[]) => void): unknown;
   removeListener(event: string, listener: (...args: any[]) => void): unknown;
 }
@@ -64,7 +66,7 @@ export interface NodeResponseLike {
   statusCode: number;
   readonly headersSent?: boolean;
   setHeader(name: string, value: string): unknown;
-  end(chunk: string): unknown;
+  end(chunk: string, callback?: () => void): unknown;
 }
 
 /**
@@ -130,6 +132,11 @@ function isClientAbort(error: unknown): boolean {
 function requestSource(req: NodeRequestLike): ChunkSource {
   return {
     start(sink) {
+      // Gone already (while a middleware before the handler awaited): no event will come.
+      if (req.destroyed === true) {
+        sink.fail(undefined, true);
+        return () => {};
+      }
       const onData = (chunk: Uint8Array | string): void => sink.chunk(chunk);
       const onEnd = (): void => sink.end();
       const onError = (error: unknown): void => sink.fail(error, isClientAbort(error));
@@ -219,11 +226,23 @@ function headersOf(req: NodeRequestLike): NodeRequestLike['headers'] {
   return host === given ? headers : { ...headers, host };
 }
 
-function send(res: NodeResponseLike, answer: Answer): void {
+function send(req: NodeRequestLike, res: NodeResponseLike, answer: Answer): void {
   if (res.headersSent === true) return;
   res.statusCode = answer.status;
-  for (const [name, value] of Object.entries(answer.headers)) res.setHeader(name, value);
-  res.end(JSON.stringify(answer.body));
+  // HTTP/2 has no Connection header (node:http2 drops it with a process
+  // warning): a refusal that closes the connection closes its stream instead,
+  // so a slow or endless body is not read on after the answer.
+  const { stream } = req as { stream?: { close?: unknown } };
+  const http2 = typeof stream?.close === 'function' ? (stream as { close(code: number): void }) : undefined;
+  for (const [name, value] of Object.entries(answer.headers)) {
+    if (http2 === undefined || name !== 'connection') res.setHeader(name, value);
+  }
+  const body = JSON.stringify(answer.body);
+  if (http2 !== undefined && answer.headers['connection'] === 'close' && req.readableEnded !== true) {
+    res.end(body, () => http2.close(0)); // NGHTTP2_NO_ERROR, once the answer is sent
+  } else {
+    res.end(body);
+  }
 }
 
 /**
@@ -285,6 +304,7 @@ export function createNodeWebhookHandler(options: WebhookHandlerOptions): NodeWe
     // A body left on req.body counts only if the stream behind it was read.
     const given = body !== undefined && bodyWasRead(req);
     send(
+      req,
       res,
       await deliver({
         method: req.method,

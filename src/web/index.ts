@@ -104,7 +104,13 @@ const EMPTY: BodyOutcome = { kind: 'body', body: new Uint8Array(0) };
 function readBody(request: Request, limits: BodyLimits): Promise<BodyOutcome> {
   if (limits.declaredBytes !== undefined) return readChunks(wholeSource(request), limits);
   const stream = request.body; // read only here: some adapters build this stream on first access
-  return stream === null ? Promise.resolve(EMPTY) : readChunks(streamSource(stream), limits);
+  if (stream === null) return Promise.resolve(EMPTY);
+  return readChunks(streamSource(stream), limits).then((outcome) => {
+    // Some adapters (@hono/node-server) end the stream of a client gone
+    // before the read began as if the body were whole: it is not.
+    const { signal } = request as { signal?: AbortSignal };
+    return outcome.kind === 'body' && signal?.aborted === true ? { kind: 'aborted', cause: signal.reason } : outcome;
+  });
 }
 
 function toResponse(answer: Answer): Response {

@@ -97,6 +97,63 @@ describe('node:http2', () => {
   });
 });
 
+describe('node:http2 refusals', () => {
+  // HTTP/2 has no Connection header: node:http2 drops `connection: close` with a process warning and the stream
+  // stayed open, so a stalled body held it and an endless one was read on after the 413 (40 MiB in a test).
+  it('close the stream of a 408 or 413, as HTTP/1.1 closes the connection, with no process warning', async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => void warnings.push(warning.message);
+    process.on('warning', onWarning);
+    const handler = createNodeWebhookHandler({
+      publicKeys: PUBLIC_KEY,
+      allowAnyHost: true,
+      maxBodyBytes: 1024,
+      bodyTimeoutMs: 200,
+      logger: false,
+      onPayment: () => {},
+    });
+    const server = createHttp2Server((req, res) => void handler(req, res));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as { port: number };
+    const client = connect(`http://127.0.0.1:${port}`);
+    /** Opens a delivery's stream, writes `first`, then 64 KiB chunks while the server takes them (at most 40 MiB). */
+    const post = (first: string, endless: boolean) =>
+      new Promise<{ status: number; code: string; closed: boolean; sent: number }>((resolve) => {
+        const { host: _host, ...headers } = signDelivery(webhookBody(), { host: `127.0.0.1:${port}` }).headers;
+        const stream = client.request({ ':method': 'POST', ':path': '/webhooks/payments', ...headers });
+        let status = 0;
+        let text = '';
+        let sent = 0;
+        stream.on('error', () => {});
+        stream.on('response', (head) => (status = Number(head[':status'])));
+        stream.on('data', (chunk: Buffer) => (text += chunk.toString()));
+        const chunk = Buffer.alloc(64 * 1024, 'a');
+        const more = (): void => {
+          if (stream.closed || sent >= 40 * 1_048_576) return;
+          sent += chunk.length;
+          stream.write(chunk, more);
+        };
+        stream.write(first, endless ? more : undefined);
+        // Reset by the server, or not, half a second after the answer (a write it no longer takes never calls back).
+        stream.on('end', () =>
+          setTimeout(() => resolve({ status, code: JSON.parse(text).code, closed: stream.closed, sent }), 500),
+        );
+      });
+    try {
+      expect(await post('{"id":', false)).toMatchObject({ status: 408, code: 'BODY_TIMEOUT', closed: true });
+      const tooLarge = await post('{"id":', true);
+      expect(tooLarge).toMatchObject({ status: 413, code: 'BODY_TOO_LARGE', closed: true });
+      // Read and dropped up to the limit and 8 MiB, as over HTTP/1.1, then no more.
+      expect(tooLarge.sent).toBeLessThan(12 * 1_048_576);
+      expect(warnings.filter((message) => message.includes('connection'))).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+      client.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  }, 30_000);
+});
+
 describe('several Host lines (allowAnyHost)', () => {
   it('refuses them: Node keeps only the first, which need not be the host the request was routed on', async () => {
     const { handler, calls } = anyHostHandler();
