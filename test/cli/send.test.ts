@@ -158,13 +158,17 @@ describe('payhook send', () => {
     const result = await run(['send', url, '--retry', '--speed', String(speed)]);
     expect(result.code).toBe(0);
     expect(received).toHaveLength(failures + 1);
+    const gaps: number[] = [];
     for (let retry = 1; retry <= failures; retry++) {
       const gap = received[retry]!.at - received[retry - 1]!.at;
       const expected = retryDelay(retry) / speed; // 75 ms five times, then 150 ms
       expect(gap).toBeGreaterThanOrEqual(expected - 2);
-      expect(gap).toBeLessThan(expected + 400);
+      gaps.push(gap - expected);
       expect(result.stdout).toContain(`retry ${retry} in ${retry <= 5 ? '30 s' : '1 min'} (×${speed}: ${expected} ms)`);
     }
+    // Never much longer either: the median excess over the schedule, so that one attempt slowed by a busy machine
+    // (an excess of 500 ms was seen once) does not decide; a wait that ignored --speed would exceed it by seconds.
+    expect(gaps.sort((a, b) => a - b)[failures >> 1]).toBeLessThan(400);
     // Each attempt is signed afresh and verifies on its own.
     for (const delivery of received) expect(await verifies(delivery)).toBe(true);
     expect(result.stdout).toContain('attempt 7: 200 OK');
