@@ -198,7 +198,9 @@ function prepare(database: SqliteDatabaseLike, name: string): Statements {
  *   every request of the process.
  * - While other code has a transaction open on the same connection, the
  *   store waits for it the same way (a write inside it would be undone by
- *   its `ROLLBACK`): best give the store a connection of its own.
+ *   its `ROLLBACK`), so it cannot run inside a transaction of yours: give it
+ *   a connection of its own (on Node 22.13 to 22.15, which do not report an
+ *   open transaction, that is the only protection).
  * - `complete` and `release` act only on the caller's own claim (complete
  *   also when the claim has expired and nobody re-took it).
  * - Each claim deletes a bounded batch of expired rows, so the file does not

@@ -103,14 +103,13 @@ const EMPTY: BodyOutcome = { kind: 'body', body: new Uint8Array(0) };
 /** Reads the body within `limits` the cheapest way the request allows. */
 function readBody(request: Request, limits: BodyLimits): Promise<BodyOutcome> {
   if (limits.declaredBytes !== undefined) return readChunks(wholeSource(request), limits);
+  // Some adapters (@hono/node-server) end the stream of a client already
+  // gone as if the body were whole. Looked at before the read only: some
+  // bridges abort the signal once the whole body has been read.
+  const { signal } = request as { signal?: AbortSignal };
+  if (signal?.aborted === true) return Promise.resolve({ kind: 'aborted', cause: signal.reason as unknown });
   const stream = request.body; // read only here: some adapters build this stream on first access
-  if (stream === null) return Promise.resolve(EMPTY);
-  return readChunks(streamSource(stream), limits).then((outcome) => {
-    // Some adapters (@hono/node-server) end the stream of a client gone
-    // before the read began as if the body were whole: it is not.
-    const { signal } = request as { signal?: AbortSignal };
-    return outcome.kind === 'body' && signal?.aborted === true ? { kind: 'aborted', cause: signal.reason } : outcome;
-  });
+  return stream === null ? Promise.resolve(EMPTY) : readChunks(streamSource(stream), limits);
 }
 
 function toResponse(answer: Answer): Response {

@@ -7,6 +7,33 @@ import { PUBLIC_KEY, signDelivery, webhookBody } from '../helpers/sign.js';
 
 const WEBHOOK_URL = 'https://shop.example.kg/webhooks/payments';
 
+describe('a body without Content-Length (Web handler)', () => {
+  // Some Node-to-Request bridges abort the request's signal on req 'close', which Node emits once the body has been
+  // read: the signal says "gone" only before the read begins, so a whole delivery is still handled.
+  it('is handled when the signal aborts only once the whole body has been read', async () => {
+    const calls: string[] = [];
+    const handler = createWebhookHandler({
+      publicKeys: PUBLIC_KEY,
+      webhookUrl: WEBHOOK_URL,
+      onPayment: (webhook) => void calls.push(webhook.id),
+    });
+    const delivery = signDelivery(webhookBody());
+    const controller = new AbortController();
+    const bytes = new TextEncoder().encode(delivery.body);
+    const body = new ReadableStream<Uint8Array>({
+      pull(stream) {
+        stream.enqueue(bytes);
+        stream.close();
+        controller.abort();
+      },
+    });
+    const init = { method: 'POST', headers: delivery.headers, body, duplex: 'half', signal: controller.signal };
+    const response = await handler(new Request(WEBHOOK_URL, init));
+    expect([response.status, await response.json()]).toEqual([200, { ok: true }]);
+    expect(calls).toEqual([delivery.id]);
+  });
+});
+
 describe('bodyTimeoutMs (Web handler)', () => {
   it('answers 408 BODY_TIMEOUT when half a body arrives and the rest never does, and cancels the stream', async () => {
     const calls: string[] = [];
