@@ -7,16 +7,25 @@ import { PUBLIC_KEY, signDelivery, webhookBody } from '../helpers/sign.js';
 
 const WEBHOOK_URL = 'https://shop.example.kg/webhooks/payments';
 
+/** A Web handler with these limits, and the ids onPayment received. */
+function handlerFor(options: { maxBodyBytes?: number; bodyTimeoutMs?: number } = {}) {
+  const calls: string[] = [];
+  const handler = createWebhookHandler({
+    publicKeys: PUBLIC_KEY,
+    webhookUrl: WEBHOOK_URL,
+    ...options,
+    onPayment: (webhook) => {
+      calls.push(webhook.id);
+    },
+  });
+  return { handler, calls };
+}
+
 describe('a body without Content-Length (Web handler)', () => {
   // Some Node-to-Request bridges abort the request's signal on req 'close', which Node emits once the body has been
   // read: the signal says "gone" only before the read begins, so a whole delivery is still handled.
   it('is handled when the signal aborts only once the whole body has been read', async () => {
-    const calls: string[] = [];
-    const handler = createWebhookHandler({
-      publicKeys: PUBLIC_KEY,
-      webhookUrl: WEBHOOK_URL,
-      onPayment: (webhook) => void calls.push(webhook.id),
-    });
+    const { handler, calls } = handlerFor();
     const delivery = signDelivery(webhookBody());
     const controller = new AbortController();
     const bytes = new TextEncoder().encode(delivery.body);
@@ -36,15 +45,7 @@ describe('a body without Content-Length (Web handler)', () => {
 
 describe('bodyTimeoutMs (Web handler)', () => {
   it('answers 408 BODY_TIMEOUT when half a body arrives and the rest never does, and cancels the stream', async () => {
-    const calls: string[] = [];
-    const handler = createWebhookHandler({
-      publicKeys: PUBLIC_KEY,
-      webhookUrl: WEBHOOK_URL,
-      bodyTimeoutMs: 150,
-      onPayment: (webhook) => {
-        calls.push(webhook.id);
-      },
-    });
+    const { handler, calls } = handlerFor({ bodyTimeoutMs: 150 });
     const delivery = signDelivery(webhookBody());
     const bytes = new TextEncoder().encode(delivery.body);
     let cancelled: unknown = 'not cancelled';
@@ -137,19 +138,6 @@ describe('a client that goes away while the body is read (Web handler)', () => {
 });
 
 describe('a body of declared length (Web handler)', () => {
-  const handlerFor = (options: { maxBodyBytes?: number; bodyTimeoutMs?: number } = {}) => {
-    const calls: string[] = [];
-    const handler = createWebhookHandler({
-      publicKeys: PUBLIC_KEY,
-      webhookUrl: WEBHOOK_URL,
-      ...options,
-      onPayment: (webhook) => {
-        calls.push(webhook.id);
-      },
-    });
-    return { handler, calls };
-  };
-
   it('is read in one call, without building request.body (which some adapters make per request)', async () => {
     const { handler, calls } = handlerFor();
     const delivery = signDelivery(webhookBody());
