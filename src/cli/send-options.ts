@@ -48,6 +48,12 @@ function capturedUrl(capture: CapturedRequest): string | undefined {
   return host === undefined ? undefined : `https://${host}${capture.url.startsWith('/') ? '' : '/'}${capture.url}`;
 }
 
+/** The query the captured request carried, with its `?`, as it arrived (`''` for none). */
+function capturedQuery(capture: CapturedRequest): string {
+  const at = capture.url.indexOf('?');
+  return at === -1 ? '' : capture.url.slice(at).replace(/#.*$/s, '');
+}
+
 /** The captured x-api-* headers besides the timestamp: the service signed them, so a re-signed copy keeps them. */
 function signedExtras(capture: CapturedRequest): Record<string, string> {
   return Object.fromEntries(
@@ -173,11 +179,15 @@ export async function readSendOptions(args: readonly string[]): Promise<SendOpti
     checkHttpUrl(signedUrl, what);
   }
 
-  // The service requests the registered URL, query included: a target without a query of its own gets it, so a
-  // receiver pinned to that URL sees the parameters it expects.
+  // The service requests the registered URL, query included: a target without a query of its own gets it (or,
+  // replayed as captured, the query the captured request carried, which its signature covers), so a receiver
+  // pinned to that URL sees the parameters it expects.
   // A fragment is never sent, and a query written after one would not be either.
   const unhashed = given.replace(/#.*$/s, '');
-  if (signedUrl !== undefined && !unhashed.includes('?')) url = unhashed + new URL(signedUrl).search;
+  if (!unhashed.includes('?')) {
+    if (signedUrl !== undefined) url = unhashed + new URL(signedUrl).search;
+    else if (asCaptured) url = unhashed + capturedQuery(capture);
+  }
   const overrides: TestWebhookOverrides = { webhookUrl: signedUrl ?? url };
   if (values.body !== undefined) {
     let fromFile: unknown;

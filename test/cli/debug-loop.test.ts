@@ -77,6 +77,24 @@ describe('payhook send --request: replaying a capture', () => {
     expect(payments).toHaveLength(1);
   });
 
+  // The signature covers the query; --to names where to send it, usually without one.
+  it('sends the query the captured request carried when --to has none', async () => {
+    const withQuery = `${WEBHOOK_URL}?shop=17&lang=ky`;
+    const { url, payments } = await receiver({ webhookUrl: withQuery });
+    const signed = await signWebhook(createTestWebhook(), { url: withQuery });
+    const request = new Request('http://app.internal:8080/webhooks/payments?shop=17&lang=ky', {
+      method: 'POST',
+      headers: { ...signed.headers, host: 'app.internal:8080' },
+      body: signed.body,
+    });
+    const file = join(dir, 'query.json');
+    await writeFile(file, JSON.stringify(await captureDelivery(request, { webhookUrl: withQuery })));
+    const result = await run(['send', '--request', file, '--to', url]);
+    expect(result.stdout).toContain('attempt 1: 200 OK {"ok":true}');
+    expect(result.code).toBe(0);
+    expect(payments).toHaveLength(1);
+  });
+
   it('sends the captured method, headers (Host included) and body byte for byte', async () => {
     const received: Array<{ method: string; headers: IncomingHttpHeaders; body: Buffer }> = [];
     const url = await listen(
