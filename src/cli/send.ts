@@ -1,3 +1,4 @@
+import { SERVICE_WINDOW_MS } from '../lib/clock.js';
 import { retryDelay } from '../retry.js';
 import { createTestWebhook } from '../testing/deliveries.js';
 import { signWebhook, type SignedWebhook } from '../testing/sign.js';
@@ -64,9 +65,11 @@ command that tells them apart.
 
 Exit codes: 0 every delivery got 200 OK, or, with --repeat, at least one
 copy did and every other copy was answered 409 before the first 200 arrived
-(found in progress, as a receiver that deduplicates answers); 1 some did not
-(or could not connect, or answered 409 after a 200: a claim never
-completed); 2 usage error.`;
+(found in progress, as a receiver that deduplicates answers); for a delivery
+a receiver must refuse (--tamper, or --age/--timestamp outside the ±5-minute
+window), 0 when every one was answered 401; 1 otherwise (or could not
+connect, or answered 409 after a 200: a claim never completed; or accepted a
+delivery it must refuse); 2 usage error.`;
 
 export async function sendCommand(args: readonly string[], io: Io): Promise<number> {
   const options = await readSendOptions(args);
@@ -137,6 +140,9 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
     hostGiven: flags.host !== undefined && !asCaptured,
     asCaptured,
   };
+  // A forged or stale delivery: the receiver passes by refusing it (401), and a 200 is the failure.
+  const signedAt = flags.timestamp === undefined ? Date.now() - age : Number(flags.timestamp);
+  const mustRefuse = flags.tamper === true || (!asCaptured && Math.abs(Date.now() - signedAt) > SERVICE_WINDOW_MS);
   const explained = new Set<string>();
   const explain = (status: number, text: string): void => {
     const code = answerCode(text);
@@ -178,8 +184,14 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
       io.out(`${label}attempt ${attempt}: ${line} (${Date.now() - started} ms)`);
       // Counted once the whole answer arrived, as the line says.
       lastStatus = answered?.status;
+      if (mustRefuse && lastStatus === 200) {
+        io.out(
+          `${label}  ✗ the receiver ACCEPTED a ${flags.tamper === true ? 'forged' : 'stale'} delivery: it must answer 401`,
+        );
+      }
       if (lastStatus === 200) return { status: lastStatus, at: performance.now() };
       if (answered !== undefined) explain(answered.status, answered.text);
+      if (mustRefuse && lastStatus === 401) break; // refused, as it must be: nothing to retry
       if (attempt === maxAttempts) break;
       const delay = retryDelay(attempt);
       const wait = delay / speed;
@@ -201,6 +213,11 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
   });
   await Promise.all(workers);
   const accepted = outcomes.filter(({ status }) => status === 200).length;
+  if (mustRefuse) {
+    const refused = outcomes.filter(({ status }) => status === 401).length;
+    io.out(`${refused} of ${repeat} deliver${repeat === 1 ? 'y' : 'ies'} refused with 401, as a receiver must`);
+    return refused === repeat ? EXIT.OK : EXIT.FAILED;
+  }
   io.out(`${accepted} of ${repeat} deliver${repeat === 1 ? 'y' : 'ies'} answered 200 OK`);
   // Copies of one delivery at once: one is handled, the others find it in
   // progress (409) until it is answered; a 409 after that is a claim the

@@ -117,7 +117,8 @@ describe("the README's first hour", () => {
       const args = payhookArgs(command, port);
       const result = await run(args, { cwd: dir });
       expect(result.stdout, result.stderr).toContain(`attempt 1: ${expected[index]}`);
-      expect(result.code).toBe(expected[index] === 200 ? 0 : 1);
+      // Each answer is the one the line expects (a tampered delivery refused is the check passing): exit 0.
+      expect(result.code).toBe(0);
       if (expected[index] === 401) expect(result.stdout).toContain('SIGNATURE_MISMATCH');
       // What the issue asked for: the loop signs for the registered URL.
       expect(args).toContain('--webhook-url');

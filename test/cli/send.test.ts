@@ -321,12 +321,26 @@ describe('payhook send', () => {
 
   it('--tamper changes the amount after signing, so the receiver must refuse the delivery', async () => {
     const { url, received } = await endpoint(() => 401);
-    const result = await run(['send', url, '--amount', '5', '--tamper']);
-    expect(result.code).toBe(1);
+    const result = await run(['send', url, '--amount', '5', '--tamper', '--retry', '--speed', '1000']);
+    // The receiver refused it, as it must: that is the check passing, and a refusal is not retried.
+    expect(result.code).toBe(0);
     expect(result.stdout).toContain('tampered');
+    expect(received).toHaveLength(1);
     const body = JSON.parse(received[0]!.body) as { amount: number };
     expect(body.amount).toBe(500);
     expect(await verifies(received[0]!)).toBe(false);
+  });
+
+  // Exit 0 for an insecure receiver would make `payhook send --tamper && echo ok` pass exactly when it should not.
+  it.each([
+    [['--tamper'], 'forged'],
+    [['--age', '600000'], 'stale'],
+  ])('fails loudly when the receiver accepts a delivery it must refuse (%j)', async (flags, what) => {
+    const { url } = await endpoint(() => 200);
+    const result = await run(['send', url, ...flags]);
+    expect(result.stdout).toContain(`✗ the receiver ACCEPTED a ${what} delivery: it must answer 401`);
+    expect(result.stdout).toContain('0 of 1 delivery refused with 401, as a receiver must');
+    expect(result.code).toBe(1);
   });
 
   it('refuses bad usage with exit 2', async () => {
