@@ -163,3 +163,12 @@ export function likelyCause(status: number, code: string | undefined, context: S
   }
   return undefined;
 }
+
+/** What to look at when no answer came: a receiver not listening, or a certificate Node does not trust. */
+export function noAnswerHint(reason: string, address: string): string {
+  if (reason === 'ECONNREFUSED') return `: is the receiver listening at ${address}?`;
+  if (/CERT|SELF_SIGNED|ERR_TLS|UNABLE_TO_VERIFY/.test(reason)) {
+    return ": Node does not trust the receiver's certificate (for a test certificate: NODE_EXTRA_CA_CERTS=<its PEM file> npx payhook send …)";
+  }
+  return '';
+}

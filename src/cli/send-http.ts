@@ -32,6 +32,8 @@ export interface Answered {
   status: number;
   statusText: string;
   text: string;
+  /** Where a redirect points (its Location header). */
+  location?: string | undefined;
 }
 
 /** Why an attempt got no whole answer: the answer's status, if it came. */
@@ -73,7 +75,8 @@ export async function fetchDelivery(url: string, delivery: Delivery, timeoutMs: 
       signal: AbortSignal.timeout(timeoutMs),
     });
     const text = await response.text();
-    return { status: response.status, statusText: response.statusText, text };
+    const location = response.headers.get('location') ?? undefined;
+    return { status: response.status, statusText: response.statusText, text, location };
   } catch (error) {
     throw new NoAnswer(failureReason(error), response);
   }
@@ -111,6 +114,7 @@ export function exactDelivery(url: string, delivery: Delivery, timeoutMs: number
             status: response.statusCode ?? 0,
             statusText: response.statusMessage ?? '',
             text: Buffer.concat(chunks).toString('utf8'),
+            location: response.headers.location,
           }),
         );
         // The connection dropped mid-answer: the request is done by then, so its own 'error' never comes.

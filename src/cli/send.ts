@@ -2,7 +2,7 @@ import { SERVICE_WINDOW_MS } from '../lib/clock.js';
 import { retryDelay } from '../retry.js';
 import { createTestWebhook } from '../testing/deliveries.js';
 import { signWebhook, type SignedWebhook } from '../testing/sign.js';
-import { answerCode, likelyCause, type SendContext } from './causes.js';
+import { answerCode, likelyCause, noAnswerHint, type SendContext } from './causes.js';
 import { formatDuration, EXIT, sleep, UsageError, type Io } from './io.js';
 import { exactDelivery, fetchDelivery, NoAnswer, type Answered, type Delivery } from './send-http.js';
 import { readSendOptions } from './send-options.js';
@@ -178,7 +178,7 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
         if (!(error instanceof NoAnswer)) throw error;
         line =
           error.status === undefined
-            ? `no answer (${error.reason})${error.reason === 'ECONNREFUSED' ? `: is the receiver listening at ${address}?` : ''}`
+            ? `no answer (${error.reason})${noAnswerHint(error.reason, address)}`
             : `${error.status.status} ${error.status.statusText}, but the body did not arrive (${error.reason})`;
       }
       io.out(`${label}attempt ${attempt}: ${line} (${Date.now() - started} ms)`);
@@ -190,6 +190,11 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
         );
       }
       if (lastStatus === 200) return { status: lastStatus, at: performance.now() };
+      if (answered?.location !== undefined && answered.status >= 300 && answered.status < 400) {
+        io.out(
+          `${label}  redirected to ${answered.location}: the service does not follow redirects; register (and send to) the final URL`,
+        );
+      }
       if (answered !== undefined) explain(answered.status, answered.text);
       if (mustRefuse && lastStatus === 401) break; // refused, as it must be: nothing to retry
       if (attempt === maxAttempts) break;

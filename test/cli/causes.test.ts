@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { EXPLAINED_CODES, likelyCause, type SendContext } from '../../src/cli/causes.js';
+import { EXPLAINED_CODES, likelyCause, noAnswerHint, type SendContext } from '../../src/cli/causes.js';
 import { ERROR_CODES, statusForCode, type PayhookErrorCode } from '../../src/lib/errors.js';
 
 const context: SendContext = {
@@ -43,5 +43,20 @@ describe('the refusal causes payhook send prints', () => {
     const causes = likelyCause(401, 'SIGNATURE_MISMATCH', { ...context, asCaptured: true })?.causes ?? [];
     expect(causes[0]).toContain('--resign');
     expect(causes[1]).toContain('changed after it was signed');
+  });
+});
+
+describe('the hint payhook send gives when no answer came', () => {
+  it('names a receiver not listening, and a certificate Node does not trust (a self-signed test certificate)', () => {
+    expect(noAnswerHint('ECONNREFUSED', '127.0.0.1:3000')).toBe(': is the receiver listening at 127.0.0.1:3000?');
+    for (const reason of [
+      'DEPTH_ZERO_SELF_SIGNED_CERT',
+      'SELF_SIGNED_CERT_IN_CHAIN',
+      'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+      'ERR_TLS_CERT_ALTNAME_INVALID',
+    ]) {
+      expect(noAnswerHint(reason, 'h'), reason).toContain('NODE_EXTRA_CA_CERTS=<its PEM file>');
+    }
+    for (const reason of ['ECONNRESET', 'TimeoutError', 'ENOTFOUND']) expect(noAnswerHint(reason, 'h')).toBe('');
   });
 });

@@ -37,7 +37,13 @@ async function endpoint(
       received.push({ at, url: req.url ?? '', headers: req.headers, body });
       const status = answer(received.length);
       setTimeout(
-        () => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ ok: status === 200 })),
+        () =>
+          res
+            .writeHead(status, {
+              'content-type': 'application/json',
+              ...(status >= 300 && status < 400 ? { location: '/login' } : {}),
+            })
+            .end(JSON.stringify({ ok: status === 200 })),
         typeof delayMs === 'number' ? delayMs : delayMs(received.length),
       );
     });
@@ -173,6 +179,17 @@ describe('payhook send', () => {
     for (const delivery of received) expect(await verifies(delivery)).toBe(true);
     expect(result.stdout).toContain('attempt 7: 200 OK');
     expect(result.stdout).not.toContain('attempt 8');
+  });
+
+  it('names where a redirect points, which the service does not follow', async () => {
+    const { url, received } = await endpoint(() => 302);
+    const result = await run(['send', url]);
+    expect(result.stdout).toContain('attempt 1: 302 Found');
+    expect(result.stdout).toContain(
+      'redirected to /login: the service does not follow redirects; register (and send to) the final URL',
+    );
+    expect(received).toHaveLength(1);
+    expect(result.code).toBe(1);
   });
 
   it('gives up after --max-attempts with exit 1', async () => {
