@@ -65,6 +65,21 @@ describe('explainVerificationFailure', () => {
     expect(viaProxy.canonical).toContain('host:internal:8080');
   });
 
+  // Host, path and query come from webhookUrl when it is set: the request's own are not what differs.
+  it('says "your webhookUrl has" when webhookUrl is set, and keeps its scheme in the fix', async () => {
+    const signed = await delivery('http://127.0.0.1:3101/webhooks/payments');
+    const diagnosis = await explainVerificationFailure(received(signed, '/webhooks/payments'), {
+      ...testKeys,
+      webhookUrl: 'http://127.0.0.1:3000/webhooks/payments',
+    });
+    expect(diagnosis.changes).toEqual([{ part: 'host', received: '127.0.0.1:3000', expected: '127.0.0.1:3101' }]);
+    expect(diagnosis.message).toContain(
+      'signature would verify with Host `127.0.0.1:3101` (your webhookUrl has `127.0.0.1:3000`)',
+    );
+    expect(diagnosis.fix).toContain('http://127.0.0.1:3101/webhooks/payments');
+    expect(diagnosis.fix).not.toContain('https://');
+  });
+
   it('finds the signed Host from the callback URL a WEB delivery carries, with no proxy header', async () => {
     const body = createTestWebhook({ variant: 'web', now: NOW });
     const signed = await signWebhook(body, { url: 'https://shop.example.kg/webhooks/payments', timestamp: NOW });

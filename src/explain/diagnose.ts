@@ -178,7 +178,9 @@ async function explain(request: ExplainRequest, options: ExplainOptions): Promis
       ? [...found.changes]
       : [...found.changes, { part: 'key', received: configuredNames.join(', ') || 'none', expected: found.key.name }];
     const { host, path, query } = found.variant;
-    const fix = fixFor(changes, target, candidates, `https://${host}${path}${query === '' ? '' : `?${query}`}`);
+    // The scheme of the URL it was signed for, where one is known (an http: test receiver's, say).
+    const scheme = hint === undefined || !URL.canParse(hint.url) ? 'https:' : new URL(hint.url).protocol;
+    const fix = fixFor(changes, target, candidates, `${scheme}//${host}${path}${query === '' ? '' : `?${query}`}`);
     const forwarded = target.hostSource === 'x-forwarded-host';
     const freshness = timestamp.ok ? '' : ` (note: the timestamp is refused too: ${timestamp.message})`;
     return result({
@@ -190,7 +192,7 @@ async function explain(request: ExplainRequest, options: ExplainOptions): Promis
       fix,
       checks: counter.checks,
       tried,
-      message: `signature would verify with ${changes.map((one) => describeChange(one, forwarded)).join(' and ')}: ${fix}.${freshness}`,
+      message: `signature would verify with ${changes.map((one) => describeChange(one, forwarded, target.pinned)).join(' and ')}: ${fix}.${freshness}`,
     });
   }
 

@@ -143,16 +143,18 @@ export function fixFor(
  * describeChange({ part: 'path', received: '/hook', expected: '/api/hook' }, false); // 'path `/api/hook` (your request has `/hook`)'
  * ```
  */
-export function describeChange(change: DiagnosisChange, forwarded: boolean): string {
+export function describeChange(change: DiagnosisChange, forwarded: boolean, pinned = false): string {
+  // With webhookUrl set, host, path and query were taken from it, not from the request.
+  const has = pinned ? 'your webhookUrl has' : 'your request has';
   switch (change.part) {
     case 'host':
-      return `Host ${quote(change.expected)} (your request has ${quote(change.received)}${forwarded ? ' in X-Forwarded-Host, which you trust' : ''})`;
+      return `Host ${quote(change.expected)} (${has} ${quote(change.received)}${forwarded && !pinned ? ' in X-Forwarded-Host, which you trust' : ''})`;
     case 'path':
-      return `path ${quote(change.expected)} (your request has ${quote(change.received)})`;
+      return `path ${quote(change.expected)} (${has} ${quote(change.received)})`;
     case 'query':
       return change.expected === ''
-        ? `no query string (your request has ${quote('?' + change.received)})`
-        : `query ${quote('?' + change.expected)} (your request has ${change.received === '' ? 'none' : quote('?' + change.received)})`;
+        ? `no query string (${has} ${quote('?' + change.received)})`
+        : `query ${quote('?' + change.expected)} (${has} ${change.received === '' ? 'none' : quote('?' + change.received)})`;
     case 'header':
       return `header ${quote(change.received)} removed`;
     case 'key':
