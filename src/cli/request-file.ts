@@ -59,7 +59,26 @@ function fromJson(value: unknown): CapturedRequest {
   };
 }
 
-/** Raw HTTP/1.1 text: request line, headers, blank line, body. */
+/** A chunked body without its framing: sizes count bytes; chunk extensions and trailers are dropped. */
+function dechunk(body: string): string {
+  const bytes = Buffer.from(body, 'utf8');
+  const parts: Buffer[] = [];
+  for (let at = 0; ;) {
+    const end = bytes.indexOf('\n', at);
+    const line = end === -1 ? '' : bytes.subarray(at, end).toString('latin1').split(';')[0]!.trim();
+    if (!/^[0-9A-Fa-f]+$/.test(line))
+      throw new UsageError('the request file says Transfer-Encoding: chunked, but its body is not in chunks');
+    const size = Number.parseInt(line, 16);
+    if (size === 0) return Buffer.concat(parts).toString('utf8');
+    parts.push(bytes.subarray(end + 1, end + 1 + size));
+    at = end + 1 + size;
+    // The line break after the chunk's data.
+    if (bytes[at] === 0x0d) at++;
+    if (bytes[at] === 0x0a) at++;
+  }
+}
+
+/** Raw HTTP/1.1 text: request line, headers, blank line, body (its chunks joined when it was sent chunked). */
 function fromHttp(text: string): CapturedRequest {
   const normalised = text.replace(/^\uFEFF/, '');
   const split = /\r?\n\r?\n/.exec(normalised);
@@ -84,7 +103,13 @@ function fromHttp(text: string): CapturedRequest {
     headers.set(name, before === undefined ? value : `${before}, ${value}`);
   }
   const fields = Object.fromEntries(headers);
-  return { method: match[1]!, url: match[2]!, headers: fields, body: body.replace(/\r?\n$/, '') };
+  const chunked = /(^|,)\s*chunked\s*$/i.test(headers.get('transfer-encoding') ?? '');
+  return {
+    method: match[1]!,
+    url: match[2]!,
+    headers: fields,
+    body: chunked ? dechunk(body) : body.replace(/\r?\n$/, ''),
+  };
 }
 
 /** Reads a captured delivery: JSON like a conformance entry's `request`, or raw HTTP text. */

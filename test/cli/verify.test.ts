@@ -72,6 +72,31 @@ describe('payhook verify', () => {
     expect((await run(['verify', '--request', '-', '--key', testKey], { input: http })).code).toBe(0);
   });
 
+  it('reads raw HTTP text sent chunked, its chunks joined (sizes in bytes)', async () => {
+    // Non-ASCII text, so that a size counted in characters would cut the body wrong.
+    const resigned = await signWebhook(
+      { ...createTestWebhook(), note: 'é ✓ платёж' },
+      { url: 'https://shop.example.kg/webhooks/payments' },
+    );
+    const body = Buffer.from(resigned.body, 'utf8');
+    const cut = 17;
+    const chunk = (part: Buffer) => `${part.length.toString(16)};ext=1\r\n${part.toString('utf8')}\r\n`;
+    const http = [
+      'POST /webhooks/payments HTTP/1.1',
+      ...Object.entries(resigned.headers).map(([name, value]) => `${name}: ${value}`),
+      'Transfer-Encoding: chunked',
+      '',
+      chunk(body.subarray(0, cut)) + chunk(body.subarray(cut)) + '0\r\n\r\n',
+    ].join('\r\n');
+    const file = join(dir, 'chunked.http');
+    await writeFile(file, http);
+    const result = await run(['verify', '--request', file, '--key', testKey]);
+    expect(result.stdout).toContain('✓ verifies');
+    expect(result.code).toBe(0);
+    await writeFile(file, http.replace(/\r\n\r\n[0-9a-f]+;ext=1/, '\r\n\r\nzz'));
+    expect((await run(['verify', '--request', file, '--key', testKey])).code).toBe(2);
+  });
+
   it('reads a conformance entry and judges an old capture at its own time with --ignore-timestamp', async () => {
     const entry = fixtures.requests.find((e) => e.name === 'valid-with-query')!;
     const file = join(dir, 'entry.json');
