@@ -65,6 +65,21 @@ describe('explainVerificationFailure', () => {
     expect(viaProxy.canonical).toContain('host:internal:8080');
   });
 
+  it('says that the request has no x-api-timestamp at all when no cause makes it verify', async () => {
+    const signed = await delivery('https://shop.example.kg/webhooks/payments');
+    const { 'x-api-timestamp': _dropped, ...headers } = signed.headers;
+    const diagnosis = await explainVerificationFailure(
+      { method: 'POST', url: '/webhooks/payments', headers, body: signed.body },
+      testKeys,
+    );
+    expect(diagnosis.code).toBe('SIGNATURE_MISMATCH');
+    expect(diagnosis.message).toContain(
+      'the request has no `x-api-timestamp` header, which the service always sends and signs',
+    );
+    // The request's own Host is the one signed: a rewrite is one possibility, not the verdict.
+    expect(diagnosis.message).toContain('may not have been tried (if a proxy rewrote Host');
+  });
+
   // Host, path and query come from webhookUrl when it is set: the request's own are not what differs.
   it('says "your webhookUrl has" when webhookUrl is set, and keeps its scheme in the fix', async () => {
     const signed = await delivery('http://127.0.0.1:3101/webhooks/payments');

@@ -202,6 +202,11 @@ async function explain(request: ExplainRequest, options: ExplainOptions): Promis
   if (fitting.length === 0 && usable.length > 0) {
     notes.push(`the signature is ${bytes.length} bytes long, which matches none of the keys tried`);
   }
+  if (getHeader(headers, 'x-api-timestamp') === undefined) {
+    notes.push(
+      'the request has no `x-api-timestamp` header, which the service always sends and signs (dropped on the way?)',
+    );
+  }
   // Nothing but the request named a host: the signed one may simply not have been tried.
   const hostUnknown = !candidates.hostKnown && !target.pinned;
   const { droppable } = candidates;
@@ -217,7 +222,7 @@ async function explain(request: ExplainRequest, options: ExplainOptions): Promis
       `keys ${triedKeys.join(', ') || 'none'}${droppable.length > 0 ? `; without ${droppable.join(', ')}` : ''}. ` +
       (notes.length > 0 ? `Also: ${notes.join('; ')}. ` : '') +
       (hostUnknown
-        ? `The host the service signed is unknown (Host was rewritten with no X-Forwarded-Host?): ${REGISTERED_URL_ADVICE}. `
+        ? `Only the request named a host, so the one the service signed may not have been tried (if a proxy rewrote Host without X-Forwarded-Host): ${REGISTERED_URL_ADVICE}. `
         : '') +
       'Remaining causes: the body was changed after signing (a middleware that rewrote it), an x-api-* header (x-api-timestamp included) was changed or dropped on the way (a proxy), or the delivery was signed by a key you do not have.',
   });
