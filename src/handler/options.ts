@@ -68,8 +68,8 @@ export interface WebhookHandlerBaseOptions extends Omit<
    * row or message: the service expects its 200 at once. When it
    * resolves, the delivery is recorded and answered 200; when it throws or
    * misses `handlerTimeoutMs`, the service is answered 500 and retries.
-   * Keep it idempotent on `webhook.id` and `webhook.status` anyway (see the README's
-   * "Deduplication and retries").
+   * Keep it idempotent on `webhook.id` and `webhook.status` anyway (see
+   * "Deduplication and retries" in docs/stores.md).
    *
    * A genuine delivery you will not apply — an unknown order, an amount that
    * differs — is no reason to throw (the service would retry it for days):

@@ -263,7 +263,7 @@ function send(req: NodeRequestLike, res: NodeResponseLike, answer: Answer): void
  * - `node:http2`: `createSecureServer(tls, handler)`; the `:authority` a
  *   request carries stands for its Host header.
  *
- * Behind a proxy, set `webhookUrl` (see the README's "Behind a proxy").
+ * Behind a proxy, set `webhookUrl` (see "Behind a proxy" in docs/security.md).
  *
  * @throws {@link payhook!PayhookError | PayhookError} `INVALID_ARGUMENT` at creation for missing
  * keys, a missing `onPayment`, neither `webhookUrl` nor `allowAnyHost: true`,
