@@ -154,7 +154,8 @@ export interface WebhookHandlerBaseOptions extends Omit<
   /**
    * Called for every delivery not answered 200 (409 `DELIVERY_IN_PROGRESS`
    * included, which also reaches `onDuplicate`), and for failures after a
-   * 200 (store errors on completion).
+   * 200 (store errors on completion). Not for a client that went away while
+   * sending the body: that is normal traffic, logged as event `aborted` only.
    */
   onError?: (error: WebhookHandlerError) => void | Promise<void>;
   /** Called for every duplicate (already handled, or in progress elsewhere). */
