@@ -2,9 +2,10 @@
 // The runtime matrix: the conformance suite (test/conformance/suite.js) and a
 // smoke test of the Web handler, run against the package as it would be
 // published, in every runtime payhook supports:
-//   Node 20 (this machine's), 22 and 24 — ESM and CJS; Deno; Bun;
-//   workerd through Miniflare (the suite inside a Worker, and the Web handler
-//   answering real fetches); headless Chromium (an ES module page).
+//   Node 20 (this machine's), 22 and 24 — ESM and CJS; Deno; Bun (and the
+//   Web handler behind Deno.serve and Bun.serve, printing nothing but its
+//   tally); workerd through Miniflare (the suite inside a Worker, and the Web
+//   handler answering real fetches); headless Chromium (an ES module page).
 // The package is `npm pack`ed and unpacked into test/runtimes/node_modules/
 // payhook, so every launcher imports it by its name through its exports map,
 // with only the files the tarball holds. A runtime that cannot be found or
@@ -94,6 +95,19 @@ async function processRuntime(command, args, env) {
   if (!counts) return { passed: 0, failed: 1, output: `${output}\n(exit ${code}, no summary line)` };
   if (code !== 0 && counts.failed === 0) return { ...counts, failed: 1, output: `${output}\n(exit ${code})` };
   return { ...counts, output };
+}
+
+/**
+ * A launcher that must print its tally and nothing else: a line the runtime
+ * adds (a deprecation warning the handler set off) fails the run, as every
+ * merchant's server would print it.
+ */
+async function quietRuntime(command, args, env) {
+  const result = await processRuntime(command, args, env);
+  if (result.failed > 0) return result;
+  const extra = result.output.split('\n').filter((line) => line.trim() !== '' && !SUMMARY.test(line));
+  if (extra.length === 0) return result;
+  return { ...result, failed: 1, output: `${result.output}\nthe runtime printed more than the tally` };
 }
 
 async function withMiniflare(use) {
@@ -256,15 +270,35 @@ function matrix() {
         ),
     ],
     [`bun ${tryVersion('bun')}`, () => processRuntime(runtimeBinary('bun').path, ['esm.mjs'])],
+    [
+      `deno ${tryVersion('deno')} Web handler via Deno.serve`,
+      () =>
+        quietRuntime(
+          runtimeBinary('deno').path,
+          [
+            'run',
+            '--no-lock',
+            '--no-prompt',
+            `--allow-read=${join(root, 'test')}`,
+            '--allow-net=127.0.0.1',
+            'serve.mjs',
+          ],
+          { DENO_NO_UPDATE_CHECK: '1' },
+        ),
+    ],
+    [
+      `bun ${tryVersion('bun')} Web handler via Bun.serve`,
+      () => quietRuntime(runtimeBinary('bun').path, ['serve.mjs']),
+    ],
     ['workerd (Miniflare) suite', workerdSuite],
     ['workerd (Miniflare) Web handler via fetch', workerdFetch],
     ['chromium', chromium],
   ];
 }
 
-/** Every entry but the workerd fetch check runs the whole shared suite. */
+/** Every entry but the Web handler checks through a server (`… via …`) runs the whole shared suite. */
 function wholeSuite(name) {
-  return !name.includes('via fetch');
+  return !name.includes(' via ');
 }
 
 function tryVersion(name) {

@@ -100,13 +100,21 @@ function wholeSource(request: Request): ChunkSource {
 
 const EMPTY: BodyOutcome = { kind: 'body', body: new Uint8Array(0) };
 
+/** Whether `request` was made by a bridge (its own prototype), not by the platform's `Request`. */
+function bridged(request: Request): boolean {
+  return typeof Request !== 'function' || Object.getPrototypeOf(request) !== Request.prototype;
+}
+
 /** Reads the body within `limits` the cheapest way the request allows. */
 function readBody(request: Request, limits: BodyLimits): Promise<BodyOutcome> {
   if (limits.declaredBytes !== undefined) return readChunks(wholeSource(request), limits);
   // Some adapters (@hono/node-server) end the stream of a client already
   // gone as if the body were whole. Looked at before the read only: some
-  // bridges abort the signal once the whole body has been read.
-  const { signal } = request as { signal?: AbortSignal };
+  // bridges abort the signal once the whole body has been read. Only a
+  // bridge's own Request objects need it: a platform's (Deno.serve, Bun.serve,
+  // workerd) error the stream instead, and Deno.serve prints a deprecation
+  // warning once a request's `signal` is read.
+  const { signal } = bridged(request) ? (request as { signal?: AbortSignal }) : {};
   if (signal?.aborted === true) return Promise.resolve({ kind: 'aborted', cause: signal.reason as unknown });
   const stream = request.body; // read only here: some adapters build this stream on first access
   return stream === null ? Promise.resolve(EMPTY) : readChunks(streamSource(stream), limits);
