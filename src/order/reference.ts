@@ -25,10 +25,14 @@ export interface OrderReferenceOptions {
   readonly fieldIds?: readonly string[];
 }
 
-/** A reference as text: non-empty text as given, a finite number in its shortest form; nothing else. */
+/**
+ * A reference as text: non-empty text as given, a safe integer as its digits; nothing else. A larger number lost
+ * digits when the JSON was parsed (`9007199254740993` reads as `9007199254740992`), and a fraction is no order id,
+ * so neither is written back as text that could name another order.
+ */
 function asReference(value: unknown): string | undefined {
   if (typeof value === 'string') return value === '' ? undefined : value;
-  return Number.isFinite(value) ? String(value) : undefined;
+  return Number.isSafeInteger(value) ? String(value) : undefined;
 }
 
 /**
@@ -40,9 +44,11 @@ function asReference(value: unknown): string | undefined {
  * 3. `data.paymentId`, then `data[fieldId]` for each of `options.fieldIds`:
  *    WEB integrations carry the data you passed in `data`.
  *
- * The first that is non-empty text, or a finite number (given as its text,
- * `17` → `'17'`), wins. `undefined` when none is: park the delivery as an
- * unknown order. `transactionId` is never used: if your orders are keyed on
+ * The first that is non-empty text, or a whole number up to
+ * `Number.MAX_SAFE_INTEGER` either way (given as its text, `17` → `'17'`),
+ * wins. A larger number is skipped: JSON parsing rounded it, so its text
+ * could name another order (send such ids as text). `undefined` when none
+ * is: park the delivery as an unknown order. `transactionId` is never used: if your orders are keyed on
  * the transaction id you created the payment with, read `webhook.transactionId`.
  *
  * @param webhook - The verified webhook (its `fields` and `data` are read).

@@ -29,6 +29,22 @@ describe('orderReference', () => {
     expect(orderReference(delivery({ fields: { paymentId: 17 } }))).toBe('17');
   });
 
+  it('skips a number JSON parsing rounded, which would name another order, and a fraction', () => {
+    // 9007199254740993 parses as 9007199254740992: its text is another order's id.
+    const body = (paymentId: string) =>
+      `{"id":"a_DEBIT","transactionId":"a","status":"SUCCEEDED","amount":1,"fields":{"paymentId":${paymentId}}}`;
+    expect(orderReference(parseWebhook(body('9007199254740993')))).toBeUndefined();
+    expect(orderReference(parseWebhook(body('12345678901234567890')))).toBeUndefined();
+    expect(orderReference(parseWebhook(body('1e21')))).toBeUndefined();
+    expect(orderReference(parseWebhook(body('17.5')))).toBeUndefined();
+    expect(orderReference(parseWebhook(body('9007199254740991')))).toBe('9007199254740991');
+    expect(orderReference(parseWebhook(body('-42')))).toBe('-42');
+    // The next candidate is tried instead.
+    expect(orderReference(delivery({ fields: { paymentId: 2 ** 60, orderId: 'o' } }), { fieldIds: ['orderId'] })).toBe(
+      'o',
+    );
+  });
+
   it('falls back to your own field ids, in order, then to data (WEB integrations)', () => {
     const fields = { orderId: 'ord-1', cartId: 'cart-9' };
     expect(orderReference(delivery({ fields }), { fieldIds: ['orderId', 'cartId'] })).toBe('ord-1');
@@ -53,12 +69,12 @@ describe('orderReference', () => {
   });
 
   it('returns the first usable value of the documented order, for any fields and data', () => {
-    const value = fc.oneof(fc.string(), fc.double(), fc.boolean(), fc.constant(null));
+    const value = fc.oneof(fc.string(), fc.double(), fc.maxSafeInteger(), fc.boolean(), fc.constant(null));
     const keys = fc.constantFrom('paymentId', 'orderId', 'cartId', 'other');
     fc.assert(
       fc.property(fc.dictionary(keys, value), fc.dictionary(keys, value), (fields, data) => {
         const webhook = delivery({ fields, data });
-        const usable = (v: unknown) => (typeof v === 'string' ? v !== '' : typeof v === 'number' && Number.isFinite(v));
+        const usable = (v: unknown) => (typeof v === 'string' ? v !== '' : Number.isSafeInteger(v));
         const order = ['paymentId', 'orderId'];
         const candidates: unknown[] = [...order.map((k) => webhook.fields[k]), ...order.map((k) => webhook.data?.[k])];
         const first = candidates.find(usable) as string | number | undefined;
