@@ -54,7 +54,8 @@ function asReference(value: unknown): string | undefined {
  * @param webhook - The verified webhook (its `fields` and `data` are read).
  * @param options - `fieldIds`: your own field ids to try after `paymentId`.
  * @returns The order reference as text, or `undefined`.
- * @throws PayhookError `INVALID_ARGUMENT` when there is no webhook (a failed result's `webhook`).
+ * @throws PayhookError `INVALID_ARGUMENT` when there is no webhook (a failed result's `webhook`), or
+ *   `fieldIds` is not an array of text.
  *
  * @example
  * ```ts
@@ -77,7 +78,12 @@ export function orderReference(
   if (typeof webhook !== 'object' || webhook === null) {
     throw misuse('orderReference needs the webhook (result.webhook is there only when result.ok).');
   }
-  const keys = ['paymentId', ...(options?.fieldIds ?? [])];
+  const fieldIds = options?.fieldIds ?? [];
+  // A string would be spread into its letters, each looked up as a field id (`'orderId'` → `o`, `r`, …).
+  if (!Array.isArray(fieldIds) || !fieldIds.every((fieldId) => typeof fieldId === 'string')) {
+    throw misuse("orderReference: fieldIds must be an array of field ids (['orderId'], not 'orderId').");
+  }
+  const keys = ['paymentId', ...fieldIds];
   for (const group of [webhook.fields, webhook.data]) {
     if (typeof group !== 'object' || group === null) continue;
     for (const key of keys) {

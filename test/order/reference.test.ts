@@ -12,6 +12,16 @@ describe('orderReference', () => {
     expect(() => orderReference(none as never)).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
   });
 
+  it('throws INVALID_ARGUMENT for fieldIds that are not an array of text, never reading a string letter by letter', () => {
+    const webhook = delivery({ fields: { o: 'another order', orderId: 'ord-1' } });
+    for (const fieldIds of ['orderId', [1], { 0: 'orderId' }]) {
+      expect(() => orderReference(webhook, { fieldIds: fieldIds as never })).toThrow(
+        expect.objectContaining({ code: 'INVALID_ARGUMENT' }),
+      );
+    }
+    expect(orderReference(webhook, { fieldIds: ['orderId'] })).toBe('ord-1');
+  });
+
   it('reads fields.paymentId, the PaymentId passed to POST /v1/payment (spec §2.2)', () => {
     expect(orderReference(delivery({ fields: { paymentId: 'order-17', orderId: 'other' } }))).toBe('order-17');
   });
