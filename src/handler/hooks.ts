@@ -59,7 +59,10 @@ export type HandlerAbortSignal = typeof globalThis extends { AbortSignal: { prot
  * ```
  */
 export interface PaymentContext {
-  /** The deduplication key of this delivery (by default `` `${webhook.id}:${webhook.status}` ``). */
+  /**
+   * The deduplication key of this delivery: by default `` `${webhook.id}:${webhook.status}` ``, except that an
+   * `UNKNOWN` status carries its raw spelling, trimmed and upper-cased (`a_DEBIT:UNKNOWN:PAID`).
+   */
   readonly key: string;
   /** `x-api-timestamp`: when the service signed this attempt, in ms. */
   readonly timestamp: number;

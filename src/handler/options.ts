@@ -94,12 +94,14 @@ export interface WebhookHandlerBaseOptions extends Omit<
    * new delivery that reaches `onPayment`, while a redelivery of the same
    * state (whatever the letter case of its raw status) is a duplicate. The
    * `_DEBIT` / `_CREDIT` suffix of `id` keeps the two operations of one
-   * transaction apart. A key without the status (such as `webhook.id` alone) would
+   * transaction apart, and an `UNKNOWN` status carries its raw spelling
+   * (trimmed, upper-cased: `a_DEBIT:UNKNOWN:PAID`, then `a_DEBIT:UNKNOWN:EXPIRED`),
+   * so two unrecognised statuses are two updates. A key without the status (such as `webhook.id` alone) would
    * answer a later state 200 as a duplicate and lose it. With the default, a
    * delivery whose `id` is empty is refused `INVALID_PAYLOAD` (handed to
    * `deadLetter` when it is set): its key could not tell it from another
    * payment's, so answering it as a duplicate could drop a payment.
-   * @defaultValue `` `${webhook.id}:${webhook.status}` ``
+   * @defaultValue `` `${webhook.id}:${webhook.status}` `` (`UNKNOWN:<raw status>` for an `UNKNOWN` one)
    */
   dedupKey?: (webhook: PaymentWebhook) => string;
   /**
