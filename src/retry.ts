@@ -156,8 +156,9 @@ export function retrySchedule(firstFailureAt: number | Date, count: number): Sch
   const start =
     typeof firstFailureAt === 'number'
       ? firstFailureAt
-      : firstFailureAt instanceof Date
-        ? firstFailureAt.getTime()
+      : // Dates from another realm (iframe, vm context) fail `instanceof Date`.
+        Object.prototype.toString.call(firstFailureAt) === '[object Date]'
+        ? Date.prototype.getTime.call(firstFailureAt)
         : Number.NaN;
   if (!Number.isFinite(start)) {
     throw new RangeError(`firstFailureAt must be UNIX milliseconds or a valid Date, got ${String(firstFailureAt)}.`);

@@ -1,3 +1,4 @@
+import { runInNewContext } from 'node:vm';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { retryDelay, retryOffset, retrySchedule } from '../src/retry.js';
@@ -111,6 +112,14 @@ describe('retrySchedule', () => {
       ]);
       expect(new Date(schedule[6]!.at).toISOString()).toBe('2025-11-21T08:05:30.000Z');
     }
+  });
+
+  it('takes a Date from another realm (vm context, iframe) as a Date', () => {
+    const start = Date.UTC(2025, 10, 21, 8, 0, 0);
+    const foreign = runInNewContext(`new Date(${start})`) as Date;
+    expect(foreign instanceof Date).toBe(false);
+    expect(retrySchedule(foreign, 2)).toEqual(retrySchedule(start, 2));
+    expect(() => retrySchedule(runInNewContext('new Date(Number.NaN)') as Date, 1)).toThrow(RangeError);
   });
 
   it('agrees with retryDelay and retryOffset for every entry', () => {
