@@ -28,6 +28,7 @@
  *
  * @module
  */
+import { dateToMillis } from './lib/clock.js';
 
 /** Delay of each of the first 5 retries, in milliseconds. */
 const FIRST_PHASE_DELAY_MS = 30_000;
@@ -153,14 +154,8 @@ export interface ScheduledRetry {
  * ```
  */
 export function retrySchedule(firstFailureAt: number | Date, count: number): ScheduledRetry[] {
-  const start =
-    typeof firstFailureAt === 'number'
-      ? firstFailureAt
-      : // Dates from another realm (iframe, vm context) fail `instanceof Date`.
-        Object.prototype.toString.call(firstFailureAt) === '[object Date]'
-        ? Date.prototype.getTime.call(firstFailureAt)
-        : Number.NaN;
-  if (!Number.isFinite(start)) {
+  const start = dateToMillis(firstFailureAt);
+  if (typeof start !== 'number' || !Number.isFinite(start)) {
     throw new RangeError(`firstFailureAt must be UNIX milliseconds or a valid Date, got ${String(firstFailureAt)}.`);
   }
   if (typeof count !== 'number' || !Number.isInteger(count) || count < 0 || count > MAX_SCHEDULE_LENGTH) {

@@ -71,15 +71,18 @@ export interface ClockOptions {
  * resolveClock({ now: new Date(1763712000000) }); // { now: 1763712000000, toleranceMs: 300000 }
  * ```
  */
+/**
+ * A `Date`'s milliseconds, a `Date` from another realm (an iframe's, a vm
+ * context's: it fails `instanceof Date`) included; any other value as given,
+ * for the caller to check.
+ */
+export function dateToMillis(value: unknown): unknown {
+  return Object.prototype.toString.call(value) === '[object Date]' ? Date.prototype.getTime.call(value) : value;
+}
+
 export function resolveClock(options: ClockOptions | undefined): { now: number; toleranceMs: number } {
   const rawNow: unknown = typeof options?.now === 'function' ? options.now() : options?.now;
-  const now =
-    rawNow === undefined
-      ? Date.now()
-      : // Dates from another realm (iframe, vm context) fail `instanceof Date`.
-        Object.prototype.toString.call(rawNow) === '[object Date]'
-        ? Date.prototype.getTime.call(rawNow)
-        : rawNow;
+  const now = rawNow === undefined ? Date.now() : dateToMillis(rawNow);
   const toleranceMs: unknown = options?.toleranceMs ?? SERVICE_WINDOW_MS;
   if (!Number.isFinite(now) || !Number.isFinite(toleranceMs) || (toleranceMs as number) < 0) {
     throw misuse(

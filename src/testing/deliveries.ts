@@ -1,4 +1,5 @@
 import { PayhookError } from '../errors.js';
+import { dateToMillis } from '../lib/clock.js';
 
 /**
  * The documented body variants that {@link createTestWebhook} builds:
@@ -162,7 +163,7 @@ export function createTestWebhook(overrides?: TestWebhookOverrides): TestWebhook
       { cause },
     );
   }
-  const now = rawNow === undefined ? Date.now() : rawNow instanceof Date ? rawNow.getTime() : rawNow;
+  const now = rawNow === undefined ? Date.now() : dateToMillis(rawNow);
   if (typeof now !== 'number' || !Number.isFinite(now)) {
     throw new PayhookError(
       'INVALID_ARGUMENT',

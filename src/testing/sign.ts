@@ -1,6 +1,7 @@
 import { buildCanonicalString } from '../canonical.js';
 import { PayhookError } from '../errors.js';
 import { encodeBase64 } from '../lib/base64.js';
+import { dateToMillis } from '../lib/clock.js';
 import { importPrivateKey, type PrivateKeyInput } from './private-key.js';
 import { TEST_KEY_PAIR } from './test-keys.js';
 
@@ -83,7 +84,7 @@ function resolveTimestamp(timestamp: SignWebhookOptions['timestamp']): string | 
   if (timestamp === null) return undefined;
   if (timestamp === undefined) return String(Date.now());
   if (typeof timestamp === 'string') return timestamp;
-  const ms = timestamp instanceof Date ? timestamp.getTime() : timestamp;
+  const ms = dateToMillis(timestamp);
   if (typeof ms !== 'number' || !Number.isSafeInteger(Math.round(ms)) || ms < 0) {
     throw new PayhookError(
       'INVALID_ARGUMENT',

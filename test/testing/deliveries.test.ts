@@ -1,3 +1,4 @@
+import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { createTestWebhook, TEST_WEBHOOK_VARIANTS } from '../../src/testing/index.js';
 
@@ -106,5 +107,11 @@ describe('createTestWebhook', () => {
       expect.objectContaining({ code: 'INVALID_ARGUMENT' }),
     );
     expect(() => createTestWebhook({ now: Number.NaN })).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
+  });
+
+  it('takes a Date from another realm (a vm context, an iframe) as a Date', () => {
+    const body = createTestWebhook({ now: runInNewContext('new Date(1763712000000)') as Date });
+    expect(body.transactionDate).toBeLessThanOrEqual(1763712000000);
+    expect(body.transactionDate).toBeGreaterThan(1763712000000 - 60_000);
   });
 });

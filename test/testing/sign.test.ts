@@ -1,5 +1,6 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { buildCanonicalString } from '../../src/canonical.js';
 import { verifySignature } from '../../src/signature.js';
@@ -66,6 +67,9 @@ describe('signWebhook', () => {
     const at = (timestamp: number | Date | string | null) => signWebhook(body, { url: URL_, timestamp });
     expect((await at(5)).headers['x-api-timestamp']).toBe('5');
     expect((await at(new Date(1763712000123))).headers['x-api-timestamp']).toBe('1763712000123');
+    // A Date from another realm (a vm context, an iframe) fails `instanceof Date` but is a Date.
+    const foreign = runInNewContext('new Date(1763712000123)') as Date;
+    expect((await at(foreign)).headers['x-api-timestamp']).toBe('1763712000123');
     expect((await at('17637e9')).headers['x-api-timestamp']).toBe('17637e9');
     const none = await at(null);
     expect('x-api-timestamp' in none.headers).toBe(false);
