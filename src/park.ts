@@ -1,3 +1,5 @@
+import { misuse } from './lib/misuse.js';
+
 /**
  * What a payment handler returns for a genuine delivery it will not apply:
  * the order is unknown, the amount differs, the payment belongs elsewhere.
@@ -25,6 +27,9 @@ export interface Parked {
  *
  * @param reason - why the delivery is not applied, in a few words
  * @param details - anything that helps whoever reviews it later
+ * @throws {@link payhook!PayhookError | PayhookError} `INVALID_ARGUMENT` for a reason that is not
+ *   non-empty text: such a result would read as "applied", and the delivery
+ *   would be acknowledged without being handed on for review.
  *
  * @example
  * ```ts
@@ -41,6 +46,9 @@ export interface Parked {
  * ```
  */
 export function park(reason: string, details?: unknown): Parked {
+  if (typeof reason !== 'string' || reason === '') {
+    throw misuse(`park needs a reason, non-empty text (got ${reason === '' ? 'empty text' : typeof reason}).`);
+  }
   return Object.freeze(details === undefined ? { park: reason } : { park: reason, details });
 }
 

@@ -4,8 +4,13 @@ import { describeParked, isParked, park } from '../src/park.js';
 describe('park', () => {
   it('parks with a non-empty reason only', () => {
     expect(isParked(park('amount differs'))).toBe(true);
-    expect(isParked(park(''))).toBe(false);
-    for (const value of [undefined, null, 'park', { park: 1 }, {}]) expect(isParked(value)).toBe(false);
+    for (const value of [undefined, null, 'park', { park: 1 }, { park: '' }, {}]) expect(isParked(value)).toBe(false);
+  });
+
+  it('refuses a reason that is not non-empty text, which would read as "applied"', () => {
+    for (const reason of ['', undefined, 42]) {
+      expect(() => park(reason as string)).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
+    }
   });
 
   it('describes a parked delivery for a log line: the reason, then the details as JSON, cut at 200 characters', () => {

@@ -552,6 +552,20 @@ export function behaviourSuite(kind: AdapterKind): void {
         ]);
       });
 
+      it('is answered 500, not acknowledged as applied, when park is given no reason', async () => {
+        const r = await serve({}, (webhook) => park(String(webhook.fields.missing ?? '')));
+        const delivery = signDelivery(webhookBody());
+        const answer = await send(r.port, delivery);
+        expect([answer.status, answer.json?.code]).toEqual([500, 'HANDLER_FAILED']);
+        expect(r.logs[0]?.message).toMatch(/^onPayment threw: .*park needs a reason/);
+        expect((await send(r.port, delivery)).status).toBe(500); // released: the retry runs onPayment again
+        expect(r.calls).toEqual([delivery.id, delivery.id]);
+        expect(r.errors).toEqual([
+          ['HANDLER_FAILED', 500],
+          ['HANDLER_FAILED', 500],
+        ]);
+      });
+
       it('is answered 500 and released when deadLetter throws, so the retry runs onPayment again', async () => {
         let failing = true;
         const r = await serve(
