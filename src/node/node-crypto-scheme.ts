@@ -18,6 +18,7 @@
 // @ts-ignore
 import * as untypedCrypto from 'node:crypto';
 import { importKeys } from '../lib/key-import.js';
+import { withPublicNumbers } from '../lib/rsa-filter.js';
 import { signatureLength, signatureBytes } from '../lib/rsa-verify.js';
 import type { SchemeFactory } from '../lib/signature-scheme.js';
 
@@ -84,11 +85,19 @@ function verifies(key: NodeKey, data: Uint8Array, bytes: Uint8Array): Promise<bo
  */
 export const nodeCryptoScheme: SchemeFactory = async (keys, options) => {
   const imported = await importKeys(keys, options);
-  const held = imported.map((key) => ({ key: KeyObject.from(key), length: signatureLength(key) }));
+  // The early filter checks only the keys the core's checks (those whose
+  // numbers Web Crypto gives: not a non-extractable CryptoKey), so that both
+  // schemes report the same code for every request (CONTRACT.md §4).
+  const { numbers } = await withPublicNumbers(imported);
+  const held = imported.map((key, index) => ({
+    key: KeyObject.from(key),
+    length: signatureLength(key),
+    early: numbers[index] !== undefined,
+  }));
   const sized = (bytes: Uint8Array) => held.filter(({ length }) => length === bytes.length);
   return {
     decode: (signature) => signatureBytes(signature, imported),
-    couldBeSignature: (bytes) => sized(bytes).some(({ key }) => opensAsSignature(key, bytes)),
+    couldBeSignature: (bytes) => sized(bytes).some(({ key, early }) => !early || opensAsSignature(key, bytes)),
     verify: async (canonical, bytes) => {
       const data = encoder.encode(canonical);
       for (const { key } of sized(bytes)) if (await verifies(key, data, bytes)) return true;

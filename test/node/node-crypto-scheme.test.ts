@@ -52,6 +52,24 @@ describe('the node:crypto scheme', () => {
     expect(await verifier.verify(request)).toMatchObject({ ok: false, error: { code: 'INVALID_BODY' } });
   });
 
+  it('checks early only the keys the core checks early: a non-extractable CryptoKey gives the same codes', async () => {
+    // CONTRACT.md §4: a non-extractable CryptoKey skips the public-operation test, so a
+    // signature of the right length over a body that cannot be read is INVALID_BODY in both.
+    const der = Buffer.from(PUBLIC_KEY.replace(/-----[^-]+-----|\s/g, ''), 'base64');
+    const algorithm = { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' };
+    const key = await crypto.subtle.importKey('spki', der, algorithm, false, ['verify']);
+    const options: VerifyWebhookOptions = { publicKeys: key, now: 1_763_712_345_678 };
+    const [viaWeb, viaNode] = [prepareVerifier(options), prepareVerifier(options, nodeCryptoScheme)];
+    const random = Buffer.from(crypto.getRandomValues(new Uint8Array(256))).toString('base64');
+    for (const body of ['not json', '[1]', JSON.stringify(webhookBody())]) {
+      const request = { method: 'POST', url: '/hook', headers: { host: 'h', signature: random }, body };
+      const web = await viaWeb.verify(request);
+      expect([body, await viaNode.verify(request)]).toEqual([body, web]);
+    }
+    const request = { method: 'POST', url: '/hook', headers: { host: 'h', signature: random }, body: '[1]' };
+    expect(await viaNode.verify(request)).toMatchObject({ ok: false, error: { code: 'INVALID_BODY' } });
+  });
+
   it('refuses the same keys with the same codes as the core', async () => {
     const weak = keyPem('weak-1024');
     await expect(prepareVerifier({ publicKeys: weak }, nodeCryptoScheme).ready()).rejects.toMatchObject({
