@@ -34,9 +34,14 @@ describe('importPublicKey: accepted forms', () => {
     expect(await subtle.verify('RSASSA-PKCS1-v1_5', fromSpki, signature, data)).toBe(true);
   });
 
-  it('imports a public JSON Web Key, ignoring "use", "key_ops" and "ext"', async () => {
+  it('imports a public JSON Web Key whose "alg", "use" and "key_ops" allow RS256 verifying, whatever "ext" says', async () => {
     const jwk = createPublicKey(pem('conformance-2048')).export({ format: 'jwk' }) as RsaJsonWebKey;
-    for (const extra of [{ use: 'sig', key_ops: ['verify'], alg: 'RS256' }, { ext: false }, { ext: true }]) {
+    const extras = [
+      { use: 'sig', key_ops: ['verify'], alg: 'RS256' },
+      { key_ops: ['verify', 'encrypt'] },
+      { ext: false },
+    ];
+    for (const extra of [...extras, { ext: true }]) {
       const key = await importPublicKey({ ...jwk, ...extra });
       expect(key.algorithm, JSON.stringify(extra)).toMatchObject({ name: 'RSASSA-PKCS1-v1_5', modulusLength: 2048 });
     }
@@ -55,6 +60,7 @@ describe('importPublicKey: accepted forms', () => {
 });
 
 describe('importPublicKey: refused keys', () => {
+  const rsaJwk = () => createPublicKey(pem('conformance-2048')).export({ format: 'jwk' }) as RsaJsonWebKey;
   const ecPair = generateKeyPairSync('ec', { namedCurve: 'P-256' });
 
   it.each([
@@ -81,6 +87,13 @@ describe('importPublicKey: refused keys', () => {
         alg: 'RS512',
       }),
     ],
+    // Web Crypto's JWK rules: a key whose own metadata names another use never verifies RS256.
+    ['an RSA JWK for PS256', () => ({ ...rsaJwk(), alg: 'PS256' })],
+    ['an RSA JWK for RS384', () => ({ ...rsaJwk(), alg: 'RS384' })],
+    ['an RSA JWK for RSA-OAEP', () => ({ ...rsaJwk(), alg: 'RSA-OAEP' })],
+    ['an RSA JWK for encryption ("use": "enc")', () => ({ ...rsaJwk(), use: 'enc' })],
+    ['an RSA JWK whose key_ops lack "verify"', () => ({ ...rsaJwk(), key_ops: ['encrypt'] })],
+    ['an RSA JWK with an empty key_ops', () => ({ ...rsaJwk(), key_ops: [] })],
     ['a number', () => 42 as unknown as KeyInput],
     ['null', () => null as unknown as KeyInput],
     ['undefined', () => undefined as unknown as KeyInput],
@@ -148,6 +161,23 @@ describe('public exponents no real key has', () => {
     }
     // 3 and 65537 are fine.
     for (const e of ['Aw', 'AQAB']) expect((await importPublicKey({ ...jwk, e })).type).toBe('public');
+  });
+
+  it('refuses an exponent over 32 bits, which some runtimes import and then never verify with', async () => {
+    // OpenSSL refuses every signature under a key of over 3072 bits whose exponent has over 64 bits.
+    const jwk = createPublicKey(pem('conformance-2048')).export({ format: 'jwk' }) as RsaJsonWebKey;
+    for (const hex of ['0100000001', '010000000000000001', `01${'00'.repeat(30)}01`]) {
+      const e = Buffer.from(hex, 'hex').toString('base64url');
+      const algorithm = { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' };
+      const imported = await subtle.importKey('jwk', { ...jwk, e }, algorithm, true, ['verify']);
+      for (const form of [{ ...jwk, e }, imported, await pemOf(imported)]) {
+        expect(await rejectionCodeOf(importPublicKey(form)), `${hex} ${typeof form}`).toBe('INVALID_KEY');
+      }
+    }
+    // The largest odd 32-bit exponent is read (nobody uses it; the bound is what matters).
+    expect((await importPublicKey({ ...jwk, e: Buffer.from('ffffffff', 'hex').toString('base64url') })).type).toBe(
+      'public',
+    );
   });
 });
 

@@ -12,6 +12,7 @@ import { misuse } from './misuse.js';
 
 const ALGORITHM = { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' } as const;
 const MIN_MODULUS_BITS = 2048;
+const MAX_EXPONENT = 0xffff_ffffn;
 
 type Entry = Promise<CryptoKey>;
 
@@ -60,12 +61,29 @@ async function importKey(format: 'spki' | 'jwk', data: Uint8Array | JsonWebKey):
   }
 }
 
+/**
+ * Why a JWK's own metadata rules out verifying RS256 signatures with it, as
+ * Web Crypto's JWK import rules (checked here, since runtimes differ: Node
+ * imports an `alg: "PS256"` key for RSASSA-PKCS1-v1_5), or `undefined`.
+ */
+function jwkRestriction({ alg, use, key_ops: ops }: RsaJsonWebKey): string | undefined {
+  if (alg !== undefined && alg !== 'RS256') return `is for ${JSON.stringify(alg)}, not RS256`;
+  if (use !== undefined && use !== 'sig') return `is for ${JSON.stringify(use)} ("use"), not signatures ("sig")`;
+  if (ops !== undefined && !(Array.isArray(ops) && ops.includes('verify'))) {
+    return `lists ${JSON.stringify(ops)} in "key_ops", without "verify"`;
+  }
+  return undefined;
+}
+
 function importJwk(jwk: RsaJsonWebKey): Promise<CryptoKey> {
-  // `key_ops` and `use` may say "sig" or list other operations; the import asks for "verify" only.
-  // `ext: false` would contradict the extractable import below (a public key holds nothing secret).
-  const { d, key_ops: _ops, use: _use, ext: _ext, ...publicPart } = jwk;
   // A private key ("d") is refused here: some runtimes would import it.
-  return jwk.kty === 'RSA' && d === undefined ? importKey('jwk', publicPart) : Promise.reject(invalidKey(NOT_RSA_JWK));
+  if (jwk.kty !== 'RSA' || jwk.d !== undefined) return Promise.reject(invalidKey(NOT_RSA_JWK));
+  const restriction = jwkRestriction(jwk);
+  if (restriction !== undefined) return Promise.reject(invalidKey(`The JSON Web Key ${restriction}.`));
+  // Once checked, `key_ops` and `use` are dropped (they may list operations besides "verify");
+  // `ext: false` would contradict the extractable import below (a public key holds nothing secret).
+  const { key_ops: _ops, use: _use, ext: _ext, ...publicPart } = jwk;
+  return importKey('jwk', publicPart);
 }
 
 function isCryptoKey(value: object): value is CryptoKey {
@@ -121,6 +139,11 @@ function checkStrength(key: CryptoKey, options: KeyOptions | undefined): CryptoK
   for (const byte of publicExponent ?? []) exponent = (exponent << 8n) | BigInt(byte);
   if (exponent < 3n || exponent % 2n === 0n) {
     throw invalidKey(`The RSA key's public exponent is ${exponent}; a real key has an odd one of at least 3 (65537).`);
+  }
+  // Runtimes cap the exponent differently (OpenSSL at 64 bits for moduli over 3072 bits): past a cap the
+  // key imports but no signature ever verifies. One bound everywhere, met by every real key (65537).
+  if (exponent > MAX_EXPONENT) {
+    throw invalidKey(`The RSA key's public exponent has ${exponent.toString(2).length} bits; at most 32 are read.`);
   }
   if ((bits as number) < MIN_MODULUS_BITS && options?.allowWeakKeys !== true) {
     throw new PayhookError(
