@@ -32,7 +32,8 @@ export function pkcs1ToSpki(pkcs1: Uint8Array): Uint8Array {
 
 /**
  * The DER of a PEM public key (SPKI or PKCS#1), always as SPKI. Throws
- * `INVALID_KEY` when the text holds no such PEM block or its body is not base64.
+ * `INVALID_KEY` when the text holds no such PEM block, its body is not base64,
+ * or the text holds another PEM block too (a second key, a private key).
  *
  * @example
  * ```ts
@@ -43,6 +44,22 @@ export function pkcs1ToSpki(pkcs1: Uint8Array): Uint8Array {
  * ```
  */
 export function pemToSpki(pem: string): Uint8Array {
+  // One key per string: a second block (the other environment's key in the same
+  // variable, a private key pasted along) would otherwise be dropped without a word.
+  const labels = pem.match(/-----BEGIN [^\r\n-]*-----/g) ?? [];
+  if (labels.some((label) => label.includes('PRIVATE'))) {
+    throw new PayhookError(
+      'INVALID_KEY',
+      'The key text holds a private key: a receiver needs only the public key (BEGIN PUBLIC KEY). ' +
+        'Keep the private key out of its configuration.',
+    );
+  }
+  if (labels.length > 1) {
+    throw new PayhookError(
+      'INVALID_KEY',
+      `The key text holds ${labels.length} PEM blocks; give each public key as its own list item (publicKeys: [a, b]).`,
+    );
+  }
   const match = /-----BEGIN (RSA )?PUBLIC KEY-----([\s\S]*?)-----END \1PUBLIC KEY-----/.exec(pem);
   if (!match) {
     throw new PayhookError(

@@ -47,6 +47,21 @@ describe('pemToSpki', () => {
   ])('refuses %s with INVALID_KEY', (_label, pem) => {
     expect(codeOf(() => pemToSpki(pem))).toBe('INVALID_KEY');
   });
+
+  // Only the first block was read: the second key of one variable was dropped without a word.
+  it.each([
+    ['two public keys (production and beta in one variable)', spkiPem + keys['stranger-2048']!.publicKeyPem],
+    ['a public key and a certificate', `${spkiPem}${spkiPem.replace(/PUBLIC KEY/g, 'CERTIFICATE')}`],
+    ['a private key before its public key', keys['conformance-2048']!.privateKeyPem! + spkiPem],
+    ['a public key before a private key', spkiPem + keys['conformance-2048']!.privateKeyPem!],
+  ])('refuses a text holding %s, naming why', (_label, pem) => {
+    expect(codeOf(() => pemToSpki(pem))).toBe('INVALID_KEY');
+    expect(() => pemToSpki(pem)).toThrow(/PEM blocks|private key/);
+  });
+
+  it('names the mistake when given a private key alone', () => {
+    expect(() => pemToSpki(keys['conformance-2048']!.privateKeyPem!)).toThrow(/holds a private key/);
+  });
 });
 
 describe('pkcs1ToSpki and derToPem', () => {
