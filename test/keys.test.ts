@@ -3,6 +3,8 @@ import { readFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { clearKeyCache, importPublicKey, type KeyInput, type RsaJsonWebKey } from '../src/keys.js';
 import { importKeys, PEM_CACHE_SIZE } from '../src/lib/key-import.js';
+import { webCryptoScheme } from '../src/lib/signature-scheme.js';
+import { nodeCryptoScheme } from '../src/node/node-crypto-scheme.js';
 import { rejectionCodeOf, spelling } from './helpers/codes.js';
 
 const keys = JSON.parse(readFileSync(new URL('./fixtures/keys.json', import.meta.url), 'utf8')) as Record<
@@ -136,6 +138,40 @@ describe('importPublicKey: refused keys', () => {
       usages: ['verify'],
     };
     expect(await rejectionCodeOf(importPublicKey(fake))).toBe('INVALID_KEY');
+  });
+});
+
+describe('a CryptoKey look-alike with every property a key has', () => {
+  // It passed every check: the Web Crypto scheme then refused every signature without an error,
+  // and payhook/node's threw a TypeError (no PayhookError) on its first delivery.
+  const fake = {
+    type: 'public',
+    extractable: true,
+    algorithm: {
+      name: 'RSASSA-PKCS1-v1_5',
+      hash: { name: 'SHA-256' },
+      modulusLength: 2048,
+      publicExponent: new Uint8Array([1, 0, 1]),
+    },
+    usages: ['verify'],
+  };
+
+  it('is INVALID_KEY in importPublicKey and in both signature schemes', async () => {
+    expect(await rejectionCodeOf(importPublicKey(fake))).toBe('INVALID_KEY');
+    for (const scheme of [webCryptoScheme, nodeCryptoScheme]) {
+      expect(await rejectionCodeOf(scheme([fake], {}))).toBe('INVALID_KEY');
+    }
+  });
+
+  it('while a real CryptoKey, extractable or not, is taken as it is', async () => {
+    const der = createPublicKey(pem('conformance-2048')).export({ type: 'spki', format: 'der' });
+    for (const extractable of [true, false]) {
+      const key = await subtle.importKey('spki', der, { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' }, extractable, [
+        'verify',
+      ]);
+      expect(await importPublicKey(key)).toBe(key);
+      expect(await importPublicKey(key)).toBe(key);
+    }
   });
 });
 

@@ -86,6 +86,30 @@ function importJwk(jwk: RsaJsonWebKey): Promise<CryptoKey> {
   return importKey('jwk', publicPart);
 }
 
+// CryptoKeys this runtime's Web Crypto has taken: an object shaped like one
+// passes every check on its properties and then verifies nothing.
+const nativeKeys = new WeakSet<object>();
+
+/** `key` once Web Crypto takes it as one of its own; rejects `INVALID_KEY` for a look-alike. */
+async function nativeKey(key: CryptoKey): Promise<CryptoKey> {
+  if (nativeKeys.has(key)) return key;
+  try {
+    await globalThis.crypto.subtle.exportKey('spki', key);
+  } catch (cause) {
+    // Any object that is not a key of this runtime fails Web IDL's argument check, a TypeError; a
+    // non-extractable key of this runtime refuses the export otherwise (InvalidAccessError, as Node spells it or not).
+    if ((cause as { name?: unknown } | null)?.name === 'TypeError') {
+      throw invalidKey(
+        "The CryptoKey is not one of this runtime's Web Crypto (an object shaped like one?): import it with " +
+          'crypto.subtle, or pass the key as PEM or JWK.',
+        cause,
+      );
+    }
+  }
+  nativeKeys.add(key);
+  return key;
+}
+
 function isCryptoKey(value: object): value is CryptoKey {
   return (
     Object.prototype.toString.call(value) === '[object CryptoKey]' ||
@@ -124,7 +148,7 @@ function lookup(input: KeyInput): CryptoKey | Promise<CryptoKey> {
     ) {
       throw invalidKey('The CryptoKey is not a public RSASSA-PKCS1-v1_5 SHA-256 key for "verify".');
     }
-    return input;
+    return nativeKey(input);
   }
   return jwkCache.get(input) ?? remember(jwkCache, input, importJwk(input as RsaJsonWebKey));
 }
