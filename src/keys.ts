@@ -15,8 +15,8 @@ export type { CryptoKeyLike, KeyInput, KeyOptions, RsaJsonWebKey } from './lib/k
  * @throws {@link PayhookError} `INVALID_KEY` when the key cannot be read, is
  * not RSA, is private, is a `CryptoKey` for another algorithm or hash, is a
  * JSON Web Key whose `alg`, `use` or `key_ops` name another use than RS256
- * verifying, or has a public exponent no real key has (even, below 3, or
- * over 32 bits); `WEAK_KEY` when it is shorter than 2048 bits and
+ * verifying, or has a public exponent no real key has (even, or below 3);
+ * `WEAK_KEY` when it is shorter than 2048 bits and
  * `allowWeakKeys` is not set.
  *
  * @example

@@ -12,7 +12,6 @@ import { misuse } from './misuse.js';
 
 const ALGORITHM = { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' } as const;
 const MIN_MODULUS_BITS = 2048;
-const MAX_EXPONENT = 0xffff_ffffn;
 
 type Entry = Promise<CryptoKey>;
 
@@ -45,7 +44,8 @@ function remember<K extends object | string>(
   return promise;
 }
 
-const NOT_RSA_JWK = 'The JSON Web Key is not an RSA public key.';
+const NOT_RSA_JWK = 'The JSON Web Key is not an RS256 public key.';
+const NOT_RSASSA_KEY = 'The CryptoKey is not a public RSASSA-PKCS1-v1_5 SHA-256 key for "verify".';
 
 async function importKey(format: 'spki' | 'jwk', data: Uint8Array | JsonWebKey): Promise<CryptoKey> {
   const subtle = (globalThis as { crypto?: Crypto }).crypto?.subtle;
@@ -61,61 +61,24 @@ async function importKey(format: 'spki' | 'jwk', data: Uint8Array | JsonWebKey):
   }
 }
 
-/**
- * Why a JWK's own metadata rules out verifying RS256 signatures with it, as
- * Web Crypto's JWK import rules (checked here, since runtimes differ: Node
- * imports an `alg: "PS256"` key for RSASSA-PKCS1-v1_5), or `undefined`.
- */
-function jwkRestriction({ alg, use, key_ops: ops }: RsaJsonWebKey): string | undefined {
-  if (alg !== undefined && alg !== 'RS256') return `is for ${JSON.stringify(alg)}, not RS256`;
-  if (use !== undefined && use !== 'sig') return `is for ${JSON.stringify(use)} ("use"), not signatures ("sig")`;
-  if (ops !== undefined && !(Array.isArray(ops) && ops.includes('verify'))) {
-    return `lists ${JSON.stringify(ops)} in "key_ops", without "verify"`;
-  }
-  return undefined;
-}
-
 function importJwk(jwk: RsaJsonWebKey): Promise<CryptoKey> {
-  // A private key ("d") is refused here: some runtimes would import it.
-  if (jwk.kty !== 'RSA' || jwk.d !== undefined) return Promise.reject(invalidKey(NOT_RSA_JWK));
-  const restriction = jwkRestriction(jwk);
-  if (restriction !== undefined) return Promise.reject(invalidKey(`The JSON Web Key ${restriction}.`));
-  // Once checked, `key_ops` and `use` are dropped (they may list operations besides "verify");
+  const { d, key_ops: ops, use, ext: _ext, ...publicPart } = jwk;
+  // Refused here: a private key ("d"), which some runtimes would import, and a key its own `alg`, `use` or
+  // `key_ops` put to another use (Web Crypto's JWK rules, which runtimes apply unevenly: Node imports "PS256").
   // `ext: false` would contradict the extractable import below (a public key holds nothing secret).
-  const { key_ops: _ops, use: _use, ext: _ext, ...publicPart } = jwk;
-  return importKey('jwk', publicPart);
+  return jwk.kty === 'RSA' &&
+    d === undefined &&
+    (jwk.alg ?? 'RS256') === 'RS256' &&
+    (use ?? 'sig') === 'sig' &&
+    [ops ?? 'verify'].flat().includes('verify')
+    ? importKey('jwk', publicPart)
+    : Promise.reject(invalidKey(NOT_RSA_JWK));
 }
 
-// CryptoKeys this runtime's Web Crypto has taken: an object shaped like one
-// passes every check on its properties and then verifies nothing.
-const nativeKeys = new WeakSet<object>();
-
-/** `key` once Web Crypto takes it as one of its own; rejects `INVALID_KEY` for a look-alike. */
-async function nativeKey(key: CryptoKey): Promise<CryptoKey> {
-  if (nativeKeys.has(key)) return key;
-  try {
-    await globalThis.crypto.subtle.exportKey('spki', key);
-  } catch (cause) {
-    // Any object that is not a key of this runtime fails Web IDL's argument check, a TypeError; a
-    // non-extractable key of this runtime refuses the export otherwise (InvalidAccessError, as Node spells it or not).
-    if ((cause as { name?: unknown } | null)?.name === 'TypeError') {
-      throw invalidKey(
-        "The CryptoKey is not one of this runtime's Web Crypto (an object shaped like one?): import it with " +
-          'crypto.subtle, or pass the key as PEM or JWK.',
-        cause,
-      );
-    }
-  }
-  nativeKeys.add(key);
-  return key;
-}
-
-function isCryptoKey(value: object): value is CryptoKey {
-  return (
-    Object.prototype.toString.call(value) === '[object CryptoKey]' ||
-    ('algorithm' in value && 'usages' in value && 'type' in value && !('kty' in value))
-  );
-}
+// Web IDL gives every runtime's CryptoKey, from any realm, this class string. An object merely shaped like
+// one is read as a JWK (and refused): taken as a key, it passed every check here and then verified nothing.
+const isCryptoKey = (value: object): value is CryptoKey =>
+  Object.prototype.toString.call(value) === '[object CryptoKey]';
 
 /**
  * The key for one input: a CryptoKey as it is, a PEM or JWK through its
@@ -146,9 +109,9 @@ function lookup(input: KeyInput): CryptoKey | Promise<CryptoKey> {
       !Array.isArray(input.usages) ||
       !input.usages.includes('verify')
     ) {
-      throw invalidKey('The CryptoKey is not a public RSASSA-PKCS1-v1_5 SHA-256 key for "verify".');
+      throw invalidKey(NOT_RSASSA_KEY);
     }
-    return nativeKey(input);
+    return input;
   }
   return jwkCache.get(input) ?? remember(jwkCache, input, importJwk(input as RsaJsonWebKey));
 }
@@ -163,11 +126,6 @@ function checkStrength(key: CryptoKey, options: KeyOptions | undefined): CryptoK
   for (const byte of publicExponent ?? []) exponent = (exponent << 8n) | BigInt(byte);
   if (exponent < 3n || exponent % 2n === 0n) {
     throw invalidKey(`The RSA key's public exponent is ${exponent}; a real key has an odd one of at least 3 (65537).`);
-  }
-  // Runtimes cap the exponent differently (OpenSSL at 64 bits for moduli over 3072 bits): past a cap the
-  // key imports but no signature ever verifies. One bound everywhere, met by every real key (65537).
-  if (exponent > MAX_EXPONENT) {
-    throw invalidKey(`The RSA key's public exponent has ${exponent.toString(2).length} bits; at most 32 are read.`);
   }
   if ((bits as number) < MIN_MODULUS_BITS && options?.allowWeakKeys !== true) {
     throw new PayhookError(

@@ -44,27 +44,13 @@ export function pkcs1ToSpki(pkcs1: Uint8Array): Uint8Array {
  * ```
  */
 export function pemToSpki(pem: string): Uint8Array {
+  const match = /-----BEGIN (RSA )?PUBLIC KEY-----([\s\S]*?)-----END \1PUBLIC KEY-----/.exec(pem);
   // One key per string: a second block (the other environment's key in the same
   // variable, a private key pasted along) would otherwise be dropped without a word.
-  const labels = pem.match(/-----BEGIN [^\r\n-]*-----/g) ?? [];
-  if (labels.some((label) => label.includes('PRIVATE'))) {
+  if (!match || pem.split('-----BEGIN ').length > 2) {
     throw new PayhookError(
       'INVALID_KEY',
-      'The key text holds a private key: a receiver needs only the public key (BEGIN PUBLIC KEY). ' +
-        'Keep the private key out of its configuration.',
-    );
-  }
-  if (labels.length > 1) {
-    throw new PayhookError(
-      'INVALID_KEY',
-      `The key text holds ${labels.length} PEM blocks; give each public key as its own list item (publicKeys: [a, b]).`,
-    );
-  }
-  const match = /-----BEGIN (RSA )?PUBLIC KEY-----([\s\S]*?)-----END \1PUBLIC KEY-----/.exec(pem);
-  if (!match) {
-    throw new PayhookError(
-      'INVALID_KEY',
-      'The key is not a PEM public key (BEGIN PUBLIC KEY or BEGIN RSA PUBLIC KEY).',
+      'The key is not one PEM public key (BEGIN PUBLIC KEY or BEGIN RSA PUBLIC KEY).',
     );
   }
   // Line breaks may arrive as literal `\n` when a PEM was pasted into an
