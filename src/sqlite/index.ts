@@ -16,8 +16,12 @@ import { describeError, misuse } from '../lib/misuse.js';
 export type { ClaimOptions, ClaimResult, CompleteOptions, DedupStore } from '../dedup/store.js';
 
 /**
- * A prepared statement as `node:sqlite` (`StatementSync`) and `bun:sqlite`
- * (`Statement`) both have it: positional parameters, synchronous.
+ * A prepared statement as `node:sqlite` (`StatementSync`), `bun:sqlite` and
+ * better-sqlite3 (`Statement`) have it: positional parameters, synchronous.
+ * payhook binds only text, numbers and `null`. The parameters are typed
+ * `unknown` so better-sqlite3's typed handle fits too: its generic `prepare`
+ * is compared at its constraint, one of whose statements binds a single `{}`
+ * (named parameters), which `null` is not.
  *
  * @example
  * ```ts
@@ -29,17 +33,17 @@ export type { ClaimOptions, ClaimResult, CompleteOptions, DedupStore } from '../
  */
 export interface SqliteStatementLike {
   /** Runs the statement; the result is not used. */
-  run(...parameters: Array<string | number | null>): unknown;
+  run(...parameters: unknown[]): unknown;
   /** The first row as an object, or `undefined` (node:sqlite) / `null` (bun:sqlite) when there is none. */
-  get(...parameters: Array<string | number | null>): unknown;
+  get(...parameters: unknown[]): unknown;
   /** Every row, as objects; runs the statement to its end, so a failed commit throws. */
-  all(...parameters: Array<string | number | null>): unknown[];
+  all(...parameters: unknown[]): unknown[];
 }
 
 /**
  * The slice of a SQLite database handle payhook uses. `new DatabaseSync(file)`
- * from `node:sqlite` (Node, Deno) and `new Database(file)` from `bun:sqlite`
- * fit as they are.
+ * from `node:sqlite` (Node, Deno), `new Database(file)` from `bun:sqlite` and
+ * `new Database(file, { timeout: 0 })` from better-sqlite3 fit as they are.
  *
  * @example
  * ```ts
