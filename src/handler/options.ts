@@ -77,8 +77,12 @@ export interface WebhookHandlerBaseOptions extends Omit<
    * 200 (`{ ok: true, parked: true }`), recorded as handled (a redelivery is
    * a duplicate), logged with its reason (event `parked`) and handed to
    * `deadLetter`, if you gave one, to review later.
+   *
+   * It is given every delivery, whatever its status: a function that takes
+   * only some (`(webhook: SucceededPaymentWebhook) => …`) does not compile.
    */
-  onPayment(webhook: PaymentWebhook, context: PaymentContext): Promise<Parked | void> | Parked | void;
+  // A property, not a method: TypeScript checks a method's parameters both ways, which let such a function through.
+  onPayment: (webhook: PaymentWebhook, context: PaymentContext) => Promise<Parked | void> | Parked | void;
   /**
    * Where claims and completed deliveries are recorded.
    * @defaultValue `createMemoryStore()` — one process only; use

@@ -4,6 +4,7 @@
 import { describe, expectTypeOf, it } from 'vitest';
 import { createNodeWebhookHandler, type NodeWebhookHandler } from '../../src/node/index.js';
 import { park } from '../../src/park.js';
+import type { SucceededPaymentWebhook } from '../../src/webhook/types.js';
 import { createWebhookHandler, type WebhookHandler } from '../../src/web/index.js';
 
 const onPayment = async (): Promise<void> => {};
@@ -60,5 +61,31 @@ describe('handler options', () => {
     createWebhookHandler({ environment: 'production', webhookUrl, onPayment: () => Promise.resolve('done') });
     // @ts-expect-error nor does a bare reason
     createNodeWebhookHandler({ environment: 'production', webhookUrl, onPayment: () => ({ reason: 'unknown order' }) });
+  });
+
+  it('refuse an onPayment that takes only some statuses: it is given every delivery', () => {
+    // A merchant's fulfilment function, passed as it is: a FAILED delivery would reach it too.
+    const fulfil = (webhook: SucceededPaymentWebhook): Promise<void> => {
+      expectTypeOf(webhook.status).toEqualTypeOf<'SUCCEEDED'>();
+      return Promise.resolve();
+    };
+    // @ts-expect-error onPayment receives every status, not only SUCCEEDED
+    createWebhookHandler({ environment: 'production', webhookUrl, onPayment: fulfil });
+    createNodeWebhookHandler({
+      environment: 'production',
+      webhookUrl,
+      // @ts-expect-error the same written inline
+      onPayment: (webhook: SucceededPaymentWebhook) => {
+        void webhook;
+      },
+    });
+    // A method in the options object literal still takes the webhook from the option's type.
+    createWebhookHandler({
+      environment: 'production',
+      webhookUrl,
+      onPayment(webhook) {
+        return webhook.status === 'UNKNOWN' ? park('unknown status') : undefined;
+      },
+    });
   });
 });
