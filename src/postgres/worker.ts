@@ -16,7 +16,7 @@ import type { InboxDelivery, InboxOutcome, InboxProcessOptions, InboxWorker } fr
 /** One attempt at one row, as the loop sees it. */
 export interface Attempt {
   outcome: InboxOutcome;
-  /** The handler's error, when it threw (the failure is recorded). */
+  /** The handler's error, when it threw (the failure is recorded): present even when it is `undefined`. */
   error?: unknown;
   delivery?: InboxDelivery;
 }
@@ -146,7 +146,8 @@ export function startWorker(deps: WorkerDeps, concurrency: number, options: Inbo
       try {
         const result = await deps.attempt(holder);
         succeeded();
-        if (result.error !== undefined) {
+        // Keyed on the field, not its value: a handler may reject with undefined, still a failed attempt to report.
+        if ('error' in result) {
           deps.remember(result.error);
           onError(result.error, result.delivery);
         }

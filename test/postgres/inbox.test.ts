@@ -309,6 +309,26 @@ for (const driver of ['pg', 'postgres.js'] as const) {
       expect(String(errors[0])).toContain('nope');
     });
 
+    it('reports a handler that rejects with undefined: each failed attempt reaches onError', async () => {
+      const { inbox } = await fresh();
+      await inbox.enqueue(webhook());
+      const reports: Array<[unknown, string | undefined]> = [];
+      const worker = inbox.process(
+        // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- what some libraries do
+        () => Promise.reject(undefined),
+        {
+          pollIntervalMs: 10,
+          maxAttempts: 2,
+          retryDelayMs: () => 0,
+          onError: (error, delivery) => void reports.push([error, delivery?.deliveryId]),
+        },
+      );
+      await expect.poll(() => inbox.stats()).toMatchObject({ failed: 1 });
+      await worker.stop();
+      expect(reports).toHaveLength(2);
+      expect(reports.every(([, deliveryId]) => deliveryId !== undefined)).toBe(true);
+    });
+
     it.each([
       [
         'throws',
