@@ -263,13 +263,15 @@ export interface ParkedDelivery {
  *
  * @example
  * ```ts
+ * import { captureDelivery } from 'payhook';
  * import type { DeadLetterDelivery } from 'payhook/web';
  *
- * const row = (delivery: DeadLetterDelivery) => ({
+ * const row = async (delivery: DeadLetterDelivery) => ({
  *   kind: delivery.code,
  *   reason: delivery.message,
- *   body: delivery.request.body,
- *   paymentId: delivery.code === 'PARKED' ? delivery.webhook.id : null,
+ *   key: delivery.code === 'PARKED' ? delivery.key : null,
+ *   // Every header and the body as text: the request's own Headers and bytes do not survive JSON.
+ *   capture: await captureDelivery(delivery.request),
  * });
  * ```
  */

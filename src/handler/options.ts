@@ -186,7 +186,9 @@ export interface WebhookHandlerBaseOptions extends Omit<
    * Opt-in durable hand-off for authentic deliveries that will not be
    * applied: a payload that is not understood (`code: 'INVALID_PAYLOAD'`),
    * or a delivery `onPayment` parked (`code: 'PARKED'`). Store the raw
-   * request (a table, a queue) to handle it later. When it resolves within
+   * request (a table, a queue) to handle it later, through `captureDelivery`
+   * (its body is bytes, and on the Web its headers a `Headers` object: as
+   * JSON they would be a map of numbers and `{}`). When it resolves within
    * `handlerTimeoutMs`, the delivery is answered 200 and the service stops
    * retrying it — it is now yours to keep. When it throws or is late, the
    * answer is 500 and the service retries (a parked delivery's claim is
