@@ -173,6 +173,14 @@ describe('a CryptoKey look-alike with every property a key has', () => {
       expect(await importPublicKey(key)).toBe(key);
     }
   });
+
+  it("while this runtime's CryptoKey without the CryptoKey class string (workerd before 2024-09-26) is taken too", async () => {
+    const der = createPublicKey(pem('conformance-2048')).export({ type: 'spki', format: 'der' });
+    const key = await subtle.importKey('spki', der, { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' }, true, ['verify']);
+    Object.defineProperty(key, Symbol.toStringTag, { value: undefined });
+    expect(Object.prototype.toString.call(key)).toBe('[object Object]');
+    expect(await importPublicKey(key)).toBe(key);
+  });
 });
 
 describe('public exponents no real key has', () => {

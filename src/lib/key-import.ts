@@ -75,10 +75,13 @@ function importJwk(jwk: RsaJsonWebKey): Promise<CryptoKey> {
     : Promise.reject(invalidKey(NOT_RSA_JWK));
 }
 
-// Web IDL gives every runtime's CryptoKey, from any realm, this class string. An object merely shaped like
-// one is read as a JWK (and refused): taken as a key, it passed every check here and then verified nothing.
+// Web IDL gives a CryptoKey, from any realm, this class string; workerd gives it only from compatibility date
+// 2024-09-26 (before, "[object Object]"), so this runtime's own CryptoKey counts by `instanceof` too. An object
+// merely shaped like one is read as a JWK (and refused): taken as a key, it passed every check here and then
+// verified nothing.
 const isCryptoKey = (value: object): value is CryptoKey =>
-  Object.prototype.toString.call(value) === '[object CryptoKey]';
+  Object.prototype.toString.call(value) === '[object CryptoKey]' ||
+  (typeof CryptoKey === 'function' && value instanceof CryptoKey);
 
 /**
  * The key for one input: a CryptoKey as it is, a PEM or JWK through its

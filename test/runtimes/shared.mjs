@@ -224,9 +224,27 @@ export function largeBodyCases(api) {
   ];
 }
 
-/** Every case a runtime runs: conformance vectors, large bodies, then the Web handler. */
+/**
+ * A `CryptoKey` this runtime's own Web Crypto imported is taken as a key, extractable or not: it is told from a
+ * look-alike object by its class string, which workerd before compatibility date 2024-09-26 does not give.
+ */
+export function cryptoKeyCases(api) {
+  return [false, true].map((extractable) => ({
+    name: `a ${extractable ? '' : 'non-'}extractable CryptoKey of this runtime verifies a signed delivery`,
+    run: async () => {
+      const der = pemBytes(fixtures.keys['conformance-2048'].publicKeyPem);
+      const algorithm = { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' };
+      const key = await crypto.subtle.importKey('spki', der, algorithm, extractable, ['verify']);
+      const signed = await signDelivery(api, sampleBody());
+      const result = await api.verifyWebhook(signed, { publicKeys: key, webhookUrl: WEBHOOK_URL });
+      if (!result.ok) fail(`expected ok, got ${result.error.code}: ${result.error.message}`);
+    },
+  }));
+}
+
+/** Every case a runtime runs: conformance vectors, large bodies, CryptoKeys, then the Web handler. */
 export function runtimeCases(api, web) {
-  return [...allCases(api, fixtures), ...largeBodyCases(api), ...webHandlerCases(api, web)];
+  return [...allCases(api, fixtures), ...largeBodyCases(api), ...cryptoKeyCases(api), ...webHandlerCases(api, web)];
 }
 
 /** Runs every case and prints `<label>: N passed, N failed`. */
