@@ -100,21 +100,26 @@ function wholeSource(request: Request): ChunkSource {
 
 const EMPTY: BodyOutcome = { kind: 'body', body: new Uint8Array(0) };
 
-/** Whether `request` was made by a bridge (its own prototype), not by the platform's `Request`. */
-function bridged(request: Request): boolean {
-  return typeof Request !== 'function' || Object.getPrototypeOf(request) !== Request.prototype;
+/**
+ * `request.signal`, except on a `Request` Deno.serve made: Deno prints a
+ * deprecation warning the first time its `signal` is read, and its body
+ * stream errors when the client goes away. Every other runtime's own Request
+ * is read too: Node bridges (React Router's, @mjackson/node-fetch-server)
+ * build a platform `Request` whose signal aborts when the client goes away
+ * and whose body stream then never ends.
+ */
+function signalOf(request: Request): AbortSignal | undefined {
+  const denoServe = 'Deno' in globalThis && Object.getPrototypeOf(request) === Request.prototype;
+  return denoServe ? undefined : (request as { signal?: AbortSignal }).signal;
 }
 
 /** Reads the body within `limits` the cheapest way the request allows. */
 function readBody(request: Request, limits: BodyLimits): Promise<BodyOutcome> {
   if (limits.declaredBytes !== undefined) return readChunks(wholeSource(request), limits);
-  // Some adapters (@hono/node-server) end the stream of a client already
-  // gone as if the body were whole. Looked at before the read only: some
-  // bridges abort the signal once the whole body has been read. Only a
-  // bridge's own Request objects need it: a platform's (Deno.serve, Bun.serve,
-  // workerd) error the stream instead, and Deno.serve prints a deprecation
-  // warning once a request's `signal` is read.
-  const { signal } = bridged(request) ? (request as { signal?: AbortSignal }) : {};
+  // Some adapters end the stream of a client already gone as if the body were
+  // whole (@hono/node-server), or never (React Router's). Looked at before the
+  // read only: some bridges abort the signal once the whole body has been read.
+  const signal = signalOf(request);
   if (signal?.aborted === true) return Promise.resolve({ kind: 'aborted', cause: signal.reason as unknown });
   const stream = request.body; // read only here: some adapters build this stream on first access
   return stream === null ? Promise.resolve(EMPTY) : readChunks(streamSource(stream), limits);

@@ -43,6 +43,48 @@ describe('a body without Content-Length (Web handler)', () => {
   });
 });
 
+describe('a client gone before the read, on a Request the platform built for a bridge (Web handler)', () => {
+  // React Router's Node adapter (@mjackson/node-fetch-server) builds the platform's own Request, with a signal it
+  // aborts when the client goes away and a body stream that then never ends: the signal is all that tells.
+  it('is logged as aborted at once, not a 408 after bodyTimeoutMs reported to onError', async () => {
+    const logs: WebhookLogRecord[] = [];
+    const errors: string[] = [];
+    const handler = createWebhookHandler({
+      publicKeys: PUBLIC_KEY,
+      webhookUrl: WEBHOOK_URL,
+      bodyTimeoutMs: 2_000,
+      onPayment: () => {},
+      logger: (record) => logs.push(record),
+      onError: (error) => {
+        errors.push(error.code);
+      },
+    });
+    const delivery = signDelivery(webhookBody());
+    const bytes = new TextEncoder().encode(delivery.body);
+    const neverEnds = new ReadableStream<Uint8Array>({
+      start(stream) {
+        stream.enqueue(bytes.subarray(0, 40));
+      },
+    });
+    const controller = new AbortController();
+    controller.abort();
+    const init = {
+      method: 'POST',
+      headers: delivery.headers,
+      body: neverEnds,
+      duplex: 'half',
+      signal: controller.signal,
+    };
+    const request = new Request(WEBHOOK_URL, init);
+    expect(Object.getPrototypeOf(request)).toBe(Request.prototype);
+    const started = Date.now();
+    await handler(request);
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(logs.map((record) => [record.event, record.level])).toEqual([['aborted', 'info']]);
+    expect(errors).toEqual([]);
+  });
+});
+
 describe('bodyTimeoutMs (Web handler)', () => {
   it('answers 408 BODY_TIMEOUT when half a body arrives and the rest never does, and cancels the stream', async () => {
     const { handler, calls } = handlerFor({ bodyTimeoutMs: 150 });
