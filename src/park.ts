@@ -73,6 +73,19 @@ export function isParked(value: unknown): value is Parked {
   );
 }
 
+/**
+ * Internal: a handler's result as it is, but an object whose `park` is there
+ * and not a reason (`{ park: '' }`, `{ park: undefined }`) is refused
+ * `INVALID_ARGUMENT`, as `park('')` is: read as "applied", the delivery it
+ * meant to set aside would be acknowledged without a trace.
+ */
+export function checkedOutcome<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && 'park' in value && !isParked(value)) {
+    throw misuse('A parked result needs a reason, non-empty text in `park` (use park(reason)).');
+  }
+  return value;
+}
+
 /** Internal: the reason and, when given, the details as JSON (cut at `limit` characters: 200 for a log line). */
 export function describeParked(parked: Parked, limit = 200): string {
   if (parked.details === undefined) return parked.park;

@@ -5,7 +5,7 @@
 // platform's request into a DeliveryInput and the Answer into a response. Internal.
 import { isPayhookError, PayhookError } from '../lib/errors.js';
 import { describeError, misuse } from '../lib/misuse.js';
-import { isParked } from '../park.js';
+import { checkedOutcome, isParked } from '../park.js';
 import type { VerifyWebhookError, VerifyWebhookResult, WebhookRequest } from '../verify-webhook.js';
 import type { PaymentWebhook } from '../webhook/types.js';
 import { Answer, HANDLED } from './answer.js';
@@ -63,7 +63,10 @@ async function deliver(flow: Flow, input: DeliveryInput, deadline: Deadline): Pr
   if (token instanceof Answer) return token;
 
   const context = new DeliveryContext(key, timestamp, webhookUrl);
-  const outcome = await deadline.run(() => settings.options.onPayment(webhook, context), settings.handlerTimeoutMs);
+  const outcome = await deadline.run(
+    async () => checkedOutcome(await settings.options.onPayment(webhook, context)),
+    settings.handlerTimeoutMs,
+  );
   if (outcome.kind === 'late') {
     const message = `onPayment did not finish within ${settings.handlerTimeoutMs} ms; the service will retry.`;
     DeliveryContext.abort(context, new PayhookError('HANDLER_FAILED', message));

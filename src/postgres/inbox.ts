@@ -8,7 +8,7 @@
 import { deliveryState } from '../dedup/key.js';
 import { checkDuration } from '../lib/duration.js';
 import { describeError, misuse } from '../lib/misuse.js';
-import { describeParked, isParked } from '../park.js';
+import { checkedOutcome, describeParked, isParked } from '../park.js';
 import { parseWebhook } from '../webhook/parse.js';
 import type { PaymentWebhook } from '../webhook/types.js';
 import type {
@@ -202,7 +202,7 @@ export function createPostgresInbox(options: PostgresInboxOptions): PostgresInbo
       // In a savepoint: a failure undoes the handler's statements while the row's attempt is still recorded.
       result = await tx.savepoint(async ({ run: handlerRun, connection }) => {
         const handlerTx: InboxTransaction = { query: (text, values) => handlerRun(text, values ?? []), connection };
-        const outcome = await handler(parseWebhook(String(row['body'])), handlerTx, delivery);
+        const outcome = checkedOutcome(await handler(parseWebhook(String(row['body'])), handlerTx, delivery));
         // Deferred constraints are checked here, in the savepoint: at COMMIT a
         // violation would undo the record of this attempt too, and the row
         // would be taken again, uncounted, for ever.

@@ -13,7 +13,7 @@ import type { DeadLetterDelivery, InvalidPayloadDelivery, WebhookLogRecord } fro
 import type { WebhookHandlerOptions } from '../../src/handler/options.js';
 import { createNodeWebhookHandler } from '../../src/node/index.js';
 import { PayhookError } from '../../src/lib/errors.js';
-import { park } from '../../src/park.js';
+import { park, type Parked } from '../../src/park.js';
 import { verifyWebhook } from '../../src/verify-webhook.js';
 import { createWebhookHandler } from '../../src/web/index.js';
 import { listen, send, type HttpAnswer, type RunningServer } from '../helpers/http.js';
@@ -564,6 +564,15 @@ export function behaviourSuite(kind: AdapterKind): void {
           ['HANDLER_FAILED', 500],
           ['HANDLER_FAILED', 500],
         ]);
+      });
+
+      it('is answered 500, not acknowledged as applied, when onPayment returns a park without a reason', async () => {
+        for (const parked of [{ park: '' }, { park: undefined, details: 'order 17' }]) {
+          const r = await serve({}, () => parked as unknown as Parked);
+          const answer = await send(r.port, signDelivery(webhookBody()));
+          expect([answer.status, answer.json?.code], JSON.stringify(parked)).toEqual([500, 'HANDLER_FAILED']);
+          expect(r.logs[0]?.message).toMatch(/^onPayment threw: .*parked result needs a reason/);
+        }
       });
 
       it('is answered 500 and released when deadLetter throws, so the retry runs onPayment again', async () => {

@@ -293,6 +293,19 @@ for (const driver of ['pg', 'postgres.js'] as const) {
       expect(await inbox.health()).toMatchObject({ parked: 2, databaseUp: true });
     });
 
+    it('retries, not marks done, a handler that returns a park without a reason', async () => {
+      const { inbox, orders } = await fresh();
+      await inbox.enqueue(webhook());
+      const outcome = await inbox.processNext(async (received, tx) => {
+        await tx.query(`INSERT INTO ${orders} VALUES ($1, $2)`, [received.id, received.status]);
+        return { park: '' };
+      });
+      expect(outcome).toBe('retrying');
+      expect(await inbox.stats()).toMatchObject({ done: 0, parked: 0 });
+      // Undone with the failed attempt, as for a handler that throws.
+      expect((await pool.query(`SELECT count(*)::int AS n FROM ${orders}`)).rows).toEqual([{ n: 0 }]);
+    });
+
     it('reports a failing handler and keeps going', async () => {
       const { inbox } = await fresh();
       await inbox.enqueue(webhook());
