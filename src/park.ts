@@ -54,7 +54,9 @@ export function park(reason: string, details?: unknown): Parked {
 
 /**
  * Whether a handler's result parks the delivery: an object whose `park` is a
- * non-empty string. Anything else (`undefined` included) means "applied".
+ * non-empty string. A result with no `park` (`undefined` included) means
+ * "applied"; from `onPayment` or an inbox handler, one whose `park` is there
+ * but no reason (`{ park: '' }`) fails as if the handler threw.
  *
  * @example
  * ```ts
