@@ -101,12 +101,15 @@ function wholeSource(request: Request): ChunkSource {
 const EMPTY: BodyOutcome = { kind: 'body', body: new Uint8Array(0) };
 
 /**
- * `request.signal`, except on a `Request` Deno.serve made: Deno prints a
- * deprecation warning the first time its `signal` is read, and its body
- * stream errors when the client goes away. Every other runtime's own Request
- * is read too: Node bridges (React Router's, @mjackson/node-fetch-server)
- * build a platform `Request` whose signal aborts when the client goes away
- * and whose body stream then never ends.
+ * `request.signal`, except on Deno for a `Request` of the platform's class
+ * (what Deno.serve makes): Deno prints a deprecation warning the first time
+ * its `signal` is read, and its body stream errors when the client goes away.
+ * Every other runtime's own Request is read too: Node bridges (React
+ * Router's, @mjackson/node-fetch-server) build a platform `Request` whose
+ * signal aborts when the client goes away and whose body stream then never
+ * ends. Such a bridge run on Deno loses this check (a client gone before a
+ * chunked read is a 408 after bodyTimeoutMs): telling its Requests from
+ * Deno.serve's would take probing Deno's internals.
  */
 function signalOf(request: Request): AbortSignal | undefined {
   const denoServe = 'Deno' in globalThis && Object.getPrototypeOf(request) === Request.prototype;
