@@ -21,6 +21,23 @@ function handlerFor(options: { maxBodyBytes?: number; bodyTimeoutMs?: number } =
   return { handler, calls };
 }
 
+/** A handler whose log records and onError codes are kept, to tell an aborted delivery from a reported failure. */
+function watchedHandler(options: { bodyTimeoutMs?: number } = {}) {
+  const logs: WebhookLogRecord[] = [];
+  const errors: string[] = [];
+  const handler = createWebhookHandler({
+    publicKeys: PUBLIC_KEY,
+    webhookUrl: WEBHOOK_URL,
+    ...options,
+    onPayment: () => {},
+    logger: (record) => logs.push(record),
+    onError: (error) => {
+      errors.push(error.code);
+    },
+  });
+  return { handler, logs, errors };
+}
+
 describe('a body without Content-Length (Web handler)', () => {
   // Some Node-to-Request bridges abort the request's signal on req 'close', which Node emits once the body has been
   // read: the signal says "gone" only before the read begins, so a whole delivery is still handled.
@@ -47,18 +64,7 @@ describe('a client gone before the read, on a Request the platform built for a b
   // React Router's Node adapter (@mjackson/node-fetch-server) builds the platform's own Request, with a signal it
   // aborts when the client goes away and a body stream that then never ends: the signal is all that tells.
   it('is logged as aborted at once, not a 408 after bodyTimeoutMs reported to onError', async () => {
-    const logs: WebhookLogRecord[] = [];
-    const errors: string[] = [];
-    const handler = createWebhookHandler({
-      publicKeys: PUBLIC_KEY,
-      webhookUrl: WEBHOOK_URL,
-      bodyTimeoutMs: 2_000,
-      onPayment: () => {},
-      logger: (record) => logs.push(record),
-      onError: (error) => {
-        errors.push(error.code);
-      },
-    });
+    const { handler, logs, errors } = watchedHandler({ bodyTimeoutMs: 2_000 });
     const delivery = signDelivery(webhookBody());
     const bytes = new TextEncoder().encode(delivery.body);
     const neverEnds = new ReadableStream<Uint8Array>({
@@ -146,17 +152,7 @@ describe('bodyTimeoutMs (Web handler)', () => {
 
 describe('a client that goes away while the body is read (Web handler)', () => {
   it('is logged as aborted (info) and not reported to onError', async () => {
-    const logs: WebhookLogRecord[] = [];
-    const errors: string[] = [];
-    const handler = createWebhookHandler({
-      publicKeys: PUBLIC_KEY,
-      webhookUrl: WEBHOOK_URL,
-      onPayment: () => {},
-      logger: (record) => logs.push(record),
-      onError: (error) => {
-        errors.push(error.code);
-      },
-    });
+    const { handler, logs, errors } = watchedHandler();
     const delivery = signDelivery(webhookBody());
     const bytes = new TextEncoder().encode(delivery.body);
     const broken = new ReadableStream<Uint8Array>({
