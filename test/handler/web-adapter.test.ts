@@ -240,13 +240,7 @@ describe('a body disturbed before the handler (Web handler)', () => {
     ['locked by something else and never read, length declared', lock, true],
     ['locked by something else and never read, no length (the stream path)', lock, false],
   ])('%s: a misconfiguration (500), not a client that went away', async (_, disturb, declared) => {
-    const logs: WebhookLogRecord[] = [];
-    const handler = createWebhookHandler({
-      publicKeys: PUBLIC_KEY,
-      webhookUrl: WEBHOOK_URL,
-      onPayment: () => {},
-      logger: (record) => logs.push(record),
-    });
+    const { handler, logs } = watchedHandler();
     const delivery = signDelivery(webhookBody());
     const length = declared ? { 'content-length': String(delivery.body.length) } : {};
     const request = new Request(WEBHOOK_URL, {
