@@ -60,6 +60,15 @@ export interface ClockOptions {
 }
 
 /**
+ * A `Date`'s milliseconds, a `Date` from another realm (an iframe's, a vm
+ * context's: it fails `instanceof Date`) included; any other value as given,
+ * for the caller to check.
+ */
+export function dateToMillis(value: unknown): unknown {
+  return Object.prototype.toString.call(value) === '[object Date]' ? Date.prototype.getTime.call(value) : value;
+}
+
+/**
  * `now` (read now when it is a function) and `toleranceMs` resolved and validated: `now` defaults to
  * `Date.now()` at the time of the call, the tolerance to the service's window.
  * Throws `INVALID_ARGUMENT` for anything that is not a usable number.
@@ -71,15 +80,6 @@ export interface ClockOptions {
  * resolveClock({ now: new Date(1763712000000) }); // { now: 1763712000000, toleranceMs: 300000 }
  * ```
  */
-/**
- * A `Date`'s milliseconds, a `Date` from another realm (an iframe's, a vm
- * context's: it fails `instanceof Date`) included; any other value as given,
- * for the caller to check.
- */
-export function dateToMillis(value: unknown): unknown {
-  return Object.prototype.toString.call(value) === '[object Date]' ? Date.prototype.getTime.call(value) : value;
-}
-
 export function resolveClock(options: ClockOptions | undefined): { now: number; toleranceMs: number } {
   const rawNow: unknown = typeof options?.now === 'function' ? options.now() : options?.now;
   const now = rawNow === undefined ? Date.now() : dateToMillis(rawNow);
