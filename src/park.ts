@@ -46,10 +46,11 @@ export interface Parked {
  * ```
  */
 export function park(reason: string, details?: unknown): Parked {
-  if (typeof reason !== 'string' || reason === '') {
+  const parked = Object.freeze(details === undefined ? { park: reason } : { park: reason, details });
+  if (!isParked(parked)) {
     throw misuse(`park needs a reason, non-empty text (got ${reason === '' ? 'empty text' : typeof reason}).`);
   }
-  return Object.freeze(details === undefined ? { park: reason } : { park: reason, details });
+  return parked;
 }
 
 /**
