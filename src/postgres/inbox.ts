@@ -25,7 +25,7 @@ import { runnerFor, transactorFor } from './client.js';
 import type { Holder, Row, Transaction } from './driver.js';
 import { fault } from './faults.js';
 import { asText, checkTable, intOption } from './values.js';
-import { schemaFor } from './schema.js';
+import { schemaFor, tableFix } from './schema.js';
 import { inboxSql, inboxSteps } from './sql.js';
 import { startWorker, within, type Attempt } from './worker.js';
 
@@ -152,8 +152,7 @@ export function createPostgresInbox(options: PostgresInboxOptions): PostgresInbo
     autoMigrate: options.autoMigrate === true,
   });
   const sql = inboxSql(table);
-  const fix =
-    'Run `await inbox.migrate()` once, and grant the role SELECT, INSERT, UPDATE, DELETE on the table and SELECT on payhook_schema.';
+  const fix = tableFix('inbox');
 
   let lastError: { text: string; at: number } | undefined;
   const remember = (error: unknown) => {

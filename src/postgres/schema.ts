@@ -13,6 +13,10 @@ import { migrationTransactor, runnerFor } from './client.js';
 import { fault, sqlState } from './faults.js';
 import { MIGRATION_LOCK, versionSql, versionTableOf } from './sql.js';
 
+/** The fix a statement names when the table is missing or a privilege is: `kind` is the variable in it. */
+export const tableFix = (kind: SchemaOptions['kind']): string =>
+  `Run \`await ${kind}.migrate()\` once, and grant the role SELECT, INSERT, UPDATE, DELETE on the table and SELECT on payhook_schema.`;
+
 /** The schema of one table, as its store or inbox uses it. */
 export interface Schema {
   /** The whole DDL, version record included, to copy into the merchant's own migrations. */

@@ -11,7 +11,7 @@ import { runnerFor } from './client.js';
 import type { PostgresClientLike, Runner } from './driver.js';
 import { fault } from './faults.js';
 import { asText, checkTable, intOption } from './values.js';
-import { schemaFor } from './schema.js';
+import { schemaFor, tableFix } from './schema.js';
 import { storeSql, storeSteps } from './sql.js';
 
 /**
@@ -190,8 +190,7 @@ export function createPostgresStore(options: PostgresStoreOptions): PostgresStor
     autoMigrate: options.autoMigrate === true,
   });
   const sql = storeSql(table);
-  const fix =
-    'Run `await store.migrate()` once, and grant the role SELECT, INSERT, UPDATE, DELETE on the table and SELECT on payhook_schema.';
+  const fix = tableFix('store');
 
   /** Runs one statement after the schema check, every driver error turned into the store's coded failure. */
   async function statement(what: string, text: string, values: readonly unknown[]) {
