@@ -67,7 +67,8 @@ Exit codes: 0 every delivery got 200 OK, or, with --repeat, at least one
 copy did and every other copy was answered 409 before the first 200 arrived
 (found in progress, as a receiver that deduplicates answers); for a delivery
 a receiver must refuse (--tamper, or --age/--timestamp outside the ±5-minute
-window), 0 when every one was answered 401; 1 otherwise (or could not
+window), 0 when every one was answered 401 with the code of that check
+(SIGNATURE_MISMATCH, TIMESTAMP_OUT_OF_WINDOW); 1 otherwise (or could not
 connect, or answered 409 after a 200: a claim never completed; or accepted a
 delivery it must refuse); 2 usage error.`;
 
@@ -143,6 +144,10 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
   // A forged or stale delivery: the receiver passes by refusing it (401), and a 200 is the failure.
   const signedAt = flags.timestamp === undefined ? Date.now() - age : Number(flags.timestamp);
   const mustRefuse = flags.tamper === true || (!asCaptured && Math.abs(Date.now() - signedAt) > SERVICE_WINDOW_MS);
+  // The refusal that proves the check: a forged delivery fails its signature; a stale one (signed correctly)
+  // fails its timestamp. Any other 401 (a proxy's, a receiver without the test key, another webhookUrl) would
+  // refuse a good delivery too, so it proves nothing about the receiver's checks.
+  const refusalCode = flags.tamper === true ? 'SIGNATURE_MISMATCH' : 'TIMESTAMP_OUT_OF_WINDOW';
   const explained = new Set<string>();
   const explain = (status: number, text: string): void => {
     const code = answerCode(text);
@@ -159,9 +164,12 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
   const address = URL.canParse(url) ? new URL(url).host : url;
 
   /** Delivers one copy, retrying as told: the last answer's status (none: no answer arrived) and when it ended. */
-  const deliver = async (index: number): Promise<{ status: number | undefined; at: number }> => {
+  const deliver = async (
+    index: number,
+  ): Promise<{ status: number | undefined; code: string | undefined; at: number }> => {
     const label = repeat > 1 ? `[${index + 1}] ` : '';
     let lastStatus: number | undefined;
+    let lastCode: string | undefined;
     for (let attempt = 1; attempt <= maxAttempts; attempt++) {
       // The deliveries that start at once send the first signed request;
       // any later one, and every retry, is signed when it starts, so it is
@@ -184,19 +192,27 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
       io.out(`${label}attempt ${attempt}: ${line} (${Date.now() - started} ms)`);
       // Counted once the whole answer arrived, as the line says.
       lastStatus = answered?.status;
+      lastCode = answered === undefined ? undefined : answerCode(answered.text);
       if (mustRefuse && lastStatus === 200) {
         io.out(
           `${label}  ✗ the receiver ACCEPTED a ${flags.tamper === true ? 'forged' : 'stale'} delivery: it must answer 401`,
         );
       }
-      if (lastStatus === 200) return { status: lastStatus, at: performance.now() };
+      if (lastStatus === 200) return { status: lastStatus, code: lastCode, at: performance.now() };
       if (answered?.location !== undefined && answered.status >= 300 && answered.status < 400) {
         io.out(
           `${label}  redirected to ${answered.location}: the service does not follow redirects; register (and send to) the final URL`,
         );
       }
       if (answered !== undefined) explain(answered.status, answered.text);
-      if (mustRefuse && lastStatus === 401) break; // refused, as it must be: nothing to retry
+      if (mustRefuse && lastStatus === 401) {
+        if (lastCode !== refusalCode) {
+          io.out(
+            `${label}  ✗ refused, but not with ${refusalCode}: the receiver would refuse this delivery unforged and fresh too, so its ${flags.tamper === true ? 'signature' : 'timestamp'} check was not shown; fix the cause above, then run this again`,
+          );
+        }
+        break; // refused: nothing to retry
+      }
       if (attempt === maxAttempts) break;
       const delay = retryDelay(attempt);
       const wait = delay / speed;
@@ -205,10 +221,10 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
       );
       await sleep(wait);
     }
-    return { status: lastStatus, at: performance.now() };
+    return { status: lastStatus, code: lastCode, at: performance.now() };
   };
 
-  const outcomes: { status: number | undefined; at: number }[] = [];
+  const outcomes: { status: number | undefined; code: string | undefined; at: number }[] = [];
   let next = 0;
   const workers = Array.from({ length: Math.min(concurrency, repeat) }, async () => {
     while (next < repeat) {
@@ -219,8 +235,15 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
   await Promise.all(workers);
   const accepted = outcomes.filter(({ status }) => status === 200).length;
   if (mustRefuse) {
-    const refused = outcomes.filter(({ status }) => status === 401).length;
-    io.out(`${refused} of ${repeat} deliver${repeat === 1 ? 'y' : 'ies'} refused with 401, as a receiver must`);
+    const refused = outcomes.filter(({ status, code }) => status === 401 && code === refusalCode).length;
+    io.out(
+      `${refused} of ${repeat} deliver${repeat === 1 ? 'y' : 'ies'} refused with 401 ${refusalCode}, as a receiver must`,
+    );
+    if (flags.tamper === true && refused > 0) {
+      io.out(
+        'a receiver without the key or the webhookUrl used here also answers SIGNATURE_MISMATCH: this check counts only if the same command without --tamper answers 200',
+      );
+    }
     return refused === repeat ? EXIT.OK : EXIT.FAILED;
   }
   io.out(`${accepted} of ${repeat} deliver${repeat === 1 ? 'y' : 'ies'} answered 200 OK`);

@@ -259,7 +259,7 @@ describe('payhook send names the likely cause of a refusal', () => {
     const result = await run(['send', url, '--webhook-url', WEBHOOK_URL, '--tamper', ...amount]);
     expect(result.stdout).toContain('likely cause (SIGNATURE_MISMATCH): expected: --tamper');
     // Refused, as a receiver must: the check passed.
-    expect(result.stdout).toContain('1 of 1 delivery refused with 401, as a receiver must');
+    expect(result.stdout).toContain('1 of 1 delivery refused with 401 SIGNATURE_MISMATCH, as a receiver must');
     expect(result.code).toBe(0);
   });
 });

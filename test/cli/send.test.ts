@@ -27,6 +27,7 @@ afterEach(() => {
 async function endpoint(
   answer: (n: number) => number,
   delayMs: number | ((n: number) => number) = 0,
+  code?: string,
 ): Promise<{ url: string; received: Received[] }> {
   const received: Received[] = [];
   server = createServer((req, res) => {
@@ -43,7 +44,7 @@ async function endpoint(
               'content-type': 'application/json',
               ...(status >= 300 && status < 400 ? { location: '/login' } : {}),
             })
-            .end(JSON.stringify({ ok: status === 200 })),
+            .end(JSON.stringify({ ok: status === 200, ...(status === 200 ? {} : { code }) })),
         typeof delayMs === 'number' ? delayMs : delayMs(received.length),
       );
     });
@@ -337,7 +338,7 @@ describe('payhook send', () => {
   });
 
   it('--tamper changes the amount after signing, so the receiver must refuse the delivery', async () => {
-    const { url, received } = await endpoint(() => 401);
+    const { url, received } = await endpoint(() => 401, 0, 'SIGNATURE_MISMATCH');
     const result = await run(['send', url, '--amount', '5', '--tamper', '--retry', '--speed', '1000']);
     // The receiver refused it, as it must: that is the check passing, and a refusal is not retried.
     expect(result.code).toBe(0);
@@ -356,8 +357,30 @@ describe('payhook send', () => {
     const { url } = await endpoint(() => 200);
     const result = await run(['send', url, ...flags]);
     expect(result.stdout).toContain(`✗ the receiver ACCEPTED a ${what} delivery: it must answer 401`);
-    expect(result.stdout).toContain('0 of 1 delivery refused with 401, as a receiver must');
+    expect(result.stdout).toMatch(/0 of 1 delivery refused with 401 \w+, as a receiver must/);
     expect(result.code).toBe(1);
+  });
+
+  // A 401 for another reason would refuse a genuine delivery too: it shows nothing about the check asked for,
+  // so `payhook send --age 600000 && echo ok` must not pass against a receiver that refuses everything.
+  it.each([
+    [['--tamper'], undefined],
+    [['--age', '600000'], undefined],
+    [['--age', '600000'], 'SIGNATURE_MISMATCH'],
+    [['--tamper'], 'URL_MISMATCH'],
+  ])('fails when a delivery it must refuse is refused for another reason (%j, code %s)', async (flags, code) => {
+    const { url } = await endpoint(() => 401, 0, code);
+    const result = await run(['send', url, ...flags]);
+    expect(result.stdout).toContain('✗ refused, but not with');
+    expect(result.stdout).toMatch(/0 of 1 delivery refused with 401 \w+, as a receiver must/);
+    expect(result.code).toBe(1);
+  });
+
+  it('passes a stale delivery refused for its timestamp', async () => {
+    const { url } = await endpoint(() => 401, 0, 'TIMESTAMP_OUT_OF_WINDOW');
+    const result = await run(['send', url, '--age', '600000']);
+    expect(result.stdout).toContain('1 of 1 delivery refused with 401 TIMESTAMP_OUT_OF_WINDOW, as a receiver must');
+    expect(result.code).toBe(0);
   });
 
   it('refuses bad usage with exit 2', async () => {
