@@ -125,6 +125,12 @@ const FIXED: Readonly<Record<string, Cause>> = {
     causes: ['the same delivery is being handled right now; the service retries it later (try --retry)'],
   },
   HANDLER_FAILED: { causes: ['your onPayment threw or timed out: the receiver logs why'] },
+  INVALID_ARGUMENT: {
+    causes: [
+      'the receiver is misconfigured: its body was read before the handler (c.req.json(), a logger, a stream ' +
+        'consumer), its key is unusable, or its store is not set up: the receiver logs the fix (event misconfigured)',
+    ],
+  },
   STORE_UNAVAILABLE: {
     causes: ["the receiver's dedup store (or its inbox's database) did not answer: is Redis or PostgreSQL up?"],
   },
