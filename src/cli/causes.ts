@@ -125,10 +125,14 @@ const FIXED: Readonly<Record<string, Cause>> = {
     causes: ['the same delivery is being handled right now; the service retries it later (try --retry)'],
   },
   HANDLER_FAILED: { causes: ['your onPayment threw or timed out: the receiver logs why'] },
+  INVALID_KEY: {
+    causes: ["the receiver's public key cannot be read, or is not one RSA public key: the receiver logs which"],
+  },
+  WEAK_KEY: { causes: ["the receiver's public key is shorter than 2048 bits"] },
   INVALID_ARGUMENT: {
     causes: [
       'the receiver is misconfigured: its body was read before the handler (c.req.json(), a logger, a stream ' +
-        'consumer), its key is unusable, or its store is not set up: the receiver logs the fix (event misconfigured)',
+        'consumer), its store is not set up, or its clock is unusable: the receiver logs the fix (event misconfigured)',
     ],
   },
   STORE_UNAVAILABLE: {

@@ -208,7 +208,11 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
       if (mustRefuse && lastStatus === 401) {
         if (lastCode !== refusalCode) {
           io.out(
-            `${label}  ✗ refused, but not with ${refusalCode}: the receiver would refuse this delivery unforged and fresh too, so its ${flags.tamper === true ? 'signature' : 'timestamp'} check was not shown; fix the cause above, then run this again`,
+            `${label}  ✗ refused, but not with ${refusalCode}: ${
+              lastCode === undefined
+                ? 'the answer names no check (a proxy, or a receiver not built on payhook, may refuse every request)'
+                : `${lastCode} would refuse this delivery unforged and fresh too`
+            }, so its ${flags.tamper === true ? 'signature' : 'timestamp'} check was not shown; fix the cause above, then run this again`,
           );
         }
         break; // refused: nothing to retry

@@ -372,6 +372,9 @@ describe('payhook send', () => {
     const { url } = await endpoint(() => 401, 0, code);
     const result = await run(['send', url, ...flags]);
     expect(result.stdout).toContain('✗ refused, but not with');
+    expect(result.stdout).toContain(
+      code === undefined ? 'the answer names no check' : `${code} would refuse this delivery unforged and fresh too`,
+    );
     expect(result.stdout).toMatch(/0 of 1 delivery refused with 401 \w+, as a receiver must/);
     expect(result.code).toBe(1);
   });
