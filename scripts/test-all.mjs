@@ -32,7 +32,7 @@ const STAGES = [
   { name: 'lint', script: 'lint' },
   { name: 'typecheck', script: 'typecheck' },
   { name: 'runtimes', script: 'test:runtimes', summary: /^runtimes: .+$/m },
-  { name: 'docs', script: 'test:docs' },
+  { name: 'docs', script: 'test:docs', summary: /^doc snippets: ([^,]+, \d+ ran)/m },
   { name: 'chaos', script: 'test:chaos', summary: /^payhook chaos run.*$/m, alone: true },
 ];
 

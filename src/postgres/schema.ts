@@ -95,7 +95,10 @@ export function schemaFor(options: SchemaOptions): Schema {
     if (recorded > current) throw newer(recorded);
     if (recorded < current) {
       if (options.autoMigrate) return apply();
-      const found = recorded === 0 ? 'has no payhook schema recorded' : `is at payhook schema version ${recorded}`;
+      const found =
+        recorded === 0
+          ? 'is not set up (no payhook schema version is recorded)'
+          : `is at payhook schema version ${recorded}`;
       throw misuse(`PostgreSQL table ${table} ${found}; this payhook needs version ${current}. ${fix}`);
     }
   }
