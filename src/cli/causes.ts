@@ -29,7 +29,7 @@ export interface Cause {
 
 const VERIFY_CAPTURE =
   'save the refused delivery in the receiver (onSignatureMismatch hands you { capture }) and run ' +
-  "payhook verify --request failed.json with the receiver's key (--env beta, or --key <public pem>)";
+  "payhook verify --request failed.json with the receiver's keys (--env beta, --key <public pem>, --test-key)";
 
 function signatureMismatch(context: SendContext): Cause {
   if (context.tampered) return { causes: ['expected: --tamper changed the amount after signing'] };

@@ -6,8 +6,9 @@ import type { ServiceEnvironment } from '../service-keys.js';
 import { verifyWebhook, type VerifyWebhookOptions, type VerifyWebhookResult } from '../verify-webhook.js';
 import { formatDuration, EXIT, parse, pairs, readInput, UsageError, type Io } from './io.js';
 import { parseCapturedRequest } from './request-file.js';
+import { TEST_PUBLIC_KEY } from '../testing/test-public-key.js';
 
-export const VERIFY_HELP = `Usage: payhook verify --request <file> (--env production|beta | --key <pem file>) [options]
+export const VERIFY_HELP = `Usage: payhook verify --request <file> (--env production|beta | --key <pem file> | --test-key) [options]
 
 Checks a captured delivery as your receiver would, and when it does not
 verify, finds out why: it prints the canonical string, then tries the likely
@@ -27,6 +28,8 @@ Options:
   --request <file>          the captured delivery (required)
   --env <name>              accept the service's production or beta key (repeatable)
   --key <pem file>          accept this public key (repeatable)
+  --test-key                accept payhook's published test key, as a receiver run with the test
+                            key does (TEST_KEY_PAIR, PAYHOOK_TEST_KEY in the quick start)
   --also-try <name>=<pem>   try this key too as a likely cause, reported by name (repeatable)
   --webhook-url <url>       your receiver's webhookUrl option (host, path and query come from it;
                             default: the capture's "webhookUrl")
@@ -67,6 +70,7 @@ export async function verifyCommand(args: readonly string[], io: Io): Promise<nu
     request: { type: 'string' },
     env: { type: 'string', multiple: true },
     key: { type: 'string', multiple: true },
+    'test-key': { type: 'boolean' },
     'also-try': { type: 'string', multiple: true },
     'webhook-url': { type: 'string' },
     'registered-url': { type: 'string' },
@@ -86,8 +90,8 @@ export async function verifyCommand(args: readonly string[], io: Io): Promise<nu
     if (env !== 'production' && env !== 'beta')
       throw new UsageError(`--env must be production or beta (got ${JSON.stringify(env)})`);
   }
-  if (environments.length === 0 && (values.key ?? []).length === 0) {
-    throw new UsageError('say which key to verify with: --env production, --env beta or --key <pem file>');
+  if (environments.length === 0 && (values.key ?? []).length === 0 && !values['test-key']) {
+    throw new UsageError('say which key to verify with: --env production, --env beta, --key <pem file> or --test-key');
   }
   if (values.now !== undefined && values['ignore-timestamp'])
     throw new UsageError('--now and --ignore-timestamp exclude each other');
@@ -98,6 +102,7 @@ export async function verifyCommand(args: readonly string[], io: Io): Promise<nu
   const webhookUrl = values['webhook-url'] ?? recordedUrl;
   const publicKeys: KeyInput[] = [];
   for (const file of values.key ?? []) publicKeys.push(await readInput(file, 'key file'));
+  if (values['test-key']) publicKeys.push(TEST_PUBLIC_KEY);
   const alternativeKeys: Record<string, KeyInput> = {};
   for (const [name, file] of pairs(values['also-try'], 'also-try'))
     alternativeKeys[name] = await readInput(file, 'key file');

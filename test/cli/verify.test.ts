@@ -55,6 +55,29 @@ describe('payhook verify', () => {
     expect(result.stdout).toContain('│ post');
   });
 
+  it('--test-key accepts the published test key, with no key file to write', async () => {
+    const signed = await sign('https://shop.example.kg/webhooks/payments');
+    const file = await capture(asCaptured(signed, '/webhooks/payments'));
+    const result = await run(['verify', '--request', file, '--test-key']);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('✓ verifies: SUCCEEDED DEBIT of 100');
+    // Beside the beta key, as the testing guide's laptop receiver runs: it verifies, with no other key blamed.
+    const both = await run(['verify', '--request', file, '--env', 'beta', '--test-key']);
+    expect(both.code).toBe(0);
+    expect(both.stdout).not.toContain('instead of');
+    const stranger = await sign(
+      'https://shop.example.kg/webhooks/payments',
+      fixtures.keys['stranger-2048']!.privateKeyPem,
+    );
+    const other = await run([
+      'verify',
+      '--request',
+      await capture(asCaptured(stranger, '/webhooks/payments')),
+      '--test-key',
+    ]);
+    expect(other.code).toBe(1);
+  });
+
   it('reads raw HTTP text, from a file or stdin', async () => {
     const signed = await sign('https://shop.example.kg/webhooks/payments?shop=7');
     const http = [
