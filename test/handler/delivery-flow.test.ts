@@ -122,6 +122,20 @@ describe('createWebhookHandler options', () => {
     expect(await response.json()).toMatchObject({ ok: false, code: 'INVALID_KEY' });
     expect(logs.some((record) => record.event === 'misconfigured' && record.level === 'error')).toBe(true);
   });
+
+  it('logs an unusable key once at creation, before any delivery, and again as the 500 of each delivery', async () => {
+    const logs: WebhookLogRecord[] = [];
+    const handler = createWebhookHandler({ ...base, publicKeys: 'not a pem', logger: (record) => logs.push(record) });
+    await vi.waitFor(() => expect(logs).toHaveLength(1));
+    expect(logs[0]).toMatchObject({ level: 'error', event: 'misconfigured' });
+    expect(logs[0]?.status).toBeUndefined();
+    expect(logs[0]?.message).toMatch(/^The public key cannot be used: /);
+    expect((await handler(toRequest(signDelivery(webhookBody())))).status).toBe(500);
+    expect(logs.slice(1)).toEqual([
+      expect.objectContaining({ level: 'error', event: 'misconfigured', status: 500, code: 'INVALID_KEY' }),
+    ]);
+    expect(logs[1]?.message).toMatch(/^The webhook handler is misconfigured: /);
+  });
 });
 
 describe('now: a fixed value or a clock read per delivery', () => {
