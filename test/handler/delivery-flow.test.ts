@@ -334,6 +334,50 @@ describe('deduplication key and handler context', () => {
     expect(byTransaction).toEqual([debit['id']]);
   });
 
+  it('answers 500 HANDLER_FAILED without claiming or calling onPayment when dedupKey throws or returns no key', async () => {
+    const keys: Array<() => unknown> = [
+      () => {
+        throw new Error('tenant lookup failed');
+      },
+      () => '',
+      () => 42,
+    ];
+    for (const key of keys) {
+      const memory = createMemoryStore();
+      const calls: string[] = [];
+      const errors: Array<[string, number, string | undefined]> = [];
+      const logs: WebhookLogRecord[] = [];
+      const handler = createWebhookHandler({
+        ...base,
+        store: memory,
+        dedupKey: key as () => string,
+        onPayment: (webhook) => {
+          calls.push(webhook.id);
+        },
+        onError: (error) => {
+          errors.push([error.code, error.status, error.key]);
+        },
+        logger: (record) => logs.push(record),
+      });
+      const body = webhookBody();
+      const response = await handler(toRequest(signDelivery(body)));
+      expect([response.status, ((await response.json()) as { code?: string }).code]).toEqual([500, 'HANDLER_FAILED']);
+      expect(calls).toEqual([]);
+      expect(memory.size).toBe(0);
+      expect(errors).toEqual([['HANDLER_FAILED', 500, undefined]]);
+      expect(logs).toEqual([
+        expect.objectContaining({
+          level: 'error',
+          event: 'handler-failed',
+          status: 500,
+          code: 'HANDLER_FAILED',
+          transactionId: body['transactionId'],
+          message: expect.stringMatching(/^dedupKey failed: /),
+        }),
+      ]);
+    }
+  });
+
   it('gives onPayment the key, the signed timestamp and a signal aborted at the deadline', async () => {
     let seen: { key: string; timestamp: number; aborted: () => boolean } | undefined;
     const pending: Promise<unknown>[] = [];
