@@ -378,6 +378,40 @@ describe('deduplication key and handler context', () => {
     }
   });
 
+  it('answers 500 when onPayment throws and the claim cannot be released, saying the claim stays until its lease', async () => {
+    const memory = createMemoryStore();
+    let releases = 0;
+    const store: DedupStore = {
+      claim: (key, options) => memory.claim(key, options),
+      complete: (key, token, options) => memory.complete(key, token, options),
+      release: (key, token) => (++releases === 1 ? memory.release(key, token) : Promise.reject(new Error('READONLY'))),
+    };
+    const logs: WebhookLogRecord[] = [];
+    const handler = createWebhookHandler({
+      ...base,
+      store,
+      logger: (record) => logs.push(record),
+      onPayment: () => {
+        throw new Error('db down');
+      },
+    });
+    const delivery = signDelivery(webhookBody());
+    // Released: the message is the handler's failure alone, and the retry is processed (it fails again).
+    expect((await handler(toRequest(delivery))).status).toBe(500);
+    expect(logs.map((record) => [record.event, record.message])).toEqual([
+      ['handler-failed', 'onPayment threw: db down'],
+    ]);
+    expect((await handler(toRequest(delivery))).status).toBe(500);
+    expect(logs.slice(1).map((record) => [record.event, record.level, record.status])).toEqual([
+      ['bookkeeping-failed', 'error', undefined],
+      ['handler-failed', 'error', 500],
+    ]);
+    expect(logs[1]?.message).toMatch(/^Could not release the claim: .*READONLY.* \(the lease will expire\)\.$/);
+    expect(logs[2]?.message).toBe('onPayment threw: db down (the claim stays until its lease expires)');
+    // Not released: the claim holds, so the next retry is answered 409 until its lease expires.
+    expect((await handler(toRequest(delivery))).status).toBe(409);
+  });
+
   it('gives onPayment the key, the signed timestamp and a signal aborted at the deadline', async () => {
     let seen: { key: string; timestamp: number; aborted: () => boolean } | undefined;
     const pending: Promise<unknown>[] = [];
