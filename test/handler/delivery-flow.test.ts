@@ -412,6 +412,32 @@ describe('deduplication key and handler context', () => {
     expect((await handler(toRequest(delivery))).status).toBe(409);
   });
 
+  it('answers 500 HANDLER_FAILED, reported and logged, when something unexpected throws inside the flow', async () => {
+    const errors: Array<[string, number]> = [];
+    const logs: WebhookLogRecord[] = [];
+    const handler = createWebhookHandler({
+      ...base,
+      onError: (error) => {
+        errors.push([error.code, error.status]);
+      },
+      logger: (record) => logs.push(record),
+    });
+    const request = toRequest(signDelivery(webhookBody()));
+    // A request whose platform object breaks when read: a bug, never a rejected promise for the listener.
+    Object.defineProperty(request, 'signal', {
+      get() {
+        throw new Error('signal getter broke');
+      },
+    });
+    const response = await handler(request);
+    expect([response.status, ((await response.json()) as { code?: string }).code]).toEqual([500, 'HANDLER_FAILED']);
+    expect(errors).toEqual([['HANDLER_FAILED', 500]]);
+    expect(logs.map((record) => [record.event, record.level, record.status, record.code])).toEqual([
+      ['handler-failed', 'error', 500, 'HANDLER_FAILED'],
+    ]);
+    expect(logs[0]?.message).toBe('Unexpected failure: signal getter broke');
+  });
+
   it('gives onPayment the key, the signed timestamp and a signal aborted at the deadline', async () => {
     let seen: { key: string; timestamp: number; aborted: () => boolean } | undefined;
     const pending: Promise<unknown>[] = [];
