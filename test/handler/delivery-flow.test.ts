@@ -177,6 +177,27 @@ describe('now: a fixed value or a clock read per delivery', () => {
     expect([response.status, ((await response.json()) as { code?: string }).code]).toEqual([500, 'INVALID_ARGUMENT']);
     expect(logs.map((record) => record.event)).toContain('misconfigured');
   });
+
+  it('a clock that throws answers 500 INVALID_ARGUMENT as a misconfiguration, without calling onPayment', async () => {
+    const errors: Array<[string, number]> = [];
+    let calls = 0;
+    const handler = createWebhookHandler({
+      ...base,
+      now: () => {
+        throw new Error('clock source unreachable');
+      },
+      onError: (error) => {
+        errors.push([error.code, error.status]);
+      },
+      onPayment: () => {
+        calls++;
+      },
+    });
+    const response = await handler(toRequest(signDelivery(webhookBody())));
+    expect([response.status, ((await response.json()) as { code?: string }).code]).toEqual([500, 'INVALID_ARGUMENT']);
+    expect(errors).toEqual([['INVALID_ARGUMENT', 500]]);
+    expect(calls).toBe(0);
+  });
 });
 
 describe('hooks and logger', () => {
