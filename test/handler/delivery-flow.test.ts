@@ -3,7 +3,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { createMemoryStore } from '../../src/dedup/memory.js';
 import type { DedupStore } from '../../src/dedup/store.js';
-import type { WebhookLogRecord } from '../../src/handler/hooks.js';
+import type { WebhookHandlerError, WebhookLogRecord } from '../../src/handler/hooks.js';
 import type { WebhookHandlerOptions } from '../../src/handler/options.js';
 import { createNodeWebhookHandler } from '../../src/node/index.js';
 import { park } from '../../src/park.js';
@@ -632,5 +632,70 @@ describe('deduplication key and handler context', () => {
     expect(logs.map((record) => record.event)).toEqual(['handler-timeout', 'late-handler-settled']);
     expect(logs[1]?.message).toContain('unknown order');
     expect(await (await handler(toRequest(delivery))).json()).toEqual({ ok: true, duplicate: true });
+  });
+});
+
+describe('store failures, as onError and the log tell them', () => {
+  it("names the store call that failed, and keeps the store's own error as the cause", async () => {
+    const memory = createMemoryStore();
+    const refused = new Error('ECONNREFUSED');
+    let claim: DedupStore['claim'] = () => Promise.reject(refused);
+    const store: DedupStore = {
+      claim: (key, options) => claim(key, options),
+      complete: () => Promise.reject(new Error('READONLY')),
+      release: () => Promise.reject(new Error('READONLY')),
+    };
+    let fail = false;
+    const errors: WebhookHandlerError[] = [];
+    const logs: WebhookLogRecord[] = [];
+    const handler = createWebhookHandler({
+      ...base,
+      store,
+      storeTimeoutMs: 50,
+      onError: (error) => void errors.push(error),
+      logger: (record) => logs.push(record),
+      onPayment: () => {
+        if (fail) throw new Error('db down');
+      },
+    });
+    const answered = async () => (await handler(toRequest(signDelivery(webhookBody())))).status;
+
+    expect(await answered()).toBe(503);
+    expect(errors[0]).toMatchObject({
+      code: 'STORE_UNAVAILABLE',
+      status: 503,
+      message: 'The deduplication store failed to claim: ECONNREFUSED',
+      cause: expect.objectContaining({ name: 'PayhookError', code: 'STORE_UNAVAILABLE', cause: refused }),
+    });
+
+    claim = () => new Promise(() => {});
+    expect(await answered()).toBe(503);
+    expect(errors[1]).toMatchObject({
+      code: 'STORE_UNAVAILABLE',
+      status: 503,
+      message: 'The deduplication store did not claim within 50 ms.',
+      cause: expect.objectContaining({ name: 'PayhookError', code: 'STORE_UNAVAILABLE' }),
+    });
+
+    claim = (key, options) => memory.claim(key, options);
+    logs.length = 0;
+    expect(await answered()).toBe(200);
+    const unrecorded =
+      'Handled, but the store could not record it: The deduplication store failed to complete: READONLY';
+    expect(errors[2]).toMatchObject({ code: 'STORE_UNAVAILABLE', status: 200, message: unrecorded });
+    expect(logs.map((record) => [record.event, record.level, record.status, record.code, record.message])).toEqual([
+      ['bookkeeping-failed', 'error', 200, 'STORE_UNAVAILABLE', unrecorded],
+      ['handled', 'info', 200, undefined, 'Delivery handled.'],
+    ]);
+    expect(logs[0]?.error).toMatchObject({ code: 'STORE_UNAVAILABLE' });
+
+    fail = true;
+    logs.length = 0;
+    expect(await answered()).toBe(500);
+    expect(logs[0]).toMatchObject({
+      event: 'bookkeeping-failed',
+      message:
+        'Could not release the claim: The deduplication store failed to release: READONLY (the lease will expire).',
+    });
   });
 });
