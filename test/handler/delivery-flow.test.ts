@@ -698,4 +698,24 @@ describe('store failures, as onError and the log tell them', () => {
         'Could not release the claim: The deduplication store failed to release: READONLY (the lease will expire).',
     });
   });
+
+  it('answers 503, not an unexpected 500, when the store throws instead of rejecting', async () => {
+    const store: DedupStore = {
+      claim: () => {
+        throw new Error('pool closed');
+      },
+      complete: () => Promise.resolve(),
+      release: () => Promise.resolve(),
+    };
+    const errors: WebhookHandlerError[] = [];
+    const handler = createWebhookHandler({ ...base, store, onError: (error) => void errors.push(error) });
+    const response = await handler(toRequest(signDelivery(webhookBody())));
+    expect([response.status, ((await response.json()) as { code?: string }).code]).toEqual([503, 'STORE_UNAVAILABLE']);
+    expect(errors).toEqual([
+      expect.objectContaining({
+        code: 'STORE_UNAVAILABLE',
+        message: 'The deduplication store failed to claim: pool closed',
+      }),
+    ]);
+  });
 });
