@@ -2,7 +2,7 @@
 // called with Request objects.
 import { describe, expect, it, vi } from 'vitest';
 import { createMemoryStore } from '../../src/dedup/memory.js';
-import type { DedupStore } from '../../src/dedup/store.js';
+import type { ClaimResult, DedupStore } from '../../src/dedup/store.js';
 import type { WebhookHandlerError, WebhookLogRecord } from '../../src/handler/hooks.js';
 import type { WebhookHandlerOptions } from '../../src/handler/options.js';
 import { createNodeWebhookHandler } from '../../src/node/index.js';
@@ -717,5 +717,36 @@ describe('store failures, as onError and the log tell them', () => {
         message: 'The deduplication store failed to claim: pool closed',
       }),
     ]);
+  });
+
+  it("does not release a late claim that landed as another worker's (in progress or completed): it holds no token of this delivery", async () => {
+    for (const status of ['in-progress', 'completed'] as const) {
+      let land!: (result: ClaimResult) => void;
+      const released: unknown[] = [];
+      const store: DedupStore = {
+        claim: () => new Promise((resolve) => (land = resolve)),
+        complete: () => Promise.resolve(),
+        release: (key, token) => {
+          released.push([key, token]);
+          return Promise.resolve();
+        },
+      };
+      const logs: WebhookLogRecord[] = [];
+      const pending: Promise<unknown>[] = [];
+      const handler = createWebhookHandler({
+        ...base,
+        store,
+        storeTimeoutMs: 50,
+        logger: (record) => logs.push(record),
+      });
+      const response = await handler(toRequest(signDelivery(webhookBody())), {
+        waitUntil: (promise) => void pending.push(promise),
+      });
+      expect(response.status).toBe(503);
+      land({ status });
+      await Promise.all(pending);
+      expect(released, status).toEqual([]);
+      expect(logs.map((record) => record.event)).toEqual(['store-unavailable']);
+    }
   });
 });
