@@ -749,4 +749,31 @@ describe('store failures, as onError and the log tell them', () => {
       expect(logs.map((record) => record.event)).toEqual(['store-unavailable']);
     }
   });
+
+  it('logs bookkeeping-failed when a claim that landed after its 503 cannot be released', async () => {
+    const memory = createMemoryStore();
+    let land!: () => void;
+    const store: DedupStore = {
+      claim: (key, options) => new Promise((resolve) => (land = () => resolve(memory.claim(key, options)))),
+      complete: () => Promise.resolve(),
+      release: () => Promise.reject(new Error('READONLY')),
+    };
+    const logs: WebhookLogRecord[] = [];
+    const pending: Promise<unknown>[] = [];
+    const handler = createWebhookHandler({ ...base, store, storeTimeoutMs: 50, logger: (record) => logs.push(record) });
+    const response = await handler(toRequest(signDelivery(webhookBody())), {
+      waitUntil: (promise) => void pending.push(promise),
+    });
+    expect(response.status).toBe(503);
+    land();
+    await Promise.all(pending);
+    expect(logs.map((record) => [record.event, record.level])).toEqual([
+      ['store-unavailable', 'error'],
+      ['bookkeeping-failed', 'error'],
+    ]);
+    expect(logs[1]?.message).toBe(
+      'Could not release a claim that landed late: The deduplication store failed to release: READONLY (it holds until its lease expires).',
+    );
+    expect(logs[1]?.error).toMatchObject({ code: 'STORE_UNAVAILABLE' });
+  });
 });
