@@ -776,4 +776,37 @@ describe('store failures, as onError and the log tell them', () => {
     );
     expect(logs[1]?.error).toMatchObject({ code: 'STORE_UNAVAILABLE' });
   });
+
+  it('logs bookkeeping-failed when a late handler finishes but its claim cannot be recorded', async () => {
+    const memory = createMemoryStore();
+    const store: DedupStore = {
+      claim: (key, options) => memory.claim(key, options),
+      complete: () => Promise.reject(new Error('READONLY')),
+      release: (key, token) => memory.release(key, token),
+    };
+    let finish!: () => void;
+    const logs: WebhookLogRecord[] = [];
+    const pending: Promise<unknown>[] = [];
+    const handler = createWebhookHandler({
+      ...base,
+      store,
+      handlerTimeoutMs: 50,
+      logger: (record) => logs.push(record),
+      onPayment: () => new Promise<void>((resolve) => (finish = resolve)),
+    });
+    const response = await handler(toRequest(signDelivery(webhookBody())), {
+      waitUntil: (promise) => void pending.push(promise),
+    });
+    expect(response.status).toBe(500);
+    finish();
+    await Promise.all(pending);
+    expect(logs.map((record) => [record.event, record.level])).toEqual([
+      ['handler-timeout', 'error'],
+      ['bookkeeping-failed', 'error'],
+    ]);
+    expect(logs[1]?.message).toBe(
+      'Could not settle the claim after a late handler: The deduplication store failed to complete: READONLY (the lease will expire).',
+    );
+    expect(logs[1]?.error).toMatchObject({ code: 'STORE_UNAVAILABLE' });
+  });
 });
