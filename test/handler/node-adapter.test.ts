@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { connect, createServer as createHttp2Server } from 'node:http2';
 import { connect as netConnect } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
+import type { WebhookLogRecord } from '../../src/handler/hooks.js';
 import type { WebhookHandlerOptions } from '../../src/handler/options.js';
 import { createNodeWebhookHandler } from '../../src/node/index.js';
 import { listen, send, type RunningServer } from '../helpers/http.js';
@@ -221,6 +222,36 @@ describe('req.body left by a body parser', () => {
     const delivery = signDelivery(webhookBody());
     expect((await send(running.port, delivery)).status).toBe(200);
     expect(calls).toEqual([delivery.id]);
+  });
+});
+
+describe('a body stream read to its end with nothing left on req.body', () => {
+  it('is a misconfiguration (500 INVALID_ARGUMENT, logged as an error), not a body to wait for', async () => {
+    const logs: WebhookLogRecord[] = [];
+    const calls: string[] = [];
+    const handler = createNodeWebhookHandler({
+      publicKeys: PUBLIC_KEY,
+      webhookUrl: WEBHOOK_URL,
+      logger: (record) => logs.push(record),
+      onPayment: (webhook) => {
+        calls.push(webhook.id);
+      },
+    });
+    // A middleware that consumed the stream but left no req.body (a logger that buffers it, say).
+    const running = await listen(
+      createServer((req, res) => {
+        req.on('data', () => {});
+        req.on('end', () => void handler(req, res));
+      }),
+    );
+    servers.push(running);
+    const answer = await send(running.port, signDelivery(webhookBody()));
+    expect([answer.status, answer.json?.code]).toEqual([500, 'INVALID_ARGUMENT']);
+    expect(logs.map((record) => [record.event, record.level, record.status, record.code])).toEqual([
+      ['misconfigured', 'error', 500, 'INVALID_ARGUMENT'],
+    ]);
+    expect(logs[0]?.message).toBe('The request body was already read, and no body parser left it on req.body.');
+    expect(calls).toEqual([]);
   });
 });
 
