@@ -251,5 +251,10 @@ describe('a body disturbed before the handler (Web handler)', () => {
     await disturb(request);
     expect((await handler(request)).status).toBe(500);
     expect(logs.map((record) => record.event)).toEqual(['misconfigured']);
+    // The platform's own error is named, for whoever reads the log.
+    expect(logs[0]).toMatchObject({
+      level: 'error',
+      message: expect.stringMatching(/^The request body .+\. Cause: \S/),
+    });
   });
 });
