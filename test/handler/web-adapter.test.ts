@@ -209,6 +209,33 @@ describe('a body of declared length (Web handler)', () => {
     expect(calls).toEqual([]);
   });
 
+  it('is refused 413 at once, its body never read, when it declares more than the limit and the 8 MiB dropped past it', async () => {
+    const { handler, calls } = handlerFor({ maxBodyBytes: 1_024 });
+    const delivery = signDelivery(webhookBody());
+    let pulls = 0;
+    // A body that never ends: reading it at all would end in a 408 after bodyTimeoutMs.
+    const endless = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        pulls++;
+        controller.enqueue(new Uint8Array(64));
+      },
+    });
+    const declared = 1_024 + 8 * 1_048_576 + 1;
+    const response = await handler(
+      new Request(WEBHOOK_URL, {
+        method: 'POST',
+        headers: { ...delivery.headers, 'content-length': String(declared) },
+        body: endless,
+        duplex: 'half',
+      } as RequestInit),
+    );
+    expect(response.status).toBe(413);
+    expect(await response.json()).toMatchObject({ code: 'BODY_TOO_LARGE', message: 'The body exceeds 1024 bytes.' });
+    expect(response.headers.get('connection')).toBe('close');
+    expect(pulls).toBeLessThanOrEqual(1); // the stream's own first pull, at most: nothing was read from it
+    expect(calls).toEqual([]);
+  });
+
   it('times out (408) when the declared bytes never all arrive', async () => {
     const { handler, calls } = handlerFor({ bodyTimeoutMs: 150 });
     const delivery = signDelivery(webhookBody());
