@@ -236,6 +236,26 @@ describe('a body of declared length (Web handler)', () => {
     expect(calls).toEqual([]);
   });
 
+  it('is refused 413, not 408, when it declares more than the limit and stalls past it: the bytes over it are counted as they come', async () => {
+    const { handler, calls } = handlerFor({ maxBodyBytes: 1_024, bodyTimeoutMs: 150 });
+    const delivery = signDelivery(webhookBody());
+    const stalled = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new Uint8Array(2_048));
+      },
+    });
+    const response = await handler(
+      new Request(WEBHOOK_URL, {
+        method: 'POST',
+        headers: { ...delivery.headers, 'content-length': '4096' },
+        body: stalled,
+        duplex: 'half',
+      } as RequestInit),
+    );
+    expect(response.status).toBe(413);
+    expect(calls).toEqual([]);
+  });
+
   it('times out (408) when the declared bytes never all arrive', async () => {
     const { handler, calls } = handlerFor({ bodyTimeoutMs: 150 });
     const delivery = signDelivery(webhookBody());
