@@ -255,6 +255,43 @@ describe('a body stream read to its end with nothing left on req.body', () => {
   });
 });
 
+describe('maxBodyBytes for a body a parser left on req.body', () => {
+  it('takes a body of exactly maxBodyBytes, and refuses one byte more (413), by the length it declares', async () => {
+    const delivery = signDelivery(webhookBody());
+    const length = Buffer.byteLength(delivery.body);
+    const answers: Array<[number, string | undefined]> = [];
+    for (const maxBodyBytes of [length, length - 1]) {
+      const calls: string[] = [];
+      const handler = createNodeWebhookHandler({
+        publicKeys: PUBLIC_KEY,
+        webhookUrl: WEBHOOK_URL,
+        maxBodyBytes,
+        onPayment: (webhook) => {
+          calls.push(webhook.id);
+        },
+      });
+      // What express.raw() leaves: the bytes on req.body, the stream consumed.
+      const running = await listen(
+        createServer((req: IncomingMessage & { body?: unknown }, res) => {
+          const chunks: Buffer[] = [];
+          req.on('data', (chunk: Buffer) => chunks.push(chunk));
+          req.on('end', () => {
+            req.body = Buffer.concat(chunks);
+            void handler(req, res);
+          });
+        }),
+      );
+      servers.push(running);
+      const answer = await send(running.port, delivery);
+      answers.push([answer.status, answer.json?.code]);
+    }
+    expect(answers).toEqual([
+      [200, undefined],
+      [413, 'BODY_TOO_LARGE'],
+    ]);
+  });
+});
+
 describe('bodyTimeoutMs', () => {
   it('refuses a bodyTimeoutMs that is not a positive number of milliseconds', () => {
     for (const bodyTimeoutMs of [0, -1, Number.NaN, Infinity]) {
