@@ -155,11 +155,12 @@ describe('a client that goes away while the body is read (Web handler)', () => {
     const { handler, logs, errors } = watchedHandler();
     const delivery = signDelivery(webhookBody());
     const bytes = new TextEncoder().encode(delivery.body);
+    const reset = Object.assign(new Error('aborted'), { code: 'ECONNRESET' });
     const broken = new ReadableStream<Uint8Array>({
       async start(controller) {
         controller.enqueue(bytes.subarray(0, bytes.length >> 1));
         await new Promise((resolve) => setTimeout(resolve, 20));
-        controller.error(Object.assign(new Error('aborted'), { code: 'ECONNRESET' }));
+        controller.error(reset);
       },
     });
     await handler(
@@ -171,6 +172,11 @@ describe('a client that goes away while the body is read (Web handler)', () => {
       } as RequestInit),
     );
     expect(logs.map((record) => [record.event, record.level])).toEqual([['aborted', 'info']]);
+    // The record says what happened and carries the stream's error.
+    expect(logs[0]?.message).toBe(
+      'The client went away while sending the body; nothing was processed (the service retries).',
+    );
+    expect(logs[0]?.error).toBe(reset);
     expect(errors).toEqual([]);
   });
 });
