@@ -113,6 +113,19 @@ describe('Deadline', () => {
     expect(await wait).toBe(LATE);
   });
 
+  it('ends a stage shorter than what is left of the timer an earlier stage armed at its own deadline', async () => {
+    const deadline = new Deadline(10_000);
+    const start = Date.now();
+    // The first stage arms a 1 s timer and ends at 10 ms; the next is due 50 ms later, long before that timer.
+    const claim = deadline.race(after(10, 'claimed'), 1_000);
+    await vi.advanceTimersByTimeAsync(10);
+    expect(await claim).toBe('claimed');
+    const short = deadline.race(never, 50);
+    await vi.advanceTimersByTimeAsync(50);
+    expect(await Promise.race([short, Promise.resolve('pending')])).toBe(LATE);
+    expect(Date.now() - start).toBe(60);
+  });
+
   it('runs a function to done, threw or late, a synchronous one without a timer', async () => {
     const deadline = new Deadline(10_000);
     expect(await deadline.run(() => 1, 100)).toEqual({ kind: 'done', value: 1 });
