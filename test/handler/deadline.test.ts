@@ -126,6 +126,17 @@ describe('Deadline', () => {
     expect(Date.now() - start).toBe(60);
   });
 
+  it('lets a timer that fires between stages go, re-arming nothing and throwing nothing', async () => {
+    const deadline = new Deadline(100);
+    const ended = deadline.stage(1_000, () => expect.unreachable());
+    ended();
+    // No stage under way when the timer fires (the flow is verifying, say).
+    await vi.advanceTimersByTimeAsync(100);
+    expect(vi.getTimerCount()).toBe(0);
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
   it('runs a function to done, threw or late, a synchronous one without a timer', async () => {
     const deadline = new Deadline(10_000);
     expect(await deadline.run(() => 1, 100)).toEqual({ kind: 'done', value: 1 });
