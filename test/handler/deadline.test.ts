@@ -137,6 +137,33 @@ describe('Deadline', () => {
     expect(vi.getTimerCount()).toBe(0);
   });
 
+  it('answers on runtimes whose timers are numbers, which have no unref', async () => {
+    const timers = new Map<number, () => void>();
+    let next = 0;
+    vi.spyOn(globalThis, 'setTimeout').mockImplementation(((callback: () => void) => {
+      timers.set(++next, callback);
+      return next;
+    }) as never);
+    vi.spyOn(globalThis, 'clearTimeout').mockImplementation(((id: number) => void timers.delete(id)) as never);
+    try {
+      const deadline = new Deadline(100);
+      const wait = deadline.race(never, 100);
+      expect(() => deadline.answered()).not.toThrow();
+      const idle = new Deadline(100);
+      expect(await idle.race(Promise.resolve('done'), 100)).toBe('done');
+      expect(() => idle.answered()).not.toThrow();
+      // Bookkeeping after the answer arms its timer on such a runtime too.
+      const after = idle.race(never, 100);
+      expect(timers.size).toBe(2);
+      vi.setSystemTime(Date.now() + 100);
+      for (const fire of [...timers.values()]) fire();
+      expect(await wait).toBe(LATE);
+      expect(await after).toBe(LATE);
+    } finally {
+      vi.restoreAllMocks();
+    }
+  });
+
   it('runs a function to done, threw or late, a synchronous one without a timer', async () => {
     const deadline = new Deadline(10_000);
     expect(await deadline.run(() => 1, 100)).toEqual({ kind: 'done', value: 1 });
