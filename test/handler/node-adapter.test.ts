@@ -292,6 +292,40 @@ describe('maxBodyBytes for a body a parser left on req.body', () => {
   });
 });
 
+describe('a hand-made request (a serverless shim)', () => {
+  it('without a method is answered 405 with Allow: POST, not a 500', async () => {
+    const errors: Array<[string, number]> = [];
+    const handler = createNodeWebhookHandler({
+      publicKeys: PUBLIC_KEY,
+      webhookUrl: WEBHOOK_URL,
+      logger: false,
+      onError: (error) => {
+        errors.push([error.code, error.status]);
+      },
+      onPayment: () => {},
+    });
+    const delivery = signDelivery(webhookBody());
+    const headers: Record<string, string> = {};
+    const res = {
+      statusCode: 0,
+      body: '',
+      setHeader: (name: string, value: string) => void (headers[name] = value),
+      end(chunk: string) {
+        this.body = chunk;
+      },
+    };
+    const req = { url: delivery.target, headers: delivery.headers, on: () => {}, removeListener: () => {} };
+    await handler(req, res);
+    expect([res.statusCode, headers['allow']]).toEqual([405, 'POST']);
+    expect(JSON.parse(res.body)).toEqual({
+      ok: false,
+      code: 'METHOD_NOT_ALLOWED',
+      message: 'Webhooks arrive as POST, not undefined.',
+    });
+    expect(errors).toEqual([['METHOD_NOT_ALLOWED', 405]]);
+  });
+});
+
 describe('bodyTimeoutMs', () => {
   it('refuses a bodyTimeoutMs that is not a positive number of milliseconds', () => {
     for (const bodyTimeoutMs of [0, -1, Number.NaN, Infinity]) {
