@@ -607,7 +607,18 @@ export function behaviourSuite(kind: AdapterKind): void {
         const delivery = signDelivery(webhookBody());
         expect((await send(r.port, delivery)).status).toBe(500);
         await new Promise((resolve) => setTimeout(resolve, 300));
-        expect(letters).toMatchObject([{ code: 'PARKED', reason: 'unknown order', details: { late: true } }]);
+        // The same delivery a park in time hands on: its webhook, key, request and signed timestamp.
+        expect(letters).toMatchObject([
+          {
+            code: 'PARKED',
+            reason: 'unknown order',
+            details: { late: true },
+            key: `${delivery.id}:SUCCEEDED`,
+            webhook: { id: delivery.id },
+            request: { method: 'POST' },
+            timestamp: Number(delivery.headers['x-api-timestamp']),
+          },
+        ]);
         expect((await send(r.port, delivery)).json).toEqual({ ok: true, duplicate: true });
       });
 
