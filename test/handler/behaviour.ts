@@ -312,6 +312,7 @@ export function behaviourSuite(kind: AdapterKind): void {
         ['late-handler-settled', 'warn', undefined, undefined],
         ['duplicate', 'info', 200, undefined],
       ]);
+      expect(r.logs[0]?.message).toBe('onPayment did not finish within 100 ms; the service will retry.');
     });
 
     const downStores: Array<[string, () => DedupStore]> = [
