@@ -635,6 +635,26 @@ describe('deduplication key and handler context', () => {
   });
 });
 
+describe('the timer of a delivery', () => {
+  it('is set once, for the shortest deadline, when every stage finishes in time', async () => {
+    const handler = createWebhookHandler({
+      ...base,
+      bodyTimeoutMs: 9_000,
+      storeTimeoutMs: 4_000,
+      handlerTimeoutMs: 8_000,
+    });
+    const request = toRequest(signDelivery(webhookBody()));
+    const setTimer = vi.spyOn(globalThis, 'setTimeout');
+    try {
+      expect((await handler(request)).status).toBe(200);
+      // Body, claim, onPayment and complete share one timer, armed for 4 s (not re-armed for a shorter stage).
+      expect(setTimer.mock.calls.map((call) => call[1])).toEqual([4_000]);
+    } finally {
+      setTimer.mockRestore();
+    }
+  });
+});
+
 describe('store failures, as onError and the log tell them', () => {
   it("names the store call that failed, and keeps the store's own error as the cause", async () => {
     const memory = createMemoryStore();
