@@ -635,6 +635,44 @@ describe('deduplication key and handler context', () => {
   });
 });
 
+describe('deadLetter for a signed payload payhook does not understand', () => {
+  it('answers 500 HANDLER_FAILED saying whether deadLetter threw or missed handlerTimeoutMs', async () => {
+    const failure = new Error('dead-letter table missing');
+    const failing: Array<() => Promise<void>> = [
+      () => {
+        throw failure;
+      },
+      () => new Promise<void>(() => {}),
+    ];
+    const reported: WebhookHandlerError[] = [];
+    for (const deadLetter of failing) {
+      const handler = createWebhookHandler({
+        ...base,
+        handlerTimeoutMs: 50,
+        deadLetter,
+        onError: (error) => void reported.push(error),
+        logger: false,
+      });
+      const response = await handler(toRequest(signDelivery(webhookBody({ amount: 'twelve' }))));
+      expect([response.status, ((await response.json()) as { code?: string }).code]).toEqual([500, 'HANDLER_FAILED']);
+    }
+    expect(reported).toEqual([
+      expect.objectContaining({
+        code: 'HANDLER_FAILED',
+        status: 500,
+        message: 'deadLetter threw: dead-letter table missing',
+        cause: failure,
+      }),
+      expect.objectContaining({
+        code: 'HANDLER_FAILED',
+        status: 500,
+        message: 'deadLetter did not finish within 50 ms; the service will retry.',
+      }),
+    ]);
+    expect(reported[1]?.cause).toBeUndefined();
+  });
+});
+
 describe('the timer of a delivery', () => {
   it('is set once, for the shortest deadline, when every stage finishes in time', async () => {
     const handler = createWebhookHandler({
