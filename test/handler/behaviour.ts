@@ -454,6 +454,8 @@ export function behaviourSuite(kind: AdapterKind): void {
           timestamp: Number(delivery.headers['x-api-timestamp']),
         });
         expect(new TextDecoder().decode(reported[0]?.request.body as Uint8Array)).toBe(delivery.body);
+        // What was not understood, field by field.
+        expect(reported[0]?.issues).toEqual([expect.objectContaining({ path: 'amount' })]);
         expect(r.logs.map(shape)).toEqual([['invalid-payload', 'error', 400, 'INVALID_PAYLOAD']]);
         expect(r.calls).toEqual([]);
       });
