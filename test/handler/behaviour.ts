@@ -641,6 +641,13 @@ export function behaviourSuite(kind: AdapterKind): void {
         await waitFor(() => r.logs.some((record) => record.event === 'late-handler-settled'));
         expect(r.errors).toEqual([['HANDLER_FAILED', 500]]);
         expect(r.logs.at(-1)?.message).toContain('deadLetter failed');
+        // After the answer, the failed hand-off is an error record (not a second refusal) carrying deadLetter's error.
+        const failed = r.logs.filter((record) => record.event === 'handler-failed');
+        expect(failed.map(shape)).toEqual([['handler-failed', 'error', undefined, undefined]]);
+        expect(failed[0]?.message).toBe(
+          'deadLetter threw: dead-letter table missing The claim is released for the retry.',
+        );
+        expect(failed[0]?.error).toMatchObject({ message: 'dead-letter table missing' });
         failing = false;
         // Released: the retry runs onPayment again (late again, so 500, then settled through deadLetter).
         expect((await send(r.port, delivery)).status).toBe(500);
