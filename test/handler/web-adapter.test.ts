@@ -60,6 +60,34 @@ describe('a body without Content-Length (Web handler)', () => {
   });
 });
 
+describe('maxBodyBytes for a body without Content-Length (Web handler)', () => {
+  /** A Request whose body stream hands out `bytes` in chunks of `size`, without a declared length. */
+  const streamed = (headers: Record<string, string>, bytes: Uint8Array, size = 100) =>
+    new Request(WEBHOOK_URL, {
+      method: 'POST',
+      headers,
+      body: new ReadableStream<Uint8Array>({
+        start(controller) {
+          for (let offset = 0; offset < bytes.length; offset += size)
+            controller.enqueue(bytes.slice(offset, offset + size));
+          controller.close();
+        },
+      }),
+      duplex: 'half',
+    } as RequestInit);
+
+  it('takes a body of exactly maxBodyBytes, and refuses one byte more (413)', async () => {
+    const delivery = signDelivery(webhookBody());
+    const bytes = new TextEncoder().encode(delivery.body);
+    const statuses: number[] = [];
+    for (const maxBodyBytes of [bytes.length, bytes.length - 1]) {
+      const { handler } = handlerFor({ maxBodyBytes });
+      statuses.push((await handler(streamed(delivery.headers, bytes))).status);
+    }
+    expect(statuses).toEqual([200, 413]);
+  });
+});
+
 describe('a client gone before the read, on a Request the platform built for a bridge (Web handler)', () => {
   // React Router's Node adapter (@mjackson/node-fetch-server) builds the platform's own Request, with a signal it
   // aborts when the client goes away and a body stream that then never ends: the signal is all that tells.
