@@ -86,6 +86,34 @@ describe('maxBodyBytes for a body without Content-Length (Web handler)', () => {
     }
     expect(statuses).toEqual([200, 413]);
   });
+
+  it('stops reading an endless body once 8 MiB past the limit have been dropped, and answers 413', async () => {
+    const { handler, calls } = handlerFor({ maxBodyBytes: 1_024, bodyTimeoutMs: 2_000 });
+    const delivery = signDelivery(webhookBody());
+    let pulled = 0;
+    const chunk = new Uint8Array(64 * 1_024);
+    // Each chunk a macrotask apart, as from a socket (a stream that never yields would starve every timer).
+    const endless = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        await new Promise((resolve) => setImmediate(resolve));
+        pulled += chunk.length;
+        controller.enqueue(chunk);
+      },
+    });
+    const response = await handler(
+      new Request(WEBHOOK_URL, {
+        method: 'POST',
+        headers: delivery.headers,
+        body: endless,
+        duplex: 'half',
+      } as RequestInit),
+    );
+    expect(response.status).toBe(413);
+    // Read to the limit and the 8 MiB dropped past it (the stream pulls a chunk or two ahead), not until the deadline.
+    expect(pulled).toBeGreaterThan(1_024 + 8 * 1_048_576);
+    expect(pulled).toBeLessThanOrEqual(1_024 + 8 * 1_048_576 + 4 * chunk.length);
+    expect(calls).toEqual([]);
+  });
 });
 
 describe('a client gone before the read, on a Request the platform built for a bridge (Web handler)', () => {
