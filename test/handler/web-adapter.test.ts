@@ -22,7 +22,7 @@ function handlerFor(options: { maxBodyBytes?: number; bodyTimeoutMs?: number } =
 }
 
 /** A handler whose log records and onError codes are kept, to tell an aborted delivery from a reported failure. */
-function watchedHandler(options: { bodyTimeoutMs?: number } = {}) {
+function watchedHandler(options: { bodyTimeoutMs?: number; maxBodyBytes?: number } = {}) {
   const logs: WebhookLogRecord[] = [];
   const errors: string[] = [];
   const handler = createWebhookHandler({
@@ -113,6 +113,29 @@ describe('maxBodyBytes for a body without Content-Length (Web handler)', () => {
     expect(pulled).toBeGreaterThan(1_024 + 8 * 1_048_576);
     expect(pulled).toBeLessThanOrEqual(1_024 + 8 * 1_048_576 + 4 * chunk.length);
     expect(calls).toEqual([]);
+  });
+
+  it('answers a body that breaks once past the limit 413, reported to onError, not as a client gone', async () => {
+    const { handler, logs, errors } = watchedHandler({ maxBodyBytes: 1_024 });
+    const delivery = signDelivery(webhookBody());
+    const broken = new ReadableStream<Uint8Array>({
+      async start(controller) {
+        controller.enqueue(new Uint8Array(2_048));
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        controller.error(Object.assign(new Error('aborted'), { code: 'ECONNRESET' }));
+      },
+    });
+    const response = await handler(
+      new Request(WEBHOOK_URL, {
+        method: 'POST',
+        headers: delivery.headers,
+        body: broken,
+        duplex: 'half',
+      } as RequestInit),
+    );
+    expect(response.status).toBe(413);
+    expect(errors).toEqual(['BODY_TOO_LARGE']);
+    expect(logs.map((record) => [record.event, record.level, record.status])).toEqual([['rejected', 'warn', 413]]);
   });
 });
 
