@@ -1,9 +1,10 @@
 // The Node adapter on real node:http servers: what it takes from req.body
 // and when it reads the stream itself.
+import { EventEmitter } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { connect, createServer as createHttp2Server } from 'node:http2';
 import { connect as netConnect } from 'node:net';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import type { WebhookLogRecord } from '../../src/handler/hooks.js';
 import type { WebhookHandlerOptions } from '../../src/handler/options.js';
 import { createNodeWebhookHandler } from '../../src/node/index.js';
@@ -323,6 +324,76 @@ describe('a hand-made request (a serverless shim)', () => {
       message: 'Webhooks arrive as POST, not undefined.',
     });
     expect(errors).toEqual([['METHOD_NOT_ALLOWED', 405]]);
+  });
+
+  /** A handler whose log records and onError codes are kept, a request stream made by hand, and a response that records. */
+  function shim(extra: Record<string, unknown> = {}) {
+    const logs: WebhookLogRecord[] = [];
+    const errors: string[] = [];
+    const handler = createNodeWebhookHandler({
+      publicKeys: PUBLIC_KEY,
+      webhookUrl: WEBHOOK_URL,
+      bodyTimeoutMs: 1_000,
+      logger: (record) => logs.push(record),
+      onError: (error) => {
+        errors.push(error.code);
+      },
+      onPayment: () => {},
+    });
+    const delivery = signDelivery(webhookBody({ fields: { note: 'Ünïcödé € ✓' } }));
+    const req = Object.assign(
+      new EventEmitter(),
+      { method: 'POST', url: delivery.target, headers: delivery.headers },
+      extra,
+    );
+    const res = {
+      statusCode: 0,
+      body: '',
+      setHeader: () => {},
+      end(chunk: string) {
+        this.body = chunk;
+      },
+    };
+    return { handler, logs, errors, delivery, req, res };
+  }
+
+  it('tells a stream error of a client going away (logged aborted) from any other (a 500 that names it)', async () => {
+    const gone: unknown[] = [
+      Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' }),
+      Object.assign(new Error('connection aborted'), { code: 'ECONNABORTED' }),
+      new Error('aborted'),
+    ];
+    for (const error of gone) {
+      const { handler, logs, errors, req, res } = shim();
+      const answered = handler(req, res);
+      await vi.waitFor(() => expect(req.listenerCount('error')).toBe(1));
+      req.emit('error', error);
+      await answered;
+      expect(
+        logs.map((record) => [record.event, record.level]),
+        String(error),
+      ).toEqual([['aborted', 'info']]);
+      expect(errors).toEqual([]);
+      expect(req.listenerCount('data')).toBe(0);
+    }
+    // Closed before its end, with no error: the client went away too.
+    const closed = shim();
+    const pending = closed.handler(closed.req, closed.res);
+    await vi.waitFor(() => expect(closed.req.listenerCount('close')).toBe(1));
+    closed.req.emit('close');
+    await pending;
+    expect(closed.logs.map((record) => [record.event, record.level])).toEqual([['aborted', 'info']]);
+
+    for (const error of [new Error('incorrect header check'), 'a string', null]) {
+      const { handler, logs, errors, req, res } = shim();
+      const answered = handler(req, res);
+      await vi.waitFor(() => expect(req.listenerCount('error')).toBe(1));
+      req.emit('error', error);
+      await answered;
+      expect(res.statusCode, String(error)).toBe(500);
+      expect(errors).toEqual(['INVALID_ARGUMENT']);
+      expect(logs[0]?.message).toMatch(/^The request body could not be read\. Cause: /);
+    }
   });
 });
 
