@@ -395,6 +395,18 @@ describe('a hand-made request (a serverless shim)', () => {
       expect(logs[0]?.message).toMatch(/^The request body could not be read\. Cause: /);
     }
   });
+
+  it('verifies a body whose stream hands out text (req.setEncoding), byte for byte', async () => {
+    const { handler, req, res, delivery } = shim();
+    const answered = handler(req, res);
+    await vi.waitFor(() => expect(req.listenerCount('data')).toBe(1));
+    const text = delivery.body;
+    req.emit('data', text.slice(0, 40));
+    req.emit('data', text.slice(40));
+    req.emit('end');
+    await answered;
+    expect([res.statusCode, res.body]).toEqual([200, '{"ok":true}']);
+  });
 });
 
 describe('bodyTimeoutMs', () => {
