@@ -396,6 +396,28 @@ describe('a hand-made request (a serverless shim)', () => {
     }
   });
 
+  it('takes req.body as given from an object that is not a stream, or one whose whole message was read', async () => {
+    const given = (extra: Record<string, unknown>) => {
+      const made = shim(extra);
+      made.req = Object.assign(made.req, { body: Buffer.from(made.delivery.body) });
+      return made;
+    };
+    // Neither readableEnded nor complete: a serverless shim's request, its body as given (no stream event comes).
+    for (const extra of [{}, { readableEnded: false, complete: true, readableLength: 0 }]) {
+      const { handler, req, res } = given(extra);
+      await handler(req, res);
+      expect([res.statusCode, res.body], JSON.stringify(extra)).toEqual([200, '{"ok":true}']);
+    }
+    // Arrived whole but bytes still unread: the placeholder is not the body, the stream is read.
+    const unread = given({ readableEnded: false, complete: true, readableLength: 12 });
+    const answered = unread.handler(unread.req, unread.res);
+    await vi.waitFor(() => expect(unread.req.listenerCount('data')).toBe(1));
+    unread.req.emit('data', Buffer.from(unread.delivery.body));
+    unread.req.emit('end');
+    await answered;
+    expect(unread.res.statusCode).toBe(200);
+  });
+
   it('verifies a body whose stream hands out text (req.setEncoding), byte for byte', async () => {
     const { handler, req, res, delivery } = shim();
     const answered = handler(req, res);
