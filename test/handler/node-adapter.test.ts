@@ -418,6 +418,21 @@ describe('a hand-made request (a serverless shim)', () => {
     expect(unread.res.statusCode).toBe(200);
   });
 
+  it('leaves a response another middleware already sent alone, and still resolves', async () => {
+    const { handler, req, res, errors } = shim({ method: 'GET' });
+    const sent = Object.assign(res, {
+      headersSent: true,
+      setHeader: () => {
+        throw Object.assign(new Error('Cannot set headers after they are sent to the client'), {
+          code: 'ERR_HTTP_HEADERS_SENT',
+        });
+      },
+    });
+    await expect(handler(req, sent)).resolves.toBeUndefined();
+    expect([sent.statusCode, sent.body]).toEqual([0, '']);
+    expect(errors).toEqual(['METHOD_NOT_ALLOWED']);
+  });
+
   it('verifies a body whose stream hands out text (req.setEncoding), byte for byte', async () => {
     const { handler, req, res, delivery } = shim();
     const answered = handler(req, res);
