@@ -189,6 +189,20 @@ describe('several Host lines (allowAnyHost)', () => {
   });
 });
 
+describe('headers of four letters', () => {
+  it('are not Host lines: a delivery with Date and From headers is handled (allowAnyHost)', async () => {
+    const { handler, calls } = anyHostHandler();
+    const server = await listen(createServer((req, res) => void handler(req, res)));
+    servers.push(server);
+    const r = { port: server.port, calls };
+    const delivery = signDelivery(webhookBody());
+    const headers = { ...delivery.headers, date: new Date().toUTCString(), from: 'payments@service.example' };
+    const answer = await send(r.port, { ...delivery, headers });
+    expect([answer.status, answer.json]).toEqual([200, { ok: true }]);
+    expect(r.calls).toEqual([delivery.id]);
+  });
+});
+
 describe('req.body left by a body parser', () => {
   it('reads the stream itself when a middleware set req.body = {} without reading it (body-parser 1.x, unparsed type)', async () => {
     const r = await serve({}, (req) => {
