@@ -116,7 +116,13 @@ export function behaviourSuite(kind: AdapterKind): void {
     it('answers 200 once, then 200 duplicate without calling onPayment again', async () => {
       const r = await serve();
       const delivery = signDelivery(webhookBody());
-      expect((await send(r.port, delivery)).json).toEqual({ ok: true });
+      const first = await send(r.port, delivery);
+      expect(first.json).toEqual({ ok: true });
+      // JSON, and never cached by a proxy between the service and the handler.
+      expect([first.headers['content-type'], first.headers['cache-control']]).toEqual([
+        'application/json; charset=utf-8',
+        'no-store',
+      ]);
       expect((await send(r.port, delivery)).json).toEqual({ ok: true, duplicate: true });
       expect(r.calls).toEqual([delivery.id]);
       expect(r.logs.map(shape)).toEqual([
