@@ -459,6 +459,14 @@ describe('deduplication key and handler context', () => {
     expect(logs[0]?.message).toBe('Unexpected failure: signal getter broke');
   });
 
+  it('handles a delivery whose onPayment returns null or another value that is no park', async () => {
+    for (const value of [null, 0, 'done', { applied: true }]) {
+      const handler = createWebhookHandler({ ...base, onPayment: () => value as never });
+      const response = await handler(toRequest(signDelivery(webhookBody())));
+      expect([response.status, await response.json()], JSON.stringify(value)).toEqual([200, { ok: true }]);
+    }
+  });
+
   it('gives onPayment the key, the signed timestamp and a signal aborted at the deadline', async () => {
     let seen: { key: string; timestamp: number; aborted: () => boolean } | undefined;
     const pending: Promise<unknown>[] = [];
