@@ -11,6 +11,9 @@ describe('park', () => {
     for (const reason of ['', undefined, 42]) {
       expect(() => park(reason as string)).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
     }
+    // The message says what was given instead.
+    expect(() => park('')).toThrow(/\(got empty text\)/);
+    expect(() => park(42 as unknown as string)).toThrow(/\(got number\)/);
   });
 
   it('describes a parked delivery for a log line: the reason, then the details as JSON, cut at 200 characters', () => {
