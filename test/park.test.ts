@@ -24,6 +24,9 @@ describe('park', () => {
     const long = describeParked(park('amount differs', { note: 'x'.repeat(500) }));
     expect(long).toHaveLength('amount differs '.length + 201);
     expect(long.endsWith('…')).toBe(true);
+    // Exactly at the limit, nothing is cut.
+    const full = describeParked(park('amount differs', 'x'.repeat(198)));
+    expect(full).toBe(`amount differs "${'x'.repeat(198)}"`);
     // What JSON cannot write still gives a line, never a throw.
     const cycle: Record<string, unknown> = {};
     cycle['self'] = cycle;
