@@ -363,6 +363,20 @@ describe('a body of declared length (Web handler)', () => {
   });
 });
 
+describe('a POST without a body (Web handler)', () => {
+  it('is refused as a bad delivery (4xx, reported), not answered 500 as a misconfiguration', async () => {
+    const { handler, logs, errors } = watchedHandler();
+    const { headers } = signDelivery(webhookBody());
+    const request = new Request(WEBHOOK_URL, { method: 'POST', headers });
+    expect(request.body).toBeNull();
+    const response = await handler(request);
+    expect(response.status).toBeGreaterThanOrEqual(400);
+    expect(response.status).toBeLessThan(500);
+    expect(logs.map((record) => [record.event, record.level])).toEqual([['rejected', 'warn']]);
+    expect(errors).toHaveLength(1);
+  });
+});
+
 describe('a body disturbed before the handler (Web handler)', () => {
   const read = (request: Request) => request.text();
   const lock = (request: Request) => request.body?.getReader();
