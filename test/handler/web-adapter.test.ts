@@ -377,6 +377,21 @@ describe('a POST without a body (Web handler)', () => {
   });
 });
 
+describe('waitUntil (Web handler)', () => {
+  it('is handed nothing when no bookkeeping is left after the answer', async () => {
+    const { handler } = handlerFor();
+    const handed: unknown[] = [];
+    const context = { waitUntil: (promise: Promise<unknown>) => void handed.push(promise) };
+    const delivery = signDelivery(webhookBody());
+    const toRequest = () =>
+      new Request(WEBHOOK_URL, { method: 'POST', headers: delivery.headers, body: delivery.body });
+    expect((await handler(toRequest(), context)).status).toBe(200);
+    expect((await handler(toRequest(), context)).status).toBe(200);
+    expect((await handler(new Request(WEBHOOK_URL, { method: 'GET' }), context)).status).toBe(405);
+    expect(handed).toEqual([]);
+  });
+});
+
 describe('a body disturbed before the handler (Web handler)', () => {
   const read = (request: Request) => request.text();
   const lock = (request: Request) => request.body?.getReader();
