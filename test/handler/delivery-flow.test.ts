@@ -230,6 +230,34 @@ describe('hooks and logger', () => {
     ]);
   });
 
+  it("gives onError the delivery's key and the error behind a failure, and a 5xx body that says only to retry", async () => {
+    const failure = new Error('db down');
+    const errors: WebhookHandlerError[] = [];
+    const handler = createWebhookHandler({
+      ...base,
+      onError: (error) => void errors.push(error),
+      onPayment: () => {
+        throw failure;
+      },
+    });
+    const body = webhookBody();
+    const delivery = signDelivery(body);
+    const response = await handler(toRequest(delivery));
+    expect(await response.json()).toEqual({
+      ok: false,
+      code: 'HANDLER_FAILED',
+      message: 'The webhook handler failed; the delivery was not processed. Retry later.',
+    });
+    // Refused before a key was known: neither key nor cause.
+    expect((await handler(toRequest({ ...delivery, body: delivery.body.replace('SUCCEEDED', 'FAILED') }))).status).toBe(
+      401,
+    );
+    expect(errors).toHaveLength(2);
+    expect(errors[0]).toMatchObject({ code: 'HANDLER_FAILED', status: 500, key: `${String(body['id'])}:SUCCEEDED` });
+    expect(errors[0]?.cause).toBe(failure);
+    expect(Object.keys(errors[1] ?? {}).sort()).toEqual(['code', 'message', 'status']);
+  });
+
   it('reports duplicates and logs handled deliveries with their key', async () => {
     const duplicates: string[] = [];
     const logs: WebhookLogRecord[] = [];
