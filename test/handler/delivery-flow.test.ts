@@ -258,6 +258,22 @@ describe('hooks and logger', () => {
     expect(Object.keys(errors[1] ?? {}).sort()).toEqual(['code', 'message', 'status']);
   });
 
+  it('times each log record from the start of its delivery', async () => {
+    const logs: WebhookLogRecord[] = [];
+    const handler = createWebhookHandler({
+      ...base,
+      handlerTimeoutMs: 1_000,
+      logger: (record) => logs.push(record),
+      onPayment: () => new Promise<void>((resolve) => setTimeout(resolve, 50)),
+    });
+    const started = Date.now();
+    expect((await handler(toRequest(signDelivery(webhookBody())))).status).toBe(200);
+    const elapsed = Date.now() - started;
+    expect(logs).toHaveLength(1);
+    expect(logs[0]?.durationMs).toBeGreaterThanOrEqual(45);
+    expect(logs[0]?.durationMs).toBeLessThanOrEqual(elapsed);
+  });
+
   it('reports duplicates and logs handled deliveries with their key', async () => {
     const duplicates: string[] = [];
     const logs: WebhookLogRecord[] = [];
