@@ -7,6 +7,7 @@ import type { WebhookHandlerError, WebhookLogRecord } from '../../src/handler/ho
 import type { WebhookHandlerOptions } from '../../src/handler/options.js';
 import { createNodeWebhookHandler } from '../../src/node/index.js';
 import { park } from '../../src/park.js';
+import type { WebhookUrlOption } from '../../src/verify-webhook.js';
 import { createWebhookHandler } from '../../src/web/index.js';
 import { PUBLIC_KEY, signDelivery, webhookBody, type SignedDelivery } from '../helpers/sign.js';
 
@@ -272,6 +273,22 @@ describe('hooks and logger', () => {
     expect(logs).toHaveLength(1);
     expect(logs[0]?.durationMs).toBeGreaterThanOrEqual(45);
     expect(logs[0]?.durationMs).toBeLessThanOrEqual(elapsed);
+  });
+
+  it('records in the mismatch capture the registered URL a webhookUrl function or list chose for the request', async () => {
+    const choices: WebhookUrlOption[] = [() => WEBHOOK_URL, ['https://other.example.kg/hooks', WEBHOOK_URL]];
+    for (const webhookUrl of choices) {
+      const captured: Array<string | undefined> = [];
+      const handler = createWebhookHandler({
+        ...base,
+        webhookUrl,
+        onSignatureMismatch: (_request, { capture }) => void captured.push(capture.webhookUrl),
+      });
+      const delivery = signDelivery(webhookBody());
+      const tampered = { ...delivery, body: delivery.body.replace('SUCCEEDED', 'FAILED') };
+      expect((await handler(toRequest(tampered))).status).toBe(401);
+      await vi.waitFor(() => expect(captured).toEqual([WEBHOOK_URL]));
+    }
   });
 
   it('reports duplicates and logs handled deliveries with their key', async () => {
