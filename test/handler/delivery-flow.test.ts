@@ -291,6 +291,29 @@ describe('hooks and logger', () => {
     }
   });
 
+  it('logs a hook that throws or rejects as hook-failed (warn), saying which it did', async () => {
+    const logs: WebhookLogRecord[] = [];
+    const handler = createWebhookHandler({
+      ...base,
+      logger: (record) => logs.push(record),
+      onDuplicate: () => {
+        throw new Error('metrics down');
+      },
+      onError: () => Promise.reject(new Error('pager down')),
+    });
+    const delivery = signDelivery(webhookBody());
+    await handler(toRequest(delivery));
+    await handler(toRequest(delivery));
+    await handler(toRequest({ ...delivery, body: delivery.body.replace('SUCCEEDED', 'FAILED') }));
+    await vi.waitFor(() => expect(logs.filter((record) => record.event === 'hook-failed')).toHaveLength(2));
+    expect(
+      logs.filter((record) => record.event === 'hook-failed').map((record) => [record.level, record.message]),
+    ).toEqual([
+      ['warn', 'A payhook hook threw: metrics down'],
+      ['warn', 'A payhook hook rejected: pager down'],
+    ]);
+  });
+
   it('reports duplicates and logs handled deliveries with their key', async () => {
     const duplicates: string[] = [];
     const logs: WebhookLogRecord[] = [];
