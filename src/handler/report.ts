@@ -51,10 +51,6 @@ export class DeliveryReport {
     this.#key = key;
   }
 
-  get key(): string | undefined {
-    return this.#key;
-  }
-
   log(level: Level, event: WebhookLogEvent, message: string, extra?: Partial<WebhookLogRecord>): void {
     if ((level === 'info' || level === 'debug') && !this.reporter.wantsInfo) return;
     const record: { -readonly [K in keyof WebhookLogRecord]: WebhookLogRecord[K] } = { level, event, message };
