@@ -90,7 +90,8 @@ export async function fetchDelivery(url: string, delivery: Delivery, timeoutMs: 
 export function exactDelivery(url: string, delivery: Delivery, timeoutMs: number): Promise<Answered> {
   const target = new URL(url);
   const body = typeof delivery.body === 'string' ? Buffer.from(delivery.body, 'utf8') : delivery.body;
-  const headers: Record<string, string> = {};
+  // No prototype: on a plain object, `headers['__proto__'] = value` sets nothing, and the header was dropped.
+  const headers: Record<string, string> = Object.create(null) as Record<string, string>;
   for (const [name, value] of Object.entries(delivery.headers)) {
     if (!HOP_BY_HOP.has(name.toLowerCase()) && !name.startsWith(':')) headers[name] = value;
   }

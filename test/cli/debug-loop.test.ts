@@ -181,19 +181,25 @@ describe('payhook send --request: replaying a capture', () => {
     clearInterval(trickle);
   });
 
-  it('keeps a raw-HTTP header named like an Object member (Constructor) as sent', async () => {
-    const received: IncomingHttpHeaders[] = [];
+  it('keeps a raw-HTTP header named like an Object member (Constructor, __proto__) as sent', async () => {
+    const received: string[][] = [];
     const url = await listen(
       createServer((req, res) => {
-        received.push(req.headers);
+        received.push(req.rawHeaders);
         req.resume();
         req.on('end', () => res.writeHead(200).end('{"ok":true}'));
       }),
     );
     const file = join(dir, 'prototype-names.http');
-    await writeFile(file, 'POST /webhooks/payments HTTP/1.1\nHost: shop.example.kg\nConstructor: x\n\n{"id":"1"}\n');
+    await writeFile(
+      file,
+      'POST /webhooks/payments HTTP/1.1\nHost: shop.example.kg\nConstructor: x\n__proto__: y\n\n{"id":"1"}\n',
+    );
     expect((await run(['send', '--request', file, '--to', url])).code).toBe(0);
-    expect(received[0]!['constructor']).toBe('x');
+    // rawHeaders, as the server's own header object would drop __proto__ itself.
+    const pairs = received[0]!.flatMap((value, index, all) => (index % 2 === 0 ? [[value, all[index + 1]]] : []));
+    expect(pairs).toContainEqual(['constructor', 'x']);
+    expect(pairs).toContainEqual(['__proto__', 'y']);
   });
 
   it('refuses a capture whose recorded URL is not an http(s) URL when re-signing (exit 2, no stack)', async () => {
