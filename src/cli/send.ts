@@ -43,7 +43,7 @@ Signing:
                             negative dates it in the future (-400000: 400 s ahead, refused too)
   --timestamp <ms>          sign exactly this x-api-timestamp, on every attempt
   --tamper                  multiply the amount by 100 (0 becomes 100) after signing: a forged delivery,
-                            which your receiver must refuse with 401
+                            which your receiver must refuse with 401; sent after a control (below)
 
 Delivery:
   --repeat <n>              deliver the same webhook n times (default: 1)
@@ -63,14 +63,25 @@ receiver refuses, the code in its answer is turned into the likely cause
 (the test key not accepted, a webhookUrl that differs, a clock) and the
 command that tells them apart.
 
+--tamper first sends a control: the same delivery, not forged, dated a day
+ago. A receiver that verifies this key for this URL checks the signature
+first, so it refuses the control for its age (401 TIMESTAMP_OUT_OF_WINDOW)
+without handling it; any other answer means a refused forgery would show
+nothing, and the command stops there (exit 1).
+
 Exit codes: 0 every delivery got 200 OK, or, with --repeat, at least one
 copy did and every other copy was answered 409 before the first 200 arrived
 (found in progress, as a receiver that deduplicates answers); for a delivery
 a receiver must refuse (--tamper, or --age/--timestamp outside the ±5-minute
 window), 0 when every one was answered 401 with the code of that check
-(SIGNATURE_MISMATCH, TIMESTAMP_OUT_OF_WINDOW); 1 otherwise (or could not
+(SIGNATURE_MISMATCH after a passed control, TIMESTAMP_OUT_OF_WINDOW); 1 otherwise (or could not
 connect, or answered 409 after a 200: a claim never completed; or accepted a
 delivery it must refuse); 2 usage error.`;
+
+// How near the window's edge a date is refused as a usage error.
+const WINDOW_EDGE_MS = 5_000;
+// The control sent before --tamper's forgeries: dated far outside any window a receiver would set.
+const CONTROL_AGE_MS = 86_400_000;
 
 export async function sendCommand(args: readonly string[], io: Io): Promise<number> {
   const options = await readSendOptions(args);
@@ -80,6 +91,15 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
   }
   const { flags, url, signedUrl, capture, asCaptured, overrides, headers, age } = options;
   const { repeat, concurrency, speed, maxAttempts, timeoutMs, privateKey } = options;
+  // So close to the window's edge, the time on the way decides whether the date is inside: no verdict would hold.
+  if (!asCaptured && (flags.age !== undefined || flags.timestamp !== undefined)) {
+    const offset = flags.timestamp === undefined ? age : Date.now() - Number(flags.timestamp);
+    if (Math.abs(Math.abs(offset) - SERVICE_WINDOW_MS) < WINDOW_EDGE_MS) {
+      throw new UsageError(
+        `--age/--timestamp dates the delivery within ${WINDOW_EDGE_MS / 1000} s of the ±5-minute window's edge, where the time on the way decides the verdict: date it at most 295 s or at least 305 s away`,
+      );
+    }
+  }
 
   let body: object | string;
   if (capture !== undefined) {
@@ -93,10 +113,10 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
       throw new UsageError((error as Error).message);
     }
   }
-  const signBody = async (): Promise<SignedWebhook> =>
+  const signBody = async (timestamp: number | string = flags.timestamp ?? Date.now() - age): Promise<SignedWebhook> =>
     signWebhook(body, {
       url: signedUrl!,
-      timestamp: flags.timestamp ?? Date.now() - age,
+      timestamp,
       headers,
       ...(flags.host !== undefined ? { host: flags.host } : {}),
       ...(privateKey !== undefined ? { privateKey } : {}),
@@ -163,6 +183,53 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
   const post = asCaptured ? exactDelivery : fetchDelivery;
   const address = URL.canParse(url) ? new URL(url).host : url;
 
+  /** Sends `delivery` once and prints `name: <answer> (<ms>)`; `undefined` when no whole answer arrived. */
+  const sendOnce = async (name: string, delivery: Delivery): Promise<Answered | undefined> => {
+    const started = Date.now();
+    let line: string;
+    let answered: Answered | undefined;
+    try {
+      answered = await post(url, delivery, timeoutMs);
+      const text = answered.text.replace(/\s+/g, ' ').slice(0, 200);
+      line = `${answered.status} ${answered.statusText}${text === '' ? '' : ` ${text}`}`;
+    } catch (error) {
+      if (!(error instanceof NoAnswer)) throw error;
+      line =
+        error.status === undefined
+          ? `no answer (${error.reason})${noAnswerHint(error.reason, address)}`
+          : `${error.status.status} ${error.status.statusText}, but the body did not arrive (${error.reason})`;
+    }
+    io.out(`${name}: ${line} (${Date.now() - started} ms)`);
+    return answered;
+  };
+
+  /**
+   * Before --tamper's forgeries: whether the receiver verifies this key for
+   * this URL at all. The same delivery, not forged, dated a day ago, reaches
+   * the timestamp check only once its signature verified (CONTRACT §4), so
+   * such a receiver refuses it TIMESTAMP_OUT_OF_WINDOW and handles nothing.
+   * Without that, a forgery refused SIGNATURE_MISMATCH proves nothing: every
+   * delivery would be.
+   */
+  const controlPasses = async (): Promise<boolean> => {
+    io.out(
+      'control: the same delivery, not forged, dated a day ago: a receiver that verifies it must refuse it for its age',
+    );
+    const answered = await sendOnce('control', await signBody(Date.now() - CONTROL_AGE_MS));
+    if (answered === undefined) return false;
+    const code = answerCode(answered.text);
+    if (answered.status === 401 && code === 'TIMESTAMP_OUT_OF_WINDOW') return true;
+    if (answered.status === 200) {
+      io.out('  ✗ the receiver ACCEPTED a delivery dated a day ago: it must answer 401 TIMESTAMP_OUT_OF_WINDOW');
+      return false;
+    }
+    explain(answered.status, answered.text);
+    io.out(
+      `  ✗ the control was not refused for its age, so the receiver does not verify deliveries signed with ${keyName} for ${signedUrl} yet, and a refused forgery would show nothing: fix the cause above, then run this again`,
+    );
+    return false;
+  };
+
   /** Delivers one copy, retrying as told: the last answer's status (none: no answer arrived) and when it ended. */
   const deliver = async (
     index: number,
@@ -175,21 +242,7 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
       // any later one, and every retry, is signed when it starts, so it is
       // fresh whatever waited before it.
       const delivery = attempt === 1 && index < concurrency ? first : await sign();
-      const started = Date.now();
-      let line: string;
-      let answered: Answered | undefined;
-      try {
-        answered = await post(url, delivery, timeoutMs);
-        const text = answered.text.replace(/\s+/g, ' ').slice(0, 200);
-        line = `${answered.status} ${answered.statusText}${text === '' ? '' : ` ${text}`}`;
-      } catch (error) {
-        if (!(error instanceof NoAnswer)) throw error;
-        line =
-          error.status === undefined
-            ? `no answer (${error.reason})${noAnswerHint(error.reason, address)}`
-            : `${error.status.status} ${error.status.statusText}, but the body did not arrive (${error.reason})`;
-      }
-      io.out(`${label}attempt ${attempt}: ${line} (${Date.now() - started} ms)`);
+      const answered = await sendOnce(`${label}attempt ${attempt}`, delivery);
       // Counted once the whole answer arrived, as the line says.
       lastStatus = answered?.status;
       lastCode = answered === undefined ? undefined : answerCode(answered.text);
@@ -207,12 +260,14 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
       if (answered !== undefined) explain(answered.status, answered.text);
       if (mustRefuse && lastStatus === 401) {
         if (lastCode !== refusalCode) {
+          const why =
+            lastCode === undefined
+              ? 'the answer names no check (a proxy, or a receiver not built on payhook, may refuse every request)'
+              : flags.tamper === true && lastCode === 'TIMESTAMP_OUT_OF_WINDOW'
+                ? 'the receiver judged the date you set first (drop --age/--timestamp)'
+                : `${lastCode} would refuse this delivery unforged and fresh too`;
           io.out(
-            `${label}  ✗ refused, but not with ${refusalCode}: ${
-              lastCode === undefined
-                ? 'the answer names no check (a proxy, or a receiver not built on payhook, may refuse every request)'
-                : `${lastCode} would refuse this delivery unforged and fresh too`
-            }, so its ${flags.tamper === true ? 'signature' : 'timestamp'} check was not shown; fix the cause above, then run this again`,
+            `${label}  ✗ refused, but not with ${refusalCode}: ${why}, so its ${flags.tamper === true ? 'signature' : 'timestamp'} check was not shown; fix the cause above, then run this again`,
           );
         }
         break; // refused: nothing to retry
@@ -228,6 +283,7 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
     return { status: lastStatus, code: lastCode, at: performance.now() };
   };
 
+  if (flags.tamper === true && !(await controlPasses())) return EXIT.FAILED;
   const outcomes: { status: number | undefined; code: string | undefined; at: number }[] = [];
   let next = 0;
   const workers = Array.from({ length: Math.min(concurrency, repeat) }, async () => {
@@ -243,11 +299,6 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
     io.out(
       `${refused} of ${repeat} deliver${repeat === 1 ? 'y' : 'ies'} refused with 401 ${refusalCode}, as a receiver must`,
     );
-    if (flags.tamper === true && refused > 0) {
-      io.out(
-        'a receiver without the key or the webhookUrl used here also answers SIGNATURE_MISMATCH: this check counts only if the same command without --tamper answers 200',
-      );
-    }
     return refused === repeat ? EXIT.OK : EXIT.FAILED;
   }
   io.out(`${accepted} of ${repeat} deliver${repeat === 1 ? 'y' : 'ies'} answered 200 OK`);

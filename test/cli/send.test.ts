@@ -23,11 +23,11 @@ afterEach(() => {
   server = undefined;
 });
 
-/** A real endpoint on 127.0.0.1 that answers each request with `answer(n)` (n from 1). */
+/** A real endpoint on 127.0.0.1 that answers each request with `answer(n)` (n from 1), refusals with `code`. */
 async function endpoint(
   answer: (n: number) => number,
   delayMs: number | ((n: number) => number) = 0,
-  code?: string,
+  code?: string | ((n: number) => string | undefined),
 ): Promise<{ url: string; received: Received[] }> {
   const received: Received[] = [];
   server = createServer((req, res) => {
@@ -44,7 +44,12 @@ async function endpoint(
               'content-type': 'application/json',
               ...(status >= 300 && status < 400 ? { location: '/login' } : {}),
             })
-            .end(JSON.stringify({ ok: status === 200, ...(status === 200 ? {} : { code }) })),
+            .end(
+              JSON.stringify({
+                ok: status === 200,
+                ...(status === 200 ? {} : { code: typeof code === 'function' ? code(received.length) : code }),
+              }),
+            ),
         typeof delayMs === 'number' ? delayMs : delayMs(received.length),
       );
     });
@@ -337,44 +342,88 @@ describe('payhook send', () => {
     expect(pick(JSON.parse(received[1]!.body))).toBe(registered);
   });
 
+  // What a receiver that verifies the key answers: the control (request 1) for its age, forgeries for their signature.
+  const verifying = (n: number) => (n === 1 ? 'TIMESTAMP_OUT_OF_WINDOW' : 'SIGNATURE_MISMATCH');
+
   it('--tamper changes the amount after signing, so the receiver must refuse the delivery', async () => {
-    const { url, received } = await endpoint(() => 401, 0, 'SIGNATURE_MISMATCH');
+    const { url, received } = await endpoint(() => 401, 0, verifying);
     const result = await run(['send', url, '--amount', '5', '--tamper', '--retry', '--speed', '1000']);
     // The receiver refused it, as it must: that is the check passing, and a refusal is not retried.
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('tampered');
-    expect(received).toHaveLength(1);
-    const body = JSON.parse(received[0]!.body) as { amount: number };
+    expect(result.stdout).toContain('1 of 1 delivery refused with 401 SIGNATURE_MISMATCH, as a receiver must');
+    expect(received).toHaveLength(2);
+    // First the control: the same delivery unforged, signed for real but dated a day ago.
+    const control = received[0]!;
+    expect((JSON.parse(control.body) as { amount: number }).amount).toBe(5);
+    const signedAt = Number(control.headers['x-api-timestamp']);
+    expect(Date.now() - signedAt).toBeGreaterThan(86_000_000);
+    const atItsTime = await verifyWebhook(
+      { method: 'POST', url: control.url, headers: control.headers, body: control.body },
+      { publicKeys: TEST_KEY_PAIR.publicKey, now: signedAt },
+    );
+    expect(atItsTime.ok).toBe(true);
+    const body = JSON.parse(received[1]!.body) as { amount: number };
     expect(body.amount).toBe(500);
-    expect(await verifies(received[0]!)).toBe(false);
+    expect(await verifies(received[1]!)).toBe(false);
+  });
+
+  // A receiver that refuses every delivery (without the test key, another webhookUrl, a proxy's 401) would refuse
+  // the forgery SIGNATURE_MISMATCH too: the control shows it, and no forgery is sent.
+  it.each([[undefined], ['SIGNATURE_MISMATCH'], ['URL_MISMATCH']])(
+    '--tamper stops after a control the receiver did not refuse for its age (code %s)',
+    async (code) => {
+      const { url, received } = await endpoint(() => 401, 0, code);
+      const result = await run(['send', url, '--tamper']);
+      expect(result.stdout).toContain('✗ the control was not refused for its age');
+      expect(received).toHaveLength(1);
+      expect(result.code).toBe(1);
+    },
+  );
+
+  it('--tamper fails when the receiver accepts the control dated a day ago, or the forgery', async () => {
+    const stale = await endpoint(() => 200);
+    const accepted = await run(['send', stale.url, '--tamper']);
+    expect(accepted.stdout).toContain('✗ the receiver ACCEPTED a delivery dated a day ago');
+    expect(stale.received).toHaveLength(1);
+    expect(accepted.code).toBe(1);
+    server?.close();
+    const forged = await endpoint((n) => (n === 1 ? 401 : 200), 0, verifying);
+    const result = await run(['send', forged.url, '--tamper']);
+    expect(result.stdout).toContain('✗ the receiver ACCEPTED a forged delivery: it must answer 401');
+    expect(result.stdout).toContain('0 of 1 delivery refused with 401 SIGNATURE_MISMATCH, as a receiver must');
+    expect(result.code).toBe(1);
   });
 
   // Exit 0 for an insecure receiver would make `payhook send --tamper && echo ok` pass exactly when it should not.
-  it.each([
-    [['--tamper'], 'forged'],
-    [['--age', '600000'], 'stale'],
-  ])('fails loudly when the receiver accepts a delivery it must refuse (%j)', async (flags, what) => {
-    const { url } = await endpoint(() => 200);
-    const result = await run(['send', url, ...flags]);
-    expect(result.stdout).toContain(`✗ the receiver ACCEPTED a ${what} delivery: it must answer 401`);
-    expect(result.stdout).toMatch(/0 of 1 delivery refused with 401 \w+, as a receiver must/);
-    expect(result.code).toBe(1);
-  });
+  it.each([[['--age', '600000']], [['--age', '-400000']]])(
+    'fails loudly when the receiver accepts a delivery it must refuse (%j)',
+    async (flags) => {
+      const { url } = await endpoint(() => 200);
+      const result = await run(['send', url, ...flags]);
+      expect(result.stdout).toContain('✗ the receiver ACCEPTED a stale delivery: it must answer 401');
+      expect(result.stdout).toContain('0 of 1 delivery refused with 401 TIMESTAMP_OUT_OF_WINDOW, as a receiver must');
+      expect(result.code).toBe(1);
+    },
+  );
 
   // A 401 for another reason would refuse a genuine delivery too: it shows nothing about the check asked for,
   // so `payhook send --age 600000 && echo ok` must not pass against a receiver that refuses everything.
   it.each([
-    [['--tamper'], undefined],
-    [['--age', '600000'], undefined],
-    [['--age', '600000'], 'SIGNATURE_MISMATCH'],
-    [['--tamper'], 'URL_MISMATCH'],
-  ])('fails when a delivery it must refuse is refused for another reason (%j, code %s)', async (flags, code) => {
-    const { url } = await endpoint(() => 401, 0, code);
-    const result = await run(['send', url, ...flags]);
-    expect(result.stdout).toContain('✗ refused, but not with');
-    expect(result.stdout).toContain(
-      code === undefined ? 'the answer names no check' : `${code} would refuse this delivery unforged and fresh too`,
+    [['--age', '600000'], undefined, 'the answer names no check'],
+    [['--age', '600000'], 'SIGNATURE_MISMATCH', 'SIGNATURE_MISMATCH would refuse this delivery unforged and fresh too'],
+    [['--tamper'], 'URL_MISMATCH', 'URL_MISMATCH would refuse this delivery unforged and fresh too'],
+    [['--tamper', '--age', '600000'], 'TIMESTAMP_OUT_OF_WINDOW', 'the receiver judged the date you set first'],
+  ])('fails when a delivery it must refuse is refused for another reason (%j, code %s)', async (flags, code, why) => {
+    // The control, when --tamper sends one, is refused for its age, as it must be.
+    const { url } = await endpoint(
+      () => 401,
+      0,
+      (n) => (flags[0] === '--tamper' && n === 1 ? 'TIMESTAMP_OUT_OF_WINDOW' : code),
     );
+    const result = await run(['send', url, ...flags]);
+    expect(result.stdout).toContain(`✗ refused, but not with`);
+    expect(result.stdout).toContain(why);
     expect(result.stdout).toMatch(/0 of 1 delivery refused with 401 \w+, as a receiver must/);
     expect(result.code).toBe(1);
   });
@@ -393,6 +442,9 @@ describe('payhook send', () => {
       ['send', 'ftp://127.0.0.1/x'],
       ['send', 'http://127.0.0.1:9/x', '--variant', 'nope'],
       ['send', 'http://127.0.0.1:9/x', '--amount', 'lots'],
+      ['send', 'http://127.0.0.1:9/x', '--age', '300020'],
+      ['send', 'http://127.0.0.1:9/x', '--age', '-298000'],
+      ['send', 'http://127.0.0.1:9/x', '--timestamp', String(Date.now() - 302_000)],
       ['send', 'http://127.0.0.1:9/x', '--repeat', '0'],
       ['send', 'http://127.0.0.1:9/x', '--field', 'novalue'],
       ['send', 'http://127.0.0.1:9/x', '--body', '/nonexistent.json'],
