@@ -169,9 +169,9 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
   // refuse a good delivery too, so it proves nothing about the receiver's checks.
   const refusalCode = flags.tamper === true ? 'SIGNATURE_MISMATCH' : 'TIMESTAMP_OUT_OF_WINDOW';
   const explained = new Set<string>();
-  const explain = (status: number, text: string): void => {
+  const explain = (status: number, text: string, about: SendContext = context): void => {
     const code = answerCode(text);
-    const cause = likelyCause(status, code, context);
+    const cause = likelyCause(status, code, about);
     const seen = `${status} ${code ?? ''}`;
     if (cause === undefined || explained.has(seen)) return;
     explained.add(seen);
@@ -223,7 +223,7 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
       io.out('  ✗ the receiver ACCEPTED a delivery dated a day ago: it must answer 401 TIMESTAMP_OUT_OF_WINDOW');
       return false;
     }
-    explain(answered.status, answered.text);
+    explain(answered.status, answered.text, { ...context, tampered: false, dated: false });
     io.out(
       `  ✗ the control was not refused for its age, so the receiver does not verify deliveries signed with ${keyName} for ${signedUrl} yet, and a refused forgery would show nothing: fix the cause above, then run this again`,
     );

@@ -376,6 +376,8 @@ describe('payhook send', () => {
       const { url, received } = await endpoint(() => 401, 0, code);
       const result = await run(['send', url, '--tamper']);
       expect(result.stdout).toContain('✗ the control was not refused for its age');
+      // The control was not forged: its refusal is blamed on the key or the URL, never on --tamper.
+      expect(result.stdout).not.toContain('expected: --tamper');
       expect(received).toHaveLength(1);
       expect(result.code).toBe(1);
     },
