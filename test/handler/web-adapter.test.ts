@@ -8,6 +8,11 @@ import { PUBLIC_KEY, signDelivery, webhookBody } from '../helpers/sign.js';
 const WEBHOOK_URL = 'https://shop.example.kg/webhooks/payments';
 
 /** A Web handler with these limits, and the ids onPayment received. */
+/** A POST of `body` as a stream, with `headers`, as a platform hands the handler a request being received. */
+function streamRequest(headers: HeadersInit, body: ReadableStream<Uint8Array>): Request {
+  return new Request(WEBHOOK_URL, { method: 'POST', headers, body, duplex: 'half' } as RequestInit);
+}
+
 function handlerFor(options: { maxBodyBytes?: number; bodyTimeoutMs?: number } = {}) {
   const calls: string[] = [];
   const handler = createWebhookHandler({
@@ -100,14 +105,7 @@ describe('maxBodyBytes for a body without Content-Length (Web handler)', () => {
         controller.enqueue(chunk);
       },
     });
-    const response = await handler(
-      new Request(WEBHOOK_URL, {
-        method: 'POST',
-        headers: delivery.headers,
-        body: endless,
-        duplex: 'half',
-      } as RequestInit),
-    );
+    const response = await handler(streamRequest(delivery.headers, endless));
     expect(response.status).toBe(413);
     // Read to the limit and the 8 MiB dropped past it (the stream pulls a chunk or two ahead), not until the deadline.
     expect(pulled).toBeGreaterThan(1_024 + 8 * 1_048_576);
@@ -125,14 +123,7 @@ describe('maxBodyBytes for a body without Content-Length (Web handler)', () => {
         controller.error(Object.assign(new Error('aborted'), { code: 'ECONNRESET' }));
       },
     });
-    const response = await handler(
-      new Request(WEBHOOK_URL, {
-        method: 'POST',
-        headers: delivery.headers,
-        body: broken,
-        duplex: 'half',
-      } as RequestInit),
-    );
+    const response = await handler(streamRequest(delivery.headers, broken));
     expect(response.status).toBe(413);
     expect(errors).toEqual(['BODY_TOO_LARGE']);
     expect(logs.map((record) => [record.event, record.level, record.status])).toEqual([['rejected', 'warn', 413]]);
@@ -185,14 +176,7 @@ describe('bodyTimeoutMs (Web handler)', () => {
       },
     });
     const started = Date.now();
-    const response = await handler(
-      new Request(WEBHOOK_URL, {
-        method: 'POST',
-        headers: delivery.headers,
-        body: stalled,
-        duplex: 'half',
-      } as RequestInit),
-    );
+    const response = await handler(streamRequest(delivery.headers, stalled));
     expect(response.status).toBe(408);
     expect(await response.json()).toMatchObject({ ok: false, code: 'BODY_TIMEOUT' });
     expect(Date.now() - started).toBeGreaterThanOrEqual(140);
@@ -217,14 +201,7 @@ describe('bodyTimeoutMs (Web handler)', () => {
         controller.close();
       },
     });
-    const response = await handler(
-      new Request(WEBHOOK_URL, {
-        method: 'POST',
-        headers: delivery.headers,
-        body: slow,
-        duplex: 'half',
-      } as RequestInit),
-    );
+    const response = await handler(streamRequest(delivery.headers, slow));
     expect(response.status).toBe(200);
   });
 });
@@ -242,14 +219,7 @@ describe('a client that goes away while the body is read (Web handler)', () => {
         controller.error(reset);
       },
     });
-    await handler(
-      new Request(WEBHOOK_URL, {
-        method: 'POST',
-        headers: delivery.headers,
-        body: broken,
-        duplex: 'half',
-      } as RequestInit),
-    );
+    await handler(streamRequest(delivery.headers, broken));
     expect(logs.map((record) => [record.event, record.level])).toEqual([['aborted', 'info']]);
     // The record says what happened and carries the stream's error.
     expect(logs[0]?.message).toBe(
@@ -306,14 +276,7 @@ describe('a body of declared length (Web handler)', () => {
       },
     });
     const declared = 1_024 + 8 * 1_048_576 + 1;
-    const response = await handler(
-      new Request(WEBHOOK_URL, {
-        method: 'POST',
-        headers: { ...delivery.headers, 'content-length': String(declared) },
-        body: endless,
-        duplex: 'half',
-      } as RequestInit),
-    );
+    const response = await handler(streamRequest({ ...delivery.headers, 'content-length': String(declared) }, endless));
     expect(response.status).toBe(413);
     expect(await response.json()).toMatchObject({ code: 'BODY_TOO_LARGE', message: 'The body exceeds 1024 bytes.' });
     expect(response.headers.get('connection')).toBe('close');
@@ -329,14 +292,7 @@ describe('a body of declared length (Web handler)', () => {
         controller.enqueue(new Uint8Array(2_048));
       },
     });
-    const response = await handler(
-      new Request(WEBHOOK_URL, {
-        method: 'POST',
-        headers: { ...delivery.headers, 'content-length': '4096' },
-        body: stalled,
-        duplex: 'half',
-      } as RequestInit),
-    );
+    const response = await handler(streamRequest({ ...delivery.headers, 'content-length': '4096' }, stalled));
     expect(response.status).toBe(413);
     expect(calls).toEqual([]);
   });
@@ -351,12 +307,7 @@ describe('a body of declared length (Web handler)', () => {
       },
     });
     const response = await handler(
-      new Request(WEBHOOK_URL, {
-        method: 'POST',
-        headers: { ...delivery.headers, 'content-length': String(bytes.byteLength) },
-        body: stalled,
-        duplex: 'half',
-      } as RequestInit),
+      streamRequest({ ...delivery.headers, 'content-length': String(bytes.byteLength) }, stalled),
     );
     expect(response.status).toBe(408);
     expect(calls).toEqual([]);
