@@ -74,9 +74,10 @@ copy did and every other copy was answered 409 before the first 200 arrived
 (found in progress, as a receiver that deduplicates answers); for a delivery
 a receiver must refuse (--tamper, or --age/--timestamp outside the ±5-minute
 window), 0 when every one was answered 401 with the code of that check
-(SIGNATURE_MISMATCH after a passed control, TIMESTAMP_OUT_OF_WINDOW); 1 otherwise (or could not
-connect, or answered 409 after a 200: a claim never completed; or accepted a
-delivery it must refuse); 2 usage error.`;
+(SIGNATURE_MISMATCH after a passed control, TIMESTAMP_OUT_OF_WINDOW);
+1 otherwise (or could not connect, or answered 409 after a 200: a claim
+never completed; or accepted a delivery it must refuse); 2 usage error
+(also a date within 5 s of the window's edge, where transit time decides).`;
 
 // How near the window's edge a date is refused as a usage error.
 const WINDOW_EDGE_MS = 5_000;
