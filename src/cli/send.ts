@@ -92,14 +92,13 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
   }
   const { flags, url, signedUrl, capture, asCaptured, overrides, headers, age } = options;
   const { repeat, concurrency, speed, maxAttempts, timeoutMs, privateKey } = options;
+  // How far from now the delivery is dated (0 unless --age or --timestamp says otherwise); a capture keeps its own.
+  const offset = asCaptured ? 0 : flags.timestamp === undefined ? age : Date.now() - Number(flags.timestamp);
   // So close to the window's edge, the time on the way decides whether the date is inside: no verdict would hold.
-  if (!asCaptured && (flags.age !== undefined || flags.timestamp !== undefined)) {
-    const offset = flags.timestamp === undefined ? age : Date.now() - Number(flags.timestamp);
-    if (Math.abs(Math.abs(offset) - SERVICE_WINDOW_MS) < WINDOW_EDGE_MS) {
-      throw new UsageError(
-        `--age/--timestamp dates the delivery within ${WINDOW_EDGE_MS / 1000} s of the ±5-minute window's edge, where the time on the way decides the verdict: date it at most 295 s or at least 305 s away`,
-      );
-    }
+  if (Math.abs(Math.abs(offset) - SERVICE_WINDOW_MS) < WINDOW_EDGE_MS) {
+    throw new UsageError(
+      `--age/--timestamp dates the delivery within ${WINDOW_EDGE_MS / 1000} s of the ±5-minute window's edge, where the time on the way decides the verdict: date it at most 295 s or at least 305 s away`,
+    );
   }
 
   let body: object | string;
@@ -163,8 +162,7 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
     asCaptured,
   };
   // A forged or stale delivery: the receiver passes by refusing it (401), and a 200 is the failure.
-  const signedAt = flags.timestamp === undefined ? Date.now() - age : Number(flags.timestamp);
-  const mustRefuse = flags.tamper === true || (!asCaptured && Math.abs(Date.now() - signedAt) > SERVICE_WINDOW_MS);
+  const mustRefuse = flags.tamper === true || Math.abs(offset) > SERVICE_WINDOW_MS;
   // The refusal that proves the check: a forged delivery fails its signature; a stale one (signed correctly)
   // fails its timestamp. Any other 401 (a proxy's, a receiver without the test key, another webhookUrl) would
   // refuse a good delivery too, so it proves nothing about the receiver's checks.

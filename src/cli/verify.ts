@@ -3,10 +3,10 @@ import { isPayhookError } from '../errors.js';
 import { DEFAULT_TOLERANCE_MS } from '../freshness.js';
 import type { KeyInput } from '../keys.js';
 import type { ServiceEnvironment } from '../service-keys.js';
+import { TEST_PUBLIC_KEY } from '../testing/test-public-key.js';
 import { verifyWebhook, type VerifyWebhookOptions, type VerifyWebhookResult } from '../verify-webhook.js';
 import { formatDuration, EXIT, parse, pairs, readInput, UsageError, type Io } from './io.js';
 import { parseCapturedRequest } from './request-file.js';
-import { TEST_PUBLIC_KEY } from '../testing/test-public-key.js';
 
 export const VERIFY_HELP = `Usage: payhook verify --request <file> (--env production|beta | --key <pem file> | --test-key) [options]
 
