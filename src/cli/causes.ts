@@ -126,7 +126,7 @@ const FIXED: Readonly<Record<string, Cause>> = {
   },
   HANDLER_FAILED: { causes: ['your onPayment threw or timed out: the receiver logs why'] },
   INVALID_KEY: {
-    causes: ["the receiver's public key cannot be read, or is not one RSA public key: the receiver logs which"],
+    causes: ["the receiver's public key cannot be read, or is not one RSA public key: the receiver logs why"],
   },
   WEAK_KEY: { causes: ["the receiver's public key is shorter than 2048 bits"] },
   INVALID_ARGUMENT: {
