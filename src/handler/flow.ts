@@ -14,7 +14,7 @@ import { deadLetterInvalid, deadLetterLatePark, deadLetterParked } from './dead-
 import { Deadline } from './deadline.js';
 import type { WebhookHandlerOptions } from './options.js';
 import { receiveBody, type DeliveryInput } from './receive.js';
-import { captureMismatch, createReporter, DeliveryReport, type Reporter } from './report.js';
+import { captureMismatch, createReporter, DeliveryReport, describeChecks, type Reporter } from './report.js';
 import type { SchemeFactory } from '../lib/signature-scheme.js';
 import { resolveSettings, type HandlerFactory, type Settings } from './settings.js';
 import { claimDelivery, createStoreCalls, type StoreCalls } from './store-calls.js';
@@ -46,8 +46,9 @@ async function deliver(flow: Flow, input: DeliveryInput, deadline: Deadline): Pr
   if (!verified.ok) {
     const { error } = verified;
     if (error.code === 'INVALID_PAYLOAD') return deadLetterInvalid(settings, request, error, deadline, report);
-    if (error.code === 'SIGNATURE_MISMATCH') captureMismatch(settings.options, request, report);
-    return report.refuse(error.code, error.message);
+    if (error.code !== 'SIGNATURE_MISMATCH') return report.refuse(error.code, error.message);
+    captureMismatch(settings.options, request, report);
+    return report.refuse(error.code, error.message, { note: flow.checks });
   }
   const { webhook, timestamp, webhookUrl } = verified;
   // A lenient parse keeps an empty id, but the default key cannot tell such a
@@ -110,6 +111,8 @@ interface Flow {
   readonly settings: Settings;
   readonly reporter: Reporter;
   readonly stores: StoreCalls;
+  /** What signatures are checked against, for a SIGNATURE_MISMATCH's log line. */
+  readonly checks: string;
 }
 
 /**
@@ -122,7 +125,12 @@ export function createDeliveryFlow(
   scheme?: SchemeFactory,
 ): Deliver {
   const settings = resolveSettings(options, factory, scheme);
-  const flow: Flow = { settings, reporter: createReporter(options.logger), stores: createStoreCalls(settings) };
+  const flow: Flow = {
+    settings,
+    reporter: createReporter(options.logger),
+    stores: createStoreCalls(settings),
+    checks: describeChecks(options),
+  };
   // Import the keys now, so the first delivery does not wait and a bad key
   // is logged at start-up; deliveries still see the error.
   settings.ready().catch((error: unknown) => {

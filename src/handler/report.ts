@@ -29,6 +29,8 @@ export interface Refusal {
   /** @defaultValue `warn` */
   readonly level?: Level;
   readonly cause?: unknown;
+  /** Added to the message that the log and onError get, never to the answer (the sender must not learn it). */
+  readonly note?: string;
   readonly headers?: Record<string, string>;
   readonly after?: Promise<void>;
 }
@@ -82,9 +84,10 @@ export class DeliveryReport {
   /** The non-200 answer for `code`: reported to `onError` and the log in full; a 5xx body says only the table's wording. */
   refuse(code: PayhookErrorCode, message: string, how: Refusal = {}): Answer {
     const [status, retriable, wording = 'The webhook handler failed'] = codeFacts(code);
-    const { cause } = how;
-    this.failed(code, message, status, cause);
-    this.log(how.level ?? 'warn', how.event ?? 'rejected', message, { status, code, error: cause });
+    const { cause, note } = how;
+    const told = note === undefined ? message : `${message} ${note}`;
+    this.failed(code, told, status, cause);
+    this.log(how.level ?? 'warn', how.event ?? 'rejected', told, { status, code, error: cause });
     const shown =
       status < 500 || this.exposeErrors
         ? message
@@ -184,4 +187,32 @@ function registeredFor(webhookUrl: WebhookUrlOption | undefined, request: Webhoo
   } catch {
     return undefined; // a function that throws: the capture simply records no URL
   }
+}
+
+/**
+ * Internal: what a signature is checked against, from the options alone (so nothing a sender controls is logged),
+ * added to the log line of a SIGNATURE_MISMATCH: the first thing to compare when every delivery is refused (the
+ * sandbox's key against production's, a test delivery, another registered URL).
+ */
+export function describeChecks(
+  options: Pick<WebhookHandlerOptions, 'environment' | 'publicKeys' | 'webhookUrl'>,
+): string {
+  const keys = [options.environment ?? []].flat().map((name) => `the service's ${String(name)} key`);
+  if (options.publicKeys !== undefined) keys.push('your publicKeys');
+  const { webhookUrl } = options;
+  const url =
+    webhookUrl === undefined
+      ? 'the Host and path each request arrives with (allowAnyHost)'
+      : typeof webhookUrl === 'string'
+        ? withoutSecrets(webhookUrl)
+        : 'the URL your webhookUrl list or function picks';
+  return `Checked with ${keys.join(' and ')}, for ${url}.`;
+}
+
+// A registered URL may carry a secret (a query token, a user and password): the log names the parameters only.
+function withoutSecrets(webhookUrl: string): string {
+  const { protocol, host, pathname, searchParams } = new URL(webhookUrl);
+  const names: string[] = [];
+  searchParams.forEach((_value, name) => names.push(`${name}=…`));
+  return `${protocol}//${host}${pathname}${names.length === 0 ? '' : `?${names.join('&')}`}`;
 }

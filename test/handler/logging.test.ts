@@ -92,3 +92,74 @@ describe('the default logger', () => {
     expect(lines).toEqual([]);
   });
 });
+
+describe('the line for a signature that does not verify', () => {
+  // What the merchant compares first when every delivery is refused: which key, for which URL.
+  type Checked = { publicKeys?: string; environment?: Array<'production' | 'beta'> } & (
+    { webhookUrl: WebhookHandlerOptions['webhookUrl'] } | { allowAnyHost: true }
+  );
+  async function refusal(
+    checked: Checked = { publicKeys: PUBLIC_KEY, webhookUrl: WEBHOOK_URL },
+    request: Request = tamperedRequest(),
+  ) {
+    const messages: string[] = [];
+    const response = await createWebhookHandler({
+      ...(checked as WebhookHandlerOptions),
+      onPayment: () => {},
+      logger: (record) => void messages.push(`log ${record.message}`),
+      onError: (error) => void messages.push(`onError ${error.message}`),
+    })(request);
+    const answer = (await response.json()) as { code?: string; message?: string };
+    return { status: response.status, answer, messages };
+  }
+
+  const MISMATCH = /^The signature does not verify: .*another environment\.$/;
+
+  it('names the keys and the URL checked in the log and onError, never in the answer', async () => {
+    const { status, answer, messages } = await refusal();
+    expect(status).toBe(401);
+    expect(answer.code).toBe('SIGNATURE_MISMATCH');
+    expect(answer.message).toMatch(MISMATCH);
+    const said = `${answer.message!} Checked with your publicKeys, for ${WEBHOOK_URL}.`;
+    expect(messages.sort()).toEqual([`log ${said}`, `onError ${said}`]);
+  });
+
+  it("names the service's keys, and hides a query's values and a URL's user and password", async () => {
+    const url = 'https://shop:s3cret@shop.example.kg/webhooks/payments?shop=7&token=t0ken';
+    const delivery = signDelivery(webhookBody(), { target: '/webhooks/payments?shop=7&token=t0ken' });
+    const request = new Request(`${WEBHOOK_URL}?shop=7&token=t0ken`, {
+      method: 'POST',
+      headers: delivery.headers,
+      body: delivery.body,
+    });
+    const { status, messages } = await refusal({ environment: ['production', 'beta'], webhookUrl: url }, request);
+    expect(status).toBe(401);
+    const line = messages.find((message) => message.startsWith('log '));
+    expect(line).toMatch(
+      /Checked with the service's production key and the service's beta key, for https:\/\/shop\.example\.kg\/webhooks\/payments\?shop=…&token=…\.$/,
+    );
+    expect(messages.join('\n')).not.toMatch(/s3cret|t0ken|=7/);
+  });
+
+  it('says how the URL is chosen for a list, a function and allowAnyHost', async () => {
+    const checked = async (options: Checked) =>
+      (await refusal(options)).messages.find((message) => message.startsWith('log '))?.replace(/^.*Checked/, 'Checked');
+    expect(await checked({ publicKeys: PUBLIC_KEY, webhookUrl: [WEBHOOK_URL, 'https://shop.example.kg/other'] })).toBe(
+      'Checked with your publicKeys, for the URL your webhookUrl list or function picks.',
+    );
+    expect(await checked({ publicKeys: PUBLIC_KEY, webhookUrl: () => WEBHOOK_URL })).toBe(
+      'Checked with your publicKeys, for the URL your webhookUrl list or function picks.',
+    );
+    expect(await checked({ publicKeys: PUBLIC_KEY, allowAnyHost: true })).toBe(
+      'Checked with your publicKeys, for the Host and path each request arrives with (allowAnyHost).',
+    );
+  });
+
+  it('adds nothing to the lines of other refusals', async () => {
+    const delivery = signDelivery(webhookBody(), { timestamp: 5 });
+    const request = new Request(WEBHOOK_URL, { method: 'POST', headers: delivery.headers, body: delivery.body });
+    const { answer, messages } = await refusal(undefined, request);
+    expect(answer.code).toBe('TIMESTAMP_OUT_OF_WINDOW');
+    expect(messages.sort()).toEqual([`log ${answer.message!}`, `onError ${answer.message!}`]);
+  });
+});
