@@ -1,6 +1,7 @@
 // The default logger: one console line per refused or failed delivery,
 // rate-limited, silenced with `logger: false`.
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { WebhookHandlerError, WebhookLogRecord } from '../../src/handler/hooks.js';
 import type { WebhookHandlerOptions } from '../../src/handler/options.js';
 import { createDefaultLogger } from '../../src/handler/report.js';
 import { createWebhookHandler } from '../../src/web/index.js';
@@ -103,12 +104,14 @@ describe('the line for a signature that does not verify', () => {
     request: Request = tamperedRequest(),
   ) {
     const messages: string[] = [];
-    const response = await createWebhookHandler({
-      ...(checked as WebhookHandlerOptions),
+    const options = {
+      ...checked,
       onPayment: () => {},
-      logger: (record) => void messages.push(`log ${record.message}`),
-      onError: (error) => void messages.push(`onError ${error.message}`),
-    })(request);
+      logger: (record: WebhookLogRecord) => void messages.push(`log ${record.message}`),
+      onError: (error: WebhookHandlerError) => void messages.push(`onError ${error.message}`),
+    };
+    // Each case is one of the option types' shapes; the union of them is not, for TypeScript.
+    const response = await createWebhookHandler(options as unknown as WebhookHandlerOptions)(request);
     const answer = (await response.json()) as { code?: string; message?: string };
     return { status: response.status, answer, messages };
   }
