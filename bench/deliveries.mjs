@@ -15,6 +15,11 @@ const privateKey = createPrivateKey(keys['conformance-2048'].privateKeyPem);
 /** The public key as a cached node:crypto KeyObject (the raw baseline's key). */
 export const PUBLIC_KEY_OBJECT = createPublicKey(PUBLIC_KEY_PEM);
 
+/** A genuine signature (base64) of `canonical`: what the service would send for that delivery. */
+export function signatureOf(canonical) {
+  return sign('sha256', Buffer.from(canonical, 'utf8'), privateKey).toString('base64');
+}
+
 /** The Host the service signs for, i.e. the host of the merchant's webhook URL. */
 export const HOST = 'shop.example.kg';
 

@@ -30,7 +30,7 @@ import { cpus, loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { canonicalString } from './bare.mjs';
-import { makeDeliveries, PUBLIC_KEY_PEM } from './deliveries.mjs';
+import { makeDeliveries, PUBLIC_KEY_PEM, signatureOf } from './deliveries.mjs';
 import { runHttp } from './http.mjs';
 import { formatOps, formatRatio, env, median, settle, table } from './lib.mjs';
 import { PEERS, signPeerDeliveries, tamper } from './peers.mjs';
@@ -336,14 +336,21 @@ async function printUnsigned() {
   }
   const rows = [];
   let current;
+  // A genuine signature of another delivery: what any merchant of the service can send to any other.
+  const genuine = signatureOf('post\n/another/merchant\nhost:another.example\n{"id":"1"}');
   for (const [name, core, web] of builds) {
-    const cost = await unsignedCost(core, web, PUBLIC_KEY_PEM);
+    const cost = await unsignedCost(core, web, PUBLIC_KEY_PEM, genuine);
     current ??= cost;
-    for (const [path, m] of [
-      ['verifyWebhook', cost.verify],
-      ['payhook/web handler', cost.handler],
+    for (const [signature, under] of [
+      ['junk signature', cost.junk],
+      ["another delivery's signature", cost.genuine],
     ]) {
-      rows.push([`${name}: ${path}`, cost.bytes, m.busyMs.toFixed(1), m.wallMs.toFixed(1)]);
+      for (const [path, m] of [
+        ['verifyWebhook', under.verify],
+        ['payhook/web handler', under.handler],
+      ]) {
+        rows.push([`${name}, ${signature}: ${path}`, under.bytes, m.busyMs.toFixed(1), m.wallMs.toFixed(1)]);
+      }
     }
   }
   console.log('');
@@ -355,10 +362,14 @@ async function printUnsigned() {
       'r',
     ]),
   );
-  const worst = Math.max(current.verify.busyMs, current.handler.busyMs);
+  const worstOf = (under) => Math.max(under.verify.busyMs, under.handler.busyMs);
+  const junk = worstOf(current.junk);
+  const worst = Math.max(junk, worstOf(current.genuine));
+  const verdict = (ms, target) => `${ms.toFixed(1)} ms ${ms <= target ? 'met' : 'missed'}`;
   console.log(
     '  one request at a time, default options (a silent logger), median of 10; event loop ms: the time the' +
-      ` JavaScript thread was busy with it. Target ≤ 20 ms: ${worst.toFixed(1)} ms ${worst <= 20 ? 'met' : 'missed'}`,
+      ` JavaScript thread was busy with it. Targets: junk signature ≤ 20 ms: ${verdict(junk, 20)};` +
+      ` any signature ≤ 5 ms: ${verdict(worst, 5)}`,
   );
   return current;
 }

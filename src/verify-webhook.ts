@@ -212,8 +212,9 @@ const prepared = /* @__PURE__ */ new WeakMap<object, PreparedVerifier>();
  *    public operation gives no PKCS #1 v1.5 block. Such a request costs
  *    little: its body is never parsed.
  * 4. The canonical string cannot be built: `INVALID_BODY` (not JSON, not an
- *    object, nested more than 64 levels deep, or a parsed value JSON cannot
- *    write), `MISSING_HOST`, `MALFORMED_PATH`, `MALFORMED_QUERY`.
+ *    object, nested more than 64 levels deep, more than 1,000 top-level
+ *    members, or a parsed value JSON cannot write), `MISSING_HOST`,
+ *    `MALFORMED_PATH`, `MALFORMED_QUERY`.
  * 5. `SIGNATURE_MISMATCH` — no key verifies it (this includes an
  *    `x-api-timestamp` added, removed or changed after signing).
  * 6. `MISSING_TIMESTAMP`, `MALFORMED_TIMESTAMP`, `TIMESTAMP_OUT_OF_WINDOW`.

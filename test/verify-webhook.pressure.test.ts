@@ -5,6 +5,7 @@ import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { buildCanonicalString } from '../src/canonical.js';
 import { DEFAULT_MAX_BODY_BYTES, verifyWebhook, type VerifyWebhookOptions } from '../src/verify-webhook.js';
+import { MAX_BODY_MEMBERS } from '../src/lib/json-body.js';
 import { fixtures } from './conformance/fixtures.js';
 import { PUBLIC_KEY, signDelivery, webhookBody } from './helpers/sign.js';
 
@@ -147,8 +148,9 @@ describe('a large body', () => {
     expect(await codeOf(withSignature(randomSignature(), body))).toBe('SIGNATURE_MISMATCH');
     expect(await codeOf(withSignature(randomSignature(), new TextEncoder().encode(body)))).toBe('SIGNATURE_MISMATCH');
     expect(parse).not.toHaveBeenCalled();
-    // The same size of body, signed: parsed once, for the line and the payment.
-    const signed = signDelivery({ ...(JSON.parse(body) as object), ...webhookBody() }, { timestamp: NOW });
+    // The same size of body, signed: parsed once, for the line and the payment (its thousands of members under
+    // one key: more than MAX_BODY_MEMBERS at the top level are INVALID_BODY, below).
+    const signed = signDelivery({ ...webhookBody(), extra: JSON.parse(body) as object }, { timestamp: NOW });
     parse.mockClear();
     expect(await codeOf(signed, { ...base, maxBodyBytes: 2 * DEFAULT_MAX_BODY_BYTES })).toBe('OK');
     expect(parse).toHaveBeenCalledTimes(1);
@@ -198,6 +200,51 @@ describe('nesting (CONTRACT §8)', () => {
     const body: Record<string, unknown> = webhookBody();
     body['self'] = body;
     expect(await codeOf(withSignature(replayedSignature, body as unknown as string))).toBe('INVALID_BODY');
+  });
+});
+
+describe('top-level members (bounded like nesting)', () => {
+  /** The delivery's own members, then `extra0`, `extra1`… until the body has `members` top-level members. */
+  const wide = (members: number) => {
+    const body: Record<string, unknown> = webhookBody();
+    for (let i = 0; Object.keys(body).length < members; i++) body[`extra${i}`] = i;
+    return body;
+  };
+
+  it(`a signed body of ${MAX_BODY_MEMBERS} top-level members verifies as text, bytes or parsed; one more is INVALID_BODY`, async () => {
+    const sealed = await sealedOptions();
+    for (const [members, code] of [
+      [MAX_BODY_MEMBERS, 'OK'],
+      [MAX_BODY_MEMBERS + 1, 'INVALID_BODY'],
+    ] as const) {
+      const delivery = signDelivery(wide(members), { timestamp: NOW });
+      for (const body of [
+        delivery.body,
+        new TextEncoder().encode(delivery.body),
+        JSON.parse(delivery.body) as string,
+      ]) {
+        for (const options of [base, sealed]) {
+          expect([members, await codeOf({ ...delivery, body }, options)]).toEqual([members, code]);
+        }
+      }
+    }
+    const { method, target, headers, body } = signDelivery(wide(MAX_BODY_MEMBERS + 1), { timestamp: NOW });
+    const result = await verifyWebhook({ method, url: target, headers, body }, base);
+    expect(result.ok ? '' : result.error.message).toBe(`The body has more than ${MAX_BODY_MEMBERS} top-level members.`);
+  });
+
+  it('members under a key are not counted: only the top level is sorted', async () => {
+    const body = webhookBody({ extra: wide(2 * MAX_BODY_MEMBERS) });
+    expect(await codeOf(signDelivery(body, { timestamp: NOW }))).toBe('OK');
+  });
+
+  it('a wide body under a signature no key can have made is SIGNATURE_MISMATCH, as any body is', async () => {
+    const delivery = signDelivery(wide(MAX_BODY_MEMBERS + 1), { timestamp: NOW });
+    const forged = {
+      ...delivery,
+      headers: { ...delivery.headers, signature: Buffer.alloc(256, 7).toString('base64') },
+    };
+    expect(await codeOf(forged)).toBe('SIGNATURE_MISMATCH');
   });
 });
 

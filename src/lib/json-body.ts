@@ -90,6 +90,14 @@ function rawText(body: string | Uint8Array | ArrayBuffer): string {
 
 const TOO_DEEP = `The body nests arrays and objects more than ${MAX_BODY_DEPTH} levels deep.`;
 
+// The top-level members are sorted with the en-US collator for the canonical
+// string, the costliest step per byte: 32 KiB of two-letter keys took 6.5 ms
+// of event loop under a genuine signature made for another URL (which every
+// merchant of the service holds). Real deliveries have about a dozen.
+export const MAX_BODY_MEMBERS = 1_000;
+
+const TOO_MANY = `The body has more than ${MAX_BODY_MEMBERS} top-level members.`;
+
 const JSON_NULL = /^[ \t\n\r]*null[ \t\n\r]*$/;
 
 function parseText(text: string): unknown {
@@ -124,9 +132,10 @@ function objectOrNone(value: unknown): JsonObject | null {
 /**
  * Parses a body once into the JSON object it carries, or `null` when there is
  * no body (absent, empty text, or JSON `null`). Throws `INVALID_BODY` for text
- * that is not JSON, for JSON that is not an object, and for a body nested
+ * that is not JSON, for JSON that is not an object, for a body nested
  * deeper than {@link MAX_BODY_DEPTH} levels, which is refused before it is
- * parsed (an already parsed value is measured instead). A leading byte-order
+ * parsed (an already parsed value is measured instead), and for one with more
+ * than {@link MAX_BODY_MEMBERS} top-level members. A leading byte-order
  * mark is ignored, in text as in bytes.
  *
  * @example
@@ -138,14 +147,17 @@ function objectOrNone(value: unknown): JsonObject | null {
  * ```
  */
 export function parseJsonBody(body: BodyInput): JsonObject | null {
+  let value: JsonObject | null;
   if (typeof body !== 'string' && !isBytes(body)) {
     checkBodyRead(body);
-    const value = objectOrNone(body);
+    value = objectOrNone(body);
     if (valueTooDeep(value)) throw new PayhookError('INVALID_BODY', TOO_DEEP);
-    return value;
+  } else {
+    const text = rawText(body);
+    value = text === '' ? null : objectOrNone(parseText(text));
   }
-  const text = rawText(body);
-  return text === '' ? null : objectOrNone(parseText(text));
+  if (value !== null && Object.keys(value).length > MAX_BODY_MEMBERS) throw new PayhookError('INVALID_BODY', TOO_MANY);
+  return value;
 }
 
 /**

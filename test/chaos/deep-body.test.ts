@@ -4,7 +4,14 @@
 // bodies that were never deep.
 import { DEFAULT_MAX_BODY_BYTES } from '../../src/verify-webhook.js';
 import { describe, expect, it } from 'vitest';
-import { SHAPES, nestedArrays, nestedObjects } from '../../scripts/chaos/scenarios/deep-body.mjs';
+import {
+  manyMembers,
+  nestedArrays,
+  nestedObjects,
+  SHAPES,
+  WIDE_SHAPES,
+} from '../../scripts/chaos/scenarios/deep-body.mjs';
+import { MAX_BODY_MEMBERS } from '../../src/lib/json-body.js';
 
 /** The deepest nesting of arrays and objects in JSON text (strings skipped). */
 function depthOf(text: string): number {
@@ -44,5 +51,20 @@ describe('chaos deep-body shapes', () => {
     expect(objects.length).toBeLessThanOrEqual(1_000);
     expect(depthOf(objects)).toBe(Math.floor(998 / 6) + 1);
     expect(() => nestedArrays(8, 4_000, 32_768)).toThrow(/do not fit/);
+  });
+
+  it('has wide bodies: thousands of members at the top level (over the bound), and under one key', () => {
+    const [[, top], [, nested]] = WIDE_SHAPES as [[string, Buffer], [string, Buffer]];
+    const topValue = JSON.parse(top.toString('utf8')) as Record<string, unknown>;
+    expect(Object.keys(topValue).length).toBeGreaterThan(4 * MAX_BODY_MEMBERS);
+    const nestedValue = JSON.parse(nested.toString('utf8')) as { a: Record<string, unknown> };
+    expect(Object.keys(nestedValue)).toEqual(['a']);
+    expect(Object.keys(nestedValue.a).length).toBeGreaterThan(4 * MAX_BODY_MEMBERS);
+    for (const body of [top, nested]) {
+      expect(body.length).toBeLessThanOrEqual(DEFAULT_MAX_BODY_BYTES);
+      expect(body.length).toBeGreaterThan(DEFAULT_MAX_BODY_BYTES - 16);
+    }
+    expect(manyMembers(19).toString('utf8')).toBe('{"0":0,"1":0,"2":0}');
+    expect(manyMembers(18).toString('utf8')).toBe('{"0":0,"1":0}');
   });
 });
