@@ -195,24 +195,25 @@ function registeredFor(webhookUrl: WebhookUrlOption | undefined, request: Webhoo
  * sandbox's key against production's, a test delivery, another registered URL).
  */
 export function describeChecks(
-  options: Pick<WebhookHandlerOptions, 'environment' | 'publicKeys' | 'webhookUrl'>,
+  options: Pick<WebhookHandlerOptions, 'environment' | 'publicKeys' | 'webhookUrl' | 'trustForwardedHeaders'>,
 ): string {
-  const keys = [options.environment ?? []].flat().map((name) => `the service's ${String(name)} key`);
-  if (options.publicKeys !== undefined) keys.push('your publicKeys');
+  const environments = new Set([options.environment ?? []].flat());
+  const keys = [...environments].map((name) => `the service's ${String(name)} key`);
+  if ([options.publicKeys ?? []].flat().length > 0) keys.push('your publicKeys');
   const { webhookUrl } = options;
+  const host = options.trustForwardedHeaders === true ? 'X-Forwarded-Host (else Host)' : 'Host';
   const url =
     webhookUrl === undefined
-      ? 'the Host and path each request arrives with (allowAnyHost)'
+      ? `the ${host}, path and query each request arrives with (allowAnyHost)`
       : typeof webhookUrl === 'string'
         ? withoutSecrets(webhookUrl)
         : 'the URL your webhookUrl list or function picks';
   return `Checked with ${keys.join(' and ')}, for ${url}.`;
 }
 
-// A registered URL may carry a secret (a query token, a user and password): the log names the parameters only.
+// A registered URL may carry a secret in its query (a token, even as a bare
+// name) or its user and password: only the scheme, host and path are printed.
 function withoutSecrets(webhookUrl: string): string {
-  const { protocol, host, pathname, searchParams } = new URL(webhookUrl);
-  const names: string[] = [];
-  searchParams.forEach((_value, name) => names.push(`${name}=…`));
-  return `${protocol}//${host}${pathname}${names.length === 0 ? '' : `?${names.join('&')}`}`;
+  const { protocol, host, pathname, search } = new URL(webhookUrl);
+  return `${protocol}//${host}${pathname}${search === '' ? '' : '?…'}`;
 }

@@ -96,9 +96,11 @@ describe('the default logger', () => {
 
 describe('the line for a signature that does not verify', () => {
   // What the merchant compares first when every delivery is refused: which key, for which URL.
-  type Checked = { publicKeys?: string; environment?: Array<'production' | 'beta'> } & (
-    { webhookUrl: WebhookHandlerOptions['webhookUrl'] } | { allowAnyHost: true }
-  );
+  type Checked = {
+    publicKeys?: string | string[];
+    environment?: Array<'production' | 'beta'>;
+    trustForwardedHeaders?: boolean;
+  } & ({ webhookUrl: WebhookHandlerOptions['webhookUrl'] } | { allowAnyHost: true });
   async function refusal(
     checked: Checked = { publicKeys: PUBLIC_KEY, webhookUrl: WEBHOOK_URL },
     request: Request = tamperedRequest(),
@@ -127,24 +129,33 @@ describe('the line for a signature that does not verify', () => {
     expect(messages.sort()).toEqual([`log ${said}`, `onError ${said}`]);
   });
 
-  it("names the service's keys, and hides a query's values and a URL's user and password", async () => {
-    const url = 'https://shop:s3cret@shop.example.kg/webhooks/payments?shop=7&token=t0ken';
-    const delivery = signDelivery(webhookBody(), { target: '/webhooks/payments?shop=7&token=t0ken' });
-    const request = new Request(`${WEBHOOK_URL}?shop=7&token=t0ken`, {
-      method: 'POST',
-      headers: delivery.headers,
-      body: delivery.body,
-    });
-    const { status, messages } = await refusal({ environment: ['production', 'beta'], webhookUrl: url }, request);
-    expect(status).toBe(401);
-    const line = messages.find((message) => message.startsWith('log '));
-    expect(line).toMatch(
-      /Checked with the service's production key and the service's beta key, for https:\/\/shop\.example\.kg\/webhooks\/payments\?shop=…&token=…\.$/,
-    );
-    expect(messages.join('\n')).not.toMatch(/s3cret|t0ken|=7/);
+  it("names the service's keys, and hides the query and a URL's user and password", async () => {
+    for (const query of ['shop=7&token=t0ken', '9f86d081884c7d659a2feaa0c55ad015']) {
+      const url = `https://shop:s3cret@shop.example.kg/webhooks/payments?${query}`;
+      const delivery = signDelivery(webhookBody(), { target: `/webhooks/payments?${query}` });
+      const request = new Request(`${WEBHOOK_URL}?${query}`, {
+        method: 'POST',
+        headers: delivery.headers,
+        body: delivery.body,
+      });
+      const { status, messages } = await refusal({ environment: ['production', 'beta'], webhookUrl: url }, request);
+      expect(status).toBe(401);
+      const line = messages.find((message) => message.startsWith('log '));
+      expect(line).toMatch(
+        /Checked with the service's production key and the service's beta key, for https:\/\/shop\.example\.kg\/webhooks\/payments\?…\.$/,
+      );
+      expect(messages.join('\n')).not.toMatch(/s3cret|t0ken|shop=|9f86d/);
+    }
   });
 
-  it('says how the URL is chosen for a list, a function and allowAnyHost', async () => {
+  it('names each environment once, and no publicKeys when the list is empty', async () => {
+    const { messages } = await refusal({ environment: ['beta', 'beta'], publicKeys: [], webhookUrl: WEBHOOK_URL });
+    expect(messages.find((message) => message.startsWith('log '))).toMatch(
+      /Checked with the service's beta key, for https:\/\/shop\.example\.kg\/webhooks\/payments\.$/,
+    );
+  });
+
+  it('says how the URL is chosen for a list, a function and allowAnyHost (with forwarded headers trusted or not)', async () => {
     const checked = async (options: Checked) =>
       (await refusal(options)).messages.find((message) => message.startsWith('log '))?.replace(/^.*Checked/, 'Checked');
     expect(await checked({ publicKeys: PUBLIC_KEY, webhookUrl: [WEBHOOK_URL, 'https://shop.example.kg/other'] })).toBe(
@@ -154,7 +165,10 @@ describe('the line for a signature that does not verify', () => {
       'Checked with your publicKeys, for the URL your webhookUrl list or function picks.',
     );
     expect(await checked({ publicKeys: PUBLIC_KEY, allowAnyHost: true })).toBe(
-      'Checked with your publicKeys, for the Host and path each request arrives with (allowAnyHost).',
+      'Checked with your publicKeys, for the Host, path and query each request arrives with (allowAnyHost).',
+    );
+    expect(await checked({ publicKeys: PUBLIC_KEY, allowAnyHost: true, trustForwardedHeaders: true })).toBe(
+      'Checked with your publicKeys, for the X-Forwarded-Host (else Host), path and query each request arrives with (allowAnyHost).',
     );
   });
 
