@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { buildCanonicalString } from '../src/canonical.js';
 import { DEFAULT_MAX_BODY_BYTES, verifyWebhook, type VerifyWebhookOptions } from '../src/verify-webhook.js';
-import { MAX_BODY_MEMBERS } from '../src/lib/json-body.js';
+import { MAX_BODY_MEMBERS, MAX_BODY_NAMES_LENGTH } from '../src/lib/json-body.js';
 import { fixtures } from './conformance/fixtures.js';
 import { PUBLIC_KEY, signDelivery, webhookBody } from './helpers/sign.js';
 
@@ -204,10 +204,10 @@ describe('nesting (CONTRACT §8)', () => {
 });
 
 describe('top-level members (bounded like nesting)', () => {
-  /** The delivery's own members, then `extra0`, `extra1`… until the body has `members` top-level members. */
+  /** The delivery's own members, then `_0`, `_1`… `_z`, `_10`… until the body has `members` top-level members. */
   const wide = (members: number) => {
     const body: Record<string, unknown> = webhookBody();
-    for (let i = 0; Object.keys(body).length < members; i++) body[`extra${i}`] = i;
+    for (let i = 0; Object.keys(body).length < members; i++) body[`_${i.toString(36)}`] = i;
     return body;
   };
 
@@ -230,7 +230,32 @@ describe('top-level members (bounded like nesting)', () => {
     }
     const { method, target, headers, body } = signDelivery(wide(MAX_BODY_MEMBERS + 1), { timestamp: NOW });
     const result = await verifyWebhook({ method, url: target, headers, body }, base);
-    expect(result.ok ? '' : result.error.message).toBe(`The body has more than ${MAX_BODY_MEMBERS} top-level members.`);
+    expect(result.ok ? '' : result.error.message).toBe(
+      `The body has more than ${MAX_BODY_MEMBERS} top-level members, or their names add up to more than ${MAX_BODY_NAMES_LENGTH} characters.`,
+    );
+  });
+
+  it(`top-level names of ${MAX_BODY_NAMES_LENGTH} characters in all verify; one more is INVALID_BODY, on every path`, async () => {
+    const sealed = await sealedOptions();
+    for (const [length, code] of [
+      [MAX_BODY_NAMES_LENGTH, 'OK'],
+      [MAX_BODY_NAMES_LENGTH + 1, 'INVALID_BODY'],
+    ] as const) {
+      const body: Record<string, unknown> = webhookBody();
+      const used = Object.keys(body).reduce((sum, name) => sum + name.length, 0);
+      // One long name of combining marks out of canonical order: the costliest text to collate.
+      body['\u0327\u0301'.repeat(length).slice(0, length - used)] = 1;
+      const delivery = signDelivery(body, { timestamp: NOW });
+      for (const form of [
+        delivery.body,
+        new TextEncoder().encode(delivery.body),
+        JSON.parse(delivery.body) as string,
+      ]) {
+        for (const options of [base, sealed]) {
+          expect([length, await codeOf({ ...delivery, body: form }, options)]).toEqual([length, code]);
+        }
+      }
+    }
   });
 
   it('members under a key are not counted: only the top level is sorted', async () => {

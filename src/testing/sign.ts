@@ -130,7 +130,9 @@ let encoder: TextEncoder | undefined;
  *
  * @throws {@link payhook!PayhookError | PayhookError} `INVALID_ARGUMENT` for a missing or bad `url`
  * or `timestamp`, `INVALID_KEY` for a key that cannot sign, `INVALID_BODY`
- * for a body that is not a JSON object, `MALFORMED_PATH` /
+ * for a body that is not a JSON object or is past the bounds every receiver
+ * holds bodies to (nested more than 64 levels deep, more than 1,000 top-level
+ * members or 4,096 characters of top-level names), `MALFORMED_PATH` /
  * `MALFORMED_QUERY` for a URL the receiver could not read either.
  *
  * @example

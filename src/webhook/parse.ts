@@ -52,7 +52,9 @@ function bodyError(message: string, cause: unknown): WebhookParseError {
 /**
  * Parses and validates a webhook body without throwing. Same rules as
  * {@link parseWebhook}; on failure, `error.code` is `INVALID_BODY` (not JSON,
- * not UTF-8, empty, or not an object) or `INVALID_PAYLOAD` (an object, but not
+ * not UTF-8, empty, not an object, nested more than 64 levels deep, or more
+ * than 1,000 top-level members or 4,096 characters of top-level names) or
+ * `INVALID_PAYLOAD` (an object, but not
  * a webhook of the spec), and `error.issues` lists every problem with its path.
  * It never throws, whatever it is given.
  *
@@ -101,7 +103,9 @@ export function safeParseWebhook(body: WebhookBody, options?: ParseWebhookOption
  * original object in `raw`.
  *
  * Lenient by default: the service's signed word is not refused for its
- * shape. Only these refuse a body: it is not an object; `id`,
+ * shape. Only these refuse a body: it is not an object, or past the bounds
+ * every body is held to (nested more than 64 levels deep, more than 1,000
+ * top-level members or 4,096 characters of top-level names); `id`,
  * `transactionId` or `status` is missing or not a string; `amount` is missing
  * or not a number (text there is refused, as the service's conformance vector
  * `signed-amount-string` says); `fields`
@@ -122,7 +126,8 @@ export function safeParseWebhook(body: WebhookBody, options?: ParseWebhookOption
  * @param body - Raw JSON text, UTF-8 bytes, or an already parsed object.
  * @param options - `strict: true` refuses every deviation from the documented shape.
  * @returns The typed webhook.
- * @throws PayhookError `INVALID_BODY` (not JSON, not an object) or
+ * @throws PayhookError `INVALID_BODY` (not JSON, not an object, past the
+ *   bounds on depth and top-level members) or
  *   `INVALID_PAYLOAD` (every problem in the message and in `error.issues`).
  *
  * @example

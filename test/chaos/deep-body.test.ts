@@ -11,7 +11,7 @@ import {
   SHAPES,
   WIDE_SHAPES,
 } from '../../scripts/chaos/scenarios/deep-body.mjs';
-import { MAX_BODY_MEMBERS } from '../../src/lib/json-body.js';
+import { MAX_BODY_MEMBERS, MAX_BODY_NAMES_LENGTH } from '../../src/lib/json-body.js';
 
 /** The deepest nesting of arrays and objects in JSON text (strings skipped). */
 function depthOf(text: string): number {
@@ -54,7 +54,10 @@ describe('chaos deep-body shapes', () => {
   });
 
   it('has wide bodies: thousands of members at the top level (over the bound), and under one key', () => {
-    const [[, top], [, nested]] = WIDE_SHAPES as [[string, Buffer], [string, Buffer]];
+    const [[, top], [, nested]] = WIDE_SHAPES as Array<[string, Buffer, boolean]> as [
+      [string, Buffer, boolean],
+      [string, Buffer, boolean],
+    ];
     const topValue = JSON.parse(top.toString('utf8')) as Record<string, unknown>;
     expect(Object.keys(topValue).length).toBeGreaterThan(4 * MAX_BODY_MEMBERS);
     const nestedValue = JSON.parse(nested.toString('utf8')) as { a: Record<string, unknown> };
@@ -66,5 +69,22 @@ describe('chaos deep-body shapes', () => {
     }
     expect(manyMembers(19).toString('utf8')).toBe('{"0":0,"1":0,"2":0}');
     expect(manyMembers(18).toString('utf8')).toBe('{"0":0,"1":0}');
+  });
+
+  it('has names of combining marks over the bound on their length, and as many as it lets through', () => {
+    const shapes = WIDE_SHAPES as Array<[string, Buffer, boolean]>;
+    const measured = shapes.slice(2).map(([label, body, readable]) => {
+      const names = Object.keys(JSON.parse(body.toString('utf8')) as object);
+      const length = names.reduce((sum, name) => sum + name.length, 0);
+      return [label, names.length <= MAX_BODY_MEMBERS, length > MAX_BODY_NAMES_LENGTH, readable];
+    });
+    expect(measured).toEqual([
+      ['marks-1000x6', true, true, false],
+      ['marks-290x6-within', true, false, true],
+    ]);
+    // Out of canonical order: NFC reorders them.
+    const [, within] = shapes[3]!;
+    const first = Object.keys(JSON.parse(within.toString('utf8')) as object)[0]!;
+    expect(first.normalize('NFD')).not.toBe(first);
   });
 });

@@ -13,6 +13,7 @@ import type { DeadLetterDelivery, InvalidPayloadDelivery, WebhookLogRecord } fro
 import type { WebhookHandlerOptions } from '../../src/handler/options.js';
 import { createNodeWebhookHandler } from '../../src/node/index.js';
 import { PayhookError } from '../../src/lib/errors.js';
+import { MAX_BODY_MEMBERS, MAX_BODY_NAMES_LENGTH } from '../../src/lib/json-body.js';
 import { park, type Parked } from '../../src/park.js';
 import { verifyWebhook } from '../../src/verify-webhook.js';
 import { createWebhookHandler } from '../../src/web/index.js';
@@ -161,6 +162,37 @@ export function behaviourSuite(kind: AdapterKind): void {
         ['METHOD_NOT_ALLOWED', 405],
       ]);
       expect(r.calls).toEqual([]);
+    });
+
+    it('handles a signed body at the bounds on its top-level members, and answers 400 INVALID_BODY one past them', async () => {
+      const r = await serve();
+      const namesLength = (body: object) => Object.keys(body).reduce((sum, name) => sum + name.length, 0);
+      const members = (count: number) => {
+        const body: Record<string, unknown> = webhookBody();
+        for (let i = 0; Object.keys(body).length < count; i++) body[`m${i}`] = i;
+        return body;
+      };
+      const names = (length: number) => {
+        const body: Record<string, unknown> = webhookBody();
+        body['n'.repeat(length - namesLength(body))] = 1;
+        return body;
+      };
+      const cases: Array<[Record<string, unknown>, number]> = [
+        [members(MAX_BODY_MEMBERS), 200],
+        [members(MAX_BODY_MEMBERS + 1), 400],
+        [names(MAX_BODY_NAMES_LENGTH), 200],
+        [names(MAX_BODY_NAMES_LENGTH + 1), 400],
+      ];
+      for (const [body, status] of cases) {
+        const answer = await send(r.port, signDelivery(body));
+        expect([Object.keys(body).length, namesLength(body), answer.status, answer.json]).toEqual([
+          Object.keys(body).length,
+          namesLength(body),
+          status,
+          status === 200 ? { ok: true } : { ok: false, code: 'INVALID_BODY', message: expect.any(String) },
+        ]);
+      }
+      expect(r.calls).toHaveLength(2);
     });
 
     it('hands onSignatureMismatch a lossless capture of the refused delivery', async () => {
