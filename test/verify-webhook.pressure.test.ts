@@ -7,7 +7,7 @@ import { buildCanonicalString } from '../src/canonical.js';
 import { DEFAULT_MAX_BODY_BYTES, verifyWebhook, type VerifyWebhookOptions } from '../src/verify-webhook.js';
 import { MAX_BODY_MEMBERS, MAX_BODY_NAMES_LENGTH } from '../src/lib/json-body.js';
 import { fixtures } from './conformance/fixtures.js';
-import { PUBLIC_KEY, signDelivery, webhookBody } from './helpers/sign.js';
+import { PUBLIC_KEY, signDelivery, webhookBody, type SignedDelivery } from './helpers/sign.js';
 
 const NOW = 1_763_712_345_678;
 const base: VerifyWebhookOptions = { publicKeys: PUBLIC_KEY, now: NOW };
@@ -157,6 +157,15 @@ describe('a large body', () => {
   });
 });
 
+/** The codes `delivery` gets as text, as bytes and parsed, each with the PEM key and with a sealed CryptoKey. */
+async function codesOnEveryPath(delivery: SignedDelivery, sealed: VerifyWebhookOptions): Promise<string[]> {
+  const codes = new Set<string>();
+  for (const body of [delivery.body, new TextEncoder().encode(delivery.body), JSON.parse(delivery.body) as string]) {
+    for (const options of [base, sealed]) codes.add(await codeOf({ ...delivery, body }, options));
+  }
+  return [...codes];
+}
+
 describe('nesting (CONTRACT §8)', () => {
   afterEach(() => vi.restoreAllMocks());
   const nested = (levels: number) => webhookBody({ extra: JSON.parse(`${'['.repeat(levels)}${']'.repeat(levels)}`) });
@@ -170,15 +179,7 @@ describe('nesting (CONTRACT §8)', () => {
       [1_000, 'INVALID_BODY'],
     ] as const) {
       const delivery = signDelivery(nested(levels), { timestamp: NOW });
-      for (const body of [
-        delivery.body,
-        new TextEncoder().encode(delivery.body),
-        JSON.parse(delivery.body) as string,
-      ]) {
-        for (const options of [base, sealed]) {
-          expect([levels, await codeOf({ ...delivery, body }, options)]).toEqual([levels, code]);
-        }
-      }
+      expect([levels, await codesOnEveryPath(delivery, sealed)]).toEqual([levels, [code]]);
     }
   });
 
@@ -218,15 +219,7 @@ describe('top-level members (bounded like nesting)', () => {
       [MAX_BODY_MEMBERS + 1, 'INVALID_BODY'],
     ] as const) {
       const delivery = signDelivery(wide(members), { timestamp: NOW });
-      for (const body of [
-        delivery.body,
-        new TextEncoder().encode(delivery.body),
-        JSON.parse(delivery.body) as string,
-      ]) {
-        for (const options of [base, sealed]) {
-          expect([members, await codeOf({ ...delivery, body }, options)]).toEqual([members, code]);
-        }
-      }
+      expect([members, await codesOnEveryPath(delivery, sealed)]).toEqual([members, [code]]);
     }
     const { method, target, headers, body } = signDelivery(wide(MAX_BODY_MEMBERS + 1), { timestamp: NOW });
     const result = await verifyWebhook({ method, url: target, headers, body }, base);
@@ -246,15 +239,7 @@ describe('top-level members (bounded like nesting)', () => {
       // One long name of combining marks out of canonical order: the costliest text to collate.
       body['\u0327\u0301'.repeat(length).slice(0, length - used)] = 1;
       const delivery = signDelivery(body, { timestamp: NOW });
-      for (const form of [
-        delivery.body,
-        new TextEncoder().encode(delivery.body),
-        JSON.parse(delivery.body) as string,
-      ]) {
-        for (const options of [base, sealed]) {
-          expect([length, await codeOf({ ...delivery, body: form }, options)]).toEqual([length, code]);
-        }
-      }
+      expect([length, await codesOnEveryPath(delivery, sealed)]).toEqual([length, [code]]);
     }
   });
 

@@ -509,6 +509,16 @@ describe('INVALID_BODY', () => {
       `{"a":${'['.repeat(64)}${']'.repeat(64)}}`,
       'The body nests arrays and objects more than 64 levels deep.',
     ],
+    [
+      'too wide: 1,001 top-level members',
+      JSON.stringify(Object.fromEntries(Array.from({ length: 1_001 }, (_, i) => [`m${i}`, i]))),
+      'The body has more than 1000 top-level members, or their names add up to more than 4096 characters.',
+    ],
+    [
+      'too wide: 4,097 characters of top-level names, given parsed',
+      { ['n'.repeat(4_097)]: 1 },
+      'The body has more than 1000 top-level members, or their names add up to more than 4096 characters.',
+    ],
     ['truncated JSON', '{"id":', 'The body is not valid JSON.'],
     ['a JSON array', '[{"status":"SUCCEEDED"}]', 'The body must be a JSON object, but it starts with "[".'],
     ['a JSON string', '"hello"', 'The body must be a JSON object, but it starts with "\\"".'],
