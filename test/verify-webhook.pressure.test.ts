@@ -336,7 +336,7 @@ describe('the signed query is the query the app reads (no webhookUrl)', () => {
     expect(await codeOf(delivery)).toBe('OK');
   });
 
-  it('refuses several Host lines (a Web Headers joins them with ", "), even one signed that way', async () => {
+  it('refuses several Host lines naming several hosts (a Web Headers joins them with ", "), even one signed that way', async () => {
     const delivery = signDelivery(webhookBody(), { timestamp: NOW, host: 'other.example, shop.example.kg' });
     const headers = new Headers(delivery.headers);
     headers.set('host', 'other.example');
@@ -347,6 +347,18 @@ describe('the signed query is the query the app reads (no webhookUrl)', () => {
       'MISSING_HOST',
       'The request names more than one host ("other.example, shop.example.kg"); a request has one Host.',
     ]);
+    // Lines naming one host (letter case and a default port aside) are that host, as first written.
+    const same = signDelivery(webhookBody(), { timestamp: NOW });
+    const repeated = new Headers(same.headers);
+    repeated.append('host', 'SHOP.example.kg:443');
+    expect(repeated.get('host')).toBe('shop.example.kg, SHOP.example.kg:443');
+    const verified = await verifyWebhook(
+      { method: 'POST', url: same.target, headers: repeated, body: same.body },
+      base,
+    );
+    expect(verified.ok ? verified.canonical.split('\n')[2] : verified.error.code).toBe(
+      `host:shop.example.kg&x-api-timestamp:${NOW}`,
+    );
     // Pinned by webhookUrl, the request's Host is not what was signed, so it does not matter.
     const pinned = signDelivery(webhookBody(), { timestamp: NOW, host: 'a, b', signedHost: 'shop.example.kg' });
     expect(await codeOf(pinned, { ...base, webhookUrl: `https://shop.example.kg${pinned.target}` })).toBe('OK');

@@ -159,6 +159,18 @@ function missingFrom(registered: string, received: string): string | undefined {
   return problem;
 }
 
+/**
+ * Several Host lines, as a Web `Headers` joins them (`h, h`; payhook/node
+ * joins them alike), that name one host (letter case and a default port
+ * aside) are that host as first written; naming several hosts, they stay
+ * joined, and {@link targetHead} refuses them.
+ */
+function oneHost(host: string | undefined): string | undefined {
+  if (host === undefined || !host.includes(',')) return host;
+  const [first, ...others] = host.split(',').map((part) => part.trim());
+  return others.every((other) => normalHost(other) === normalHost(first)) ? first : host;
+}
+
 /** Where the signed host came from. */
 export type HostSource = 'webhookUrl' | 'x-forwarded-host' | 'absolute-url' | 'host';
 
@@ -215,7 +227,7 @@ export function signedTarget(request: TargetRequest, options: TargetOptions): Si
   const { method, headers } = request;
   const { authority, path, query } = splitUrl(request.url);
   const received = {
-    host: getHeader(headers, 'host'),
+    host: oneHost(getHeader(headers, 'host')),
     forwardedHost: firstListItem(getHeader(headers, 'x-forwarded-host')),
     // Userinfo is never part of the host a client sends.
     authority: authority?.replace(/^.*@/, '') || undefined,

@@ -11,7 +11,6 @@ import { readChunks, type BodyLimits, type BodyOutcome, type ChunkSource } from 
 import { createDeliveryFlow } from '../handler/flow.js';
 import { nodeCryptoScheme } from './node-crypto-scheme.js';
 import type { WebhookHandlerOptions } from '../handler/options.js';
-import { normalHost } from '../lib/signed-target.js';
 import type { BodyInput } from '../request.js';
 
 export type * from '../handler/public-types.js';
@@ -195,34 +194,24 @@ function isFastify(req: unknown, res: unknown): boolean {
 }
 
 /**
- * The request's headers, with every host the request names in `host`.
- * `node:http2` (its compatibility API) gives the authority as the
- * `:authority` pseudo-header: it stands for Host, as HTTP/2 defines it. Node
- * keeps only the first of several Host lines. Another host (a Host header
- * beside a different `:authority`, a second Host line naming another host)
- * is handed on joined with `, `, as a Web `Headers` joins repeated lines, so
- * the core refuses such a request alike from both adapters. Letter case and
- * a default port do not make another host.
+ * The request's headers, with every host the request names in `host`, joined
+ * with `, ` as a Web `Headers` joins repeated lines: its Host lines when there
+ * are several (Node keeps only the first in `headers`), and the `:authority`
+ * pseudo-header that `node:http2` (its compatibility API) gives, which stands
+ * for Host as HTTP/2 defines it. The core takes names of one host as that
+ * host and refuses several hosts, alike from both adapters.
  */
 function headersOf(req: NodeRequestLike): NodeRequestLike['headers'] {
-  const { headers, rawHeaders } = req;
-  const authority = headers[':authority'];
+  const { headers, rawHeaders = [] } = req;
   const given = headers['host'];
-  let host = given;
-  if (typeof authority === 'string' && (typeof given !== 'string' || normalHost(authority) !== normalHost(given))) {
-    host = given === undefined ? authority : `${String(given)}, ${authority}`;
-  } else if (rawHeaders !== undefined) {
-    let first: string | undefined;
-    let joined = '';
-    for (let index = 0; index < rawHeaders.length; index += 2) {
-      const name = rawHeaders[index]!;
-      if (name.length !== 4 || name.toLowerCase() !== 'host') continue;
-      const value = rawHeaders[index + 1]!;
-      if (first === undefined) first = joined = value;
-      else if (normalHost(first) !== normalHost(value)) joined += `, ${value}`;
-    }
-    if (first !== undefined && joined !== first) host = joined;
+  const lines: string[] = [];
+  for (let index = 0; index < rawHeaders.length; index += 2) {
+    const name = rawHeaders[index]!;
+    if (name.length === 4 && name.toLowerCase() === 'host') lines.push(rawHeaders[index + 1]!);
   }
+  let host = lines.length > 1 ? lines.join(', ') : given;
+  const authority = headers[':authority'];
+  if (typeof authority === 'string') host = host === undefined ? authority : `${String(host)}, ${authority}`;
   return host === given ? headers : { ...headers, host };
 }
 

@@ -3,7 +3,6 @@
 import { EventEmitter } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { connect, createServer as createHttp2Server } from 'node:http2';
-import { connect as netConnect } from 'node:net';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import type { WebhookLogRecord } from '../../src/handler/hooks.js';
 import type { WebhookHandlerOptions } from '../../src/handler/options.js';
@@ -154,39 +153,6 @@ describe('node:http2 refusals', () => {
       await new Promise((resolve) => server.close(resolve));
     }
   }, 30_000);
-});
-
-describe('several Host lines (allowAnyHost)', () => {
-  it('refuses them: Node keeps only the first, which need not be the host the request was routed on', async () => {
-    const { handler, calls } = anyHostHandler();
-    const server = await listen(createServer((req, res) => void handler(req, res)));
-    servers.push(server);
-    const r = { port: server.port, calls };
-    // Signed by the service for another merchant (one key signs for every merchant), that host's line first.
-    const delivery = signDelivery(webhookBody(), { host: 'other-merchant.example' });
-    const lines = Object.entries(delivery.headers).map(([name, value]) => `${name}: ${value}`);
-    const request = (extra: string[]) =>
-      new Promise<string>((resolve, reject) => {
-        const socket = netConnect(r.port, '127.0.0.1', () =>
-          socket.write(
-            `POST /webhooks/payments HTTP/1.1\r\n${[...lines, ...extra].join('\r\n')}\r\n` +
-              `content-length: ${Buffer.byteLength(delivery.body)}\r\nconnection: close\r\n\r\n${delivery.body}`,
-          ),
-        );
-        let text = '';
-        socket.on('data', (chunk: Buffer) => (text += chunk.toString()));
-        socket.on('end', () => resolve(text));
-        socket.on('error', reject);
-      });
-    const twice = await request(['Host: shop.example.kg']);
-    expect(twice.split('\r\n')[0]).toBe('HTTP/1.1 400 Bad Request');
-    expect(twice).toContain('"code":"MISSING_HOST"');
-    expect(r.calls).toEqual([]);
-    // The one Host line it was signed for: handled; the same host repeated (letter case aside) is still one host.
-    expect((await request([])).split('\r\n')[0]).toBe('HTTP/1.1 200 OK');
-    expect((await request(['Host: OTHER-merchant.example'])).split('\r\n')[0]).toBe('HTTP/1.1 200 OK');
-    expect(r.calls).toEqual([delivery.id]); // the second is answered as a duplicate
-  });
 });
 
 describe('headers of four letters', () => {
