@@ -1,6 +1,7 @@
 import { PayhookError } from './errors.js';
 import { encodeBase64 } from './lib/base64.js';
-import { forEachHeader } from './lib/headers.js';
+import { forEachHeader, isHeadersLike } from './lib/headers.js';
+import { nodeHost } from './lib/node-host.js';
 import { checkMaxBodyBytes, isBytes } from './lib/json-body.js';
 import type { HeadersInput, HeadersLike } from './request.js';
 import { DEFAULT_MAX_BODY_BYTES } from './verify-webhook.js';
@@ -81,6 +82,12 @@ export type CaptureInput =
       originalUrl?: string | undefined;
       headers: HeadersInput;
       body?: unknown;
+      /**
+       * A Node request: the header lines as received, names and values in turn. Several Host lines (Node keeps
+       * only the first in `headers`) are recorded as payhook/node reads them, joined, so a capture of a request
+       * naming two hosts is refused as the handler refused it.
+       */
+      readonly rawHeaders?: readonly string[];
       /** A Node request stream: `true` once its body was read to the end. */
       readonly readableEnded?: boolean;
       /** A Node request stream: `true` once the whole message arrived. */
@@ -323,6 +330,11 @@ export async function captureDelivery(request: CaptureInput, options?: CaptureOp
   const url = request.originalUrl ?? request.url;
   if (typeof url !== 'string') throw misuse('the request has no url.');
   const headers = headerRecord(request.headers);
+  // As payhook/node reads it: several Host lines, or an HTTP/2 :authority beside the Host, joined.
+  if (!isHeadersLike(request.headers)) {
+    const host = nodeHost(request.headers, request.rawHeaders);
+    if (typeof host === 'string') headers['host'] = host;
+  }
   const stream = given ? undefined : unreadStream(request);
   const body = given
     ? options.body

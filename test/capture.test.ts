@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { captureDelivery } from '../src/capture.js';
 import * as main from '../src/index.js';
 import * as testing from '../src/testing/index.js';
+import { verifyWebhook } from '../src/verify-webhook.js';
+import { PUBLIC_KEY, signDelivery, webhookBody } from './helpers/sign.js';
 
 const URL_ = 'https://shop.example.kg/webhooks/payments?shop=7';
 const BODY = '{"id":"x_DEBIT", "amount": 100.50, "note":"é"}';
@@ -127,5 +129,36 @@ describe('captureDelivery', () => {
     await expect(captureDelivery({ url: '/h', headers: {}, body: circular })).rejects.toMatchObject({
       code: 'INVALID_ARGUMENT',
     });
+  });
+
+  it('records the hosts of a Node request as payhook/node reads them: several Host lines, and an HTTP/2 :authority', async () => {
+    const node = (headers: Record<string, string>, rawHeaders: string[]) =>
+      captureDelivery({ method: 'POST', url: '/hook', headers, rawHeaders, body: '{}' });
+    // Node keeps only the first Host line in `headers`.
+    const twoHosts = await node({ host: 'o.example' }, ['Host', 'o.example', 'Host', 'v.example']);
+    expect(twoHosts.headers['host']).toBe('o.example, v.example');
+    const oneHost = await node({ host: 'o.example' }, ['Host', 'o.example']);
+    expect(oneHost.headers['host']).toBe('o.example');
+    const http2 = await node({ ':authority': 'o.example' }, [':authority', 'o.example']);
+    expect(http2.headers['host']).toBe('o.example');
+    const both = await node({ ':authority': 'v.example', host: 'o.example' }, [
+      ':authority',
+      'v.example',
+      'host',
+      'o.example',
+    ]);
+    expect(both.headers['host']).toBe('o.example, v.example');
+    // Judged as the handler judged the request: two hosts are refused, one is read.
+    const options = { publicKeys: PUBLIC_KEY, allowAnyHost: true } as const;
+    // A genuine signature of another delivery: past the early check, so the request's head is read.
+    const signature = signDelivery(webhookBody()).headers['signature']!;
+    for (const [capture, code] of [
+      [twoHosts, 'MISSING_HOST'],
+      [both, 'MISSING_HOST'],
+      [http2, 'SIGNATURE_MISMATCH'],
+    ] as const) {
+      const result = await verifyWebhook({ ...capture, headers: { ...capture.headers, signature } }, options);
+      expect(result.ok ? 'OK' : result.error.code).toBe(code);
+    }
   });
 });

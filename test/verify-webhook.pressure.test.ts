@@ -359,6 +359,15 @@ describe('the signed query is the query the app reads (no webhookUrl)', () => {
     expect(verified.ok ? verified.canonical.split('\n')[2] : verified.error.code).toBe(
       `host:shop.example.kg&x-api-timestamp:${NOW}`,
     );
+    // So is an absolute URL's authority (read when there is no Host header) naming one host twice.
+    const { host: _host, ...noHost } = same.headers;
+    for (const [authority, code] of [
+      ['shop.example.kg,SHOP.example.kg:443', 'OK'],
+      ['shop.example.kg,other.example', 'MISSING_HOST'],
+    ] as const) {
+      const url = `https://${authority}${same.target}`;
+      expect([authority, await codeOf({ ...same, target: url, headers: noHost })]).toEqual([authority, code]);
+    }
     // Pinned by webhookUrl, the request's Host is not what was signed, so it does not matter.
     const pinned = signDelivery(webhookBody(), { timestamp: NOW, host: 'a, b', signedHost: 'shop.example.kg' });
     expect(await codeOf(pinned, { ...base, webhookUrl: `https://shop.example.kg${pinned.target}` })).toBe('OK');

@@ -101,7 +101,10 @@ export function registeredUrl(option: unknown): RegisteredUrl {
       // Several fit (`/hook` and `/hook?shop=7`, or one path on two hosts): the one registering the most
       // parameters, then the one for the request's Host, so a genuine delivery is never checked against another.
       // This only picks which URL to check (the signature must still be one made for it), so a forwarded host may help.
-      const hosts = [getHeader(request.headers, 'host'), firstListItem(getHeader(request.headers, 'x-forwarded-host'))];
+      const hosts = [
+        oneHost(getHeader(request.headers, 'host')),
+        firstListItem(getHeader(request.headers, 'x-forwarded-host')),
+      ];
       const named = new Set(hosts.map(normalHost));
       const rank = (url: PinnedUrl): number => params.get(url)! * 2 + (named.has(url.host) ? 1 : 0);
       return fits.reduce((best, url) => (rank(url) > rank(best) ? url : best));
@@ -230,7 +233,7 @@ export function signedTarget(request: TargetRequest, options: TargetOptions): Si
     host: oneHost(getHeader(headers, 'host')),
     forwardedHost: firstListItem(getHeader(headers, 'x-forwarded-host')),
     // Userinfo is never part of the host a client sends.
-    authority: authority?.replace(/^.*@/, '') || undefined,
+    authority: oneHost(authority?.replace(/^.*@/, '') || undefined),
     path,
     query,
   };

@@ -11,6 +11,7 @@ import { readChunks, type BodyLimits, type BodyOutcome, type ChunkSource } from 
 import { createDeliveryFlow } from '../handler/flow.js';
 import { nodeCryptoScheme } from './node-crypto-scheme.js';
 import type { WebhookHandlerOptions } from '../handler/options.js';
+import { nodeHost } from '../lib/node-host.js';
 import type { BodyInput } from '../request.js';
 
 export type * from '../handler/public-types.js';
@@ -193,26 +194,11 @@ function isFastify(req: unknown, res: unknown): boolean {
   );
 }
 
-/**
- * The request's headers, with every host the request names in `host`, joined
- * with `, ` as a Web `Headers` joins repeated lines: its Host lines when there
- * are several (Node keeps only the first in `headers`), and the `:authority`
- * pseudo-header that `node:http2` (its compatibility API) gives, which stands
- * for Host as HTTP/2 defines it. The core takes names of one host as that
- * host and refuses several hosts, alike from both adapters.
- */
+/** The request's headers, with every host the request names in `host` (see nodeHost). */
 function headersOf(req: NodeRequestLike): NodeRequestLike['headers'] {
-  const { headers, rawHeaders = [] } = req;
-  const given = headers['host'];
-  const lines: string[] = [];
-  for (let index = 0; index < rawHeaders.length; index += 2) {
-    const name = rawHeaders[index]!;
-    if (name.length === 4 && name.toLowerCase() === 'host') lines.push(rawHeaders[index + 1]!);
-  }
-  let host = lines.length > 1 ? lines.join(', ') : given;
-  const authority = headers[':authority'];
-  if (typeof authority === 'string') host = host === undefined ? authority : `${String(host)}, ${authority}`;
-  return host === given ? headers : { ...headers, host };
+  const { headers } = req;
+  const host = nodeHost(headers, req.rawHeaders) as NodeRequestLike['headers'][string];
+  return host === headers['host'] ? headers : { ...headers, host };
 }
 
 function send(req: NodeRequestLike, res: NodeResponseLike, answer: Answer): void {
