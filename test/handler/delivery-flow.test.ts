@@ -201,6 +201,25 @@ describe('now: a fixed value or a clock read per delivery', () => {
   });
 });
 
+/**
+ * One signed delivery through a Web handler with `options`: its answer, its log records, and `settled()`, which
+ * waits for what the handler handed to waitUntil (the work it left running after answering).
+ */
+async function deliverWithWaitUntil(options: {
+  store: DedupStore;
+  storeTimeoutMs?: number;
+  handlerTimeoutMs?: number;
+  onPayment?: WebhookHandlerOptions['onPayment'];
+}) {
+  const logs: WebhookLogRecord[] = [];
+  const pending: Promise<unknown>[] = [];
+  const handler = createWebhookHandler({ ...base, ...options, logger: (record) => logs.push(record) });
+  const response = await handler(toRequest(signDelivery(webhookBody())), {
+    waitUntil: (promise) => void pending.push(promise),
+  });
+  return { response, logs, settled: () => Promise.all(pending) };
+}
+
 describe('hooks and logger', () => {
   it('reports refusals to onError, onSignatureMismatch and the logger', async () => {
     const errors: Array<[string, number]> = [];
@@ -885,20 +904,10 @@ describe('store failures, as onError and the log tell them', () => {
           return Promise.resolve();
         },
       };
-      const logs: WebhookLogRecord[] = [];
-      const pending: Promise<unknown>[] = [];
-      const handler = createWebhookHandler({
-        ...base,
-        store,
-        storeTimeoutMs: 50,
-        logger: (record) => logs.push(record),
-      });
-      const response = await handler(toRequest(signDelivery(webhookBody())), {
-        waitUntil: (promise) => void pending.push(promise),
-      });
+      const { response, logs, settled } = await deliverWithWaitUntil({ store, storeTimeoutMs: 50 });
       expect(response.status).toBe(503);
       land({ status });
-      await Promise.all(pending);
+      await settled();
       expect(released, status).toEqual([]);
       expect(logs.map((record) => record.event)).toEqual(['store-unavailable']);
     }
@@ -912,15 +921,10 @@ describe('store failures, as onError and the log tell them', () => {
       complete: () => Promise.resolve(),
       release: () => Promise.reject(new Error('READONLY')),
     };
-    const logs: WebhookLogRecord[] = [];
-    const pending: Promise<unknown>[] = [];
-    const handler = createWebhookHandler({ ...base, store, storeTimeoutMs: 50, logger: (record) => logs.push(record) });
-    const response = await handler(toRequest(signDelivery(webhookBody())), {
-      waitUntil: (promise) => void pending.push(promise),
-    });
+    const { response, logs, settled } = await deliverWithWaitUntil({ store, storeTimeoutMs: 50 });
     expect(response.status).toBe(503);
     land();
-    await Promise.all(pending);
+    await settled();
     expect(logs.map((record) => [record.event, record.level])).toEqual([
       ['store-unavailable', 'error'],
       ['bookkeeping-failed', 'error'],
@@ -939,21 +943,14 @@ describe('store failures, as onError and the log tell them', () => {
       release: (key, token) => memory.release(key, token),
     };
     let finish!: () => void;
-    const logs: WebhookLogRecord[] = [];
-    const pending: Promise<unknown>[] = [];
-    const handler = createWebhookHandler({
-      ...base,
+    const { response, logs, settled } = await deliverWithWaitUntil({
       store,
       handlerTimeoutMs: 50,
-      logger: (record) => logs.push(record),
       onPayment: () => new Promise<void>((resolve) => (finish = resolve)),
-    });
-    const response = await handler(toRequest(signDelivery(webhookBody())), {
-      waitUntil: (promise) => void pending.push(promise),
     });
     expect(response.status).toBe(500);
     finish();
-    await Promise.all(pending);
+    await settled();
     expect(logs.map((record) => [record.event, record.level])).toEqual([
       ['handler-timeout', 'error'],
       ['bookkeeping-failed', 'error'],
