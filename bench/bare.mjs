@@ -179,6 +179,8 @@ export async function bareWebReceiver(pem, { stream = false } = {}) {
   const fetch = async (request) => {
     if (request.method !== 'POST') return respond(405, '{"ok":false}');
     try {
+      // A declared length over the limit is refused before the read; arrayBuffer() cannot stop part-way.
+      if (Number(request.headers.get('content-length')) > MAX_BODY_BYTES) throw new Refused(413, 'BODY_TOO_LARGE');
       const bytes = stream ? await readStream(request) : new Uint8Array(await request.arrayBuffer());
       if (bytes.length > MAX_BODY_BYTES) throw new Refused(413, 'BODY_TOO_LARGE');
       const { headers } = request;

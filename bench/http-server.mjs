@@ -5,7 +5,8 @@
 //                                             through @hono/node-server's getRequestListener (see serveFetch)
 //   node bench/http-server.mjs bare-node      node:http + a receiver written by hand with node:crypto (bench/bare.mjs)
 //   node bench/http-server.mjs bare-web       the same by hand with Web Crypto, through the same adaptor as payhook-web
-//   node bench/http-server.mjs bare-web-stream  the same, reading request.body as a stream as payhook/web does
+//   node bench/http-server.mjs bare-web-stream  the same, reading request.body as a stream (as payhook/web reads a
+//                                             body that declares no length)
 //   node bench/http-server.mjs peer:<id>      a webhook library's own server (bench/peers.mjs)
 //   node bench/http-server.mjs peer-bare:<id> the same checks as that library, by hand with node:crypto
 // The parent sends { pem, storeOptions, packageDir?, webAdaptor? } over IPC (packageDir: another build of payhook for the

@@ -119,11 +119,12 @@ function send(port, request) {
 /**
  * Measures one server: starts it, checks that it accepts one valid delivery and refuses one whose body no longer
  * matches its signature (so a server that skips the check cannot be measured), warms it up with `warmupRequests`
- * other deliveries (a count, not a time: every server gets the same warm-up however loaded the machine is), then
- * measures `pool` for `durationS`.
+ * other deliveries (a count, not a time: every server gets the same warm-up however loaded the machine is; its
+ * first `coldRequests` are timed on their own, as the figure of a server that has just started), then measures
+ * `pool` for `durationS`.
  */
 export async function runHttp(mode, options) {
-  const { setup, pool, warmup, valid, forged, connections, durationS, warmupRequests } = options;
+  const { setup, pool, warmup, valid, forged, connections, durationS, warmupRequests, coldRequests = 0 } = options;
   const server = startServer(mode, setup);
   try {
     const port = await server.port();
@@ -131,7 +132,13 @@ export async function runHttp(mode, options) {
     if (accepted !== 200) throw new Error(`${mode} server answered ${accepted} to a valid delivery`);
     const refused = await send(port, forged);
     if (refused < 400 || refused > 499) throw new Error(`${mode} server answered ${refused} to a forged delivery`);
-    if (warmupRequests > 0) await load(port, warmup, connections, 0, warmupRequests);
+    let coldRequestsPerSecond;
+    if (coldRequests > 0) {
+      const cold = await load(port, warmup.slice(0, coldRequests), connections, 0, coldRequests);
+      coldRequestsPerSecond = cold.result['2xx'] / cold.seconds;
+    }
+    const rest = warmupRequests - coldRequests;
+    if (rest > 0) await load(port, warmup.slice(coldRequests), connections, 0, rest);
     server.start();
     const { result, seconds, exhausted } = await load(port, pool, connections, durationS);
     const stats = await server.stats();
@@ -140,6 +147,7 @@ export async function runHttp(mode, options) {
     return {
       mode,
       requestsPerSecond: result['2xx'] / seconds,
+      coldRequestsPerSecond,
       seconds,
       p50Ms: result.latency.p50,
       p99Ms: result.latency.p99,

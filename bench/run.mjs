@@ -11,11 +11,12 @@
 // (a server refuses a valid delivery or accepts a forged one, a canonical string differs from the reference).
 //
 // Environment knobs (all optional):
-//   BENCH_QUICK=1         a quick run (about a minute on an idle machine): 2 rounds of 1.5 s
+//   BENCH_QUICK=1         a quick run (1-2 minutes on an idle machine): 2 rounds of 1.5 s
 //   BENCH_ROUNDS=5        rounds (each round runs every server once; medians are reported)
 //   BENCH_HTTP_S=3        measured seconds per server per round
-//   BENCH_WARMUP=16384    warm-up requests before each measured run (other deliveries, signed for it)
-//   BENCH_POOL            distinct signed deliveries per measured run (default 16,000 per measured second)
+//   BENCH_WARMUP=32768    warm-up requests before each measured run (other deliveries); the first 2,048 of them
+//                         are timed too, for the "just started" figures
+//   BENCH_POOL            distinct signed deliveries per measured run (default 32,000 per measured second)
 //   BENCH_PEERS=0         skip the peer libraries
 //   BENCH_ONLY=node,web   measure only these groups (node, web, octokit, stripe, standardwebhooks)
 //   BENCH_WEB_ADAPTOR     how the two Web servers are served on node:http: `hono` (default: @hono/node-server's
@@ -41,12 +42,17 @@ const QUICK = env('BENCH_QUICK', 0) !== 0;
 // servers alternate, the less one of them gains from a quiet moment.
 const ROUNDS = Math.max(1, Math.round(env('BENCH_ROUNDS', QUICK ? 2 : 5)));
 const HTTP_S = env('BENCH_HTTP_S', QUICK ? 1.5 : 3);
-// Measured in 1-second windows, every server was still speeding up 2-3 s (about 15,000 requests) after 2,048
-// warm-up requests, payhook/web on Node 24 the most (its first two seconds at about half its later rate): the
-// warm-up is long enough for each to reach its plateau, so the figures are the servers' steady state.
-const WARMUP = Math.max(0, Math.round(env('BENCH_WARMUP', QUICK ? 4096 : 16_384)));
+// Measured in 1-second windows after 2,048 warm-up requests, every server was still speeding up for seconds while
+// the JIT compiled its code: the bare servers for about 15,000 more requests, payhook/web up to about 30,000 (on
+// Node 24 its first two seconds ran at about half its later rate). The warm-up goes past that, so the table is
+// each server's steady state; the first COLD requests of the warm-up are timed on their own, for the figure of a
+// server that has just started.
+const WARMUP = Math.max(0, Math.round(env('BENCH_WARMUP', QUICK ? 8192 : 32_768)));
 const WARMUP_POOL = Math.max(1, WARMUP);
-const POOL = Math.max(1, Math.round(env('BENCH_POOL', HTTP_S * 16_000)));
+const COLD = Math.min(2048, WARMUP);
+// Enough for the fastest server (a peer's bare one answered up to 29,000 req/s here): a run that uses up its pool
+// stops early and is measured over a shorter window than the others of its round.
+const POOL = Math.max(1, Math.round(env('BENCH_POOL', HTTP_S * 32_000)));
 const CONNECTIONS = 64;
 const PEERS_ON = env('BENCH_PEERS', 1) !== 0;
 const ONLY = process.env.BENCH_ONLY ? process.env.BENCH_ONLY.split(',').map((id) => id.trim()) : undefined;
@@ -178,6 +184,7 @@ async function httpBenchmarks() {
           connections: CONNECTIONS,
           durationS: HTTP_S,
           warmupRequests: WARMUP,
+          coldRequests: COLD,
         });
         if (run.errors > 0 || run.timeouts > 0) {
           throw new Error(`${server.key}: ${run.errors} errors, ${run.timeouts} timeouts`);
@@ -218,10 +225,15 @@ function summarise({ list, runs }) {
         rpsRatios: perRound((r, b) => r.requestsPerSecond / b.requestsPerSecond),
         cpuRatios: perRound((r, b) => r.cpuPerRequest / b.cpuPerRequest),
         cpuExtra: perRound((r, b) => r.cpuPerRequest - b.cpuPerRequest),
+        coldRequestsPerSecond: median(own.map((r) => r.coldRequestsPerSecond ?? Number.NaN)),
+        coldRatios: perRound(
+          (r, b) => (r.coldRequestsPerSecond ?? Number.NaN) / (b.coldRequestsPerSecond ?? Number.NaN),
+        ),
       };
       summary.rpsRatio = base ? 1 : median(summary.rpsRatios);
       summary.cpuRatio = base ? 1 : median(summary.cpuRatios);
       summary.extra = base ? 0 : median(summary.cpuExtra);
+      summary.coldRatio = base ? 1 : median(summary.coldRatios);
       return summary;
     };
     rows.push({ group: group.id, ...row(group.bare, true) });
@@ -275,6 +287,30 @@ function printTable({ rows }) {
         ' stream for request.body: the "body read from request.body" row shows what that alone costs a receiver.',
     );
   }
+}
+
+/** The first COLD requests each server answered after it started, before the rest of its warm-up. */
+function printCold({ rows }) {
+  if (COLD === 0) return;
+  console.log('');
+  console.log(
+    table(
+      [`just started: the first ${COLD.toLocaleString('en-US')} requests`, 'req/s', '× bare'],
+      rows.map((r) => {
+        const bare = r.bareKey === undefined;
+        return [
+          bare ? r.label : `  ${r.label}`,
+          formatOps(r.coldRequestsPerSecond),
+          bare ? '' : formatRatio(r.coldRatio),
+        ];
+      }),
+      ['l', 'r', 'r'],
+    ),
+  );
+  console.log(
+    '  each server in a new process, before the JIT has compiled its code: what a receiver that has just started' +
+      ' answers, not its steady state (the table above).',
+  );
 }
 
 const TARGETS = {
@@ -395,6 +431,7 @@ async function main() {
   const summary = summarise(http);
   printTable(summary);
   printRatios(summary);
+  printCold(summary);
   printBaseline(http);
   const unsigned = await printUnsigned();
   const low = Math.min(...loads);
