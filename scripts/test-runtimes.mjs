@@ -294,6 +294,9 @@ function matrix() {
     // Workers keep the compatibility date they were deployed with: before 2024-09-26 a CryptoKey's class string
     // is "[object Object]".
     ['workerd (Miniflare) suite, compatibility date 2024-09-25', () => workerdSuite('2024-09-25')],
+    // The oldest date Workers accept: before 2023-12-01 a CryptoKey's algorithm.publicExponent is an ArrayBuffer,
+    // not a Uint8Array.
+    ['workerd (Miniflare) suite, compatibility date 2021-11-03', () => workerdSuite('2021-11-03')],
     ['workerd (Miniflare) Web handler via fetch', workerdFetch],
     ['chromium', chromium],
   ];

@@ -125,8 +125,9 @@ function checkStrength(key: CryptoKey, options: KeyOptions | undefined): CryptoK
     throw invalidKey('The key has no RSA modulus length.');
   }
   // e = 1 makes the padded hash itself a valid signature: anyone could sign. No real RSA key has e < 3 or an even e.
+  // A Uint8Array, but an ArrayBuffer in Workers with a compatibility date before 2023-12-01.
   let exponent = 0n;
-  for (const byte of publicExponent ?? []) exponent = (exponent << 8n) | BigInt(byte);
+  for (const byte of new Uint8Array(publicExponent ?? [])) exponent = (exponent << 8n) | BigInt(byte);
   if (exponent < 3n || exponent % 2n === 0n) {
     throw invalidKey(`The RSA key's public exponent is ${exponent}; a real key has an odd one of at least 3 (65537).`);
   }
