@@ -92,6 +92,12 @@ export interface VerifyWebhookOptions extends KeyOptions {
    * costs more the more keys it holds. Raise it only if your deliveries grow
    * past it (`maxBodyBytes: 131_072`), never to "unlimited": it must be a
    * whole number of bytes, at least 1 (`Infinity` is `INVALID_ARGUMENT`).
+   *
+   * It bounds what `verifyWebhook` parses, not what your code reads before
+   * calling it: refuse a larger declared `content-length` before
+   * `request.text()`, or keep your framework's body limit in front (the
+   * handlers of `payhook/web` and `payhook/node` stop reading at their own
+   * `maxBodyBytes`).
    * @defaultValue 32 768 (32 KiB, {@link DEFAULT_MAX_BODY_BYTES})
    */
   maxBodyBytes?: number;
