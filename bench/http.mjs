@@ -70,6 +70,9 @@ async function load(port, pool, connections, durationS, amount) {
   let next = 0;
   let exhausted = false;
   const started = performance.now();
+  // Timed to the last answer: autocannon settles only at its next 100 ms sampling tick, which would round a short
+  // load's time up to a tenth of a second.
+  let answeredAt = started;
   const instance = autocannon({
     url: `http://127.0.0.1:${port}`,
     connections,
@@ -97,8 +100,11 @@ async function load(port, pool, connections, durationS, amount) {
       },
     ],
   });
+  instance.on('response', () => {
+    answeredAt = performance.now();
+  });
   const result = await instance;
-  return { result, seconds: (performance.now() - started) / 1000, exhausted };
+  return { result, seconds: (answeredAt - started) / 1000, exhausted };
 }
 
 /** One request outside the load, answered with its status (node:http: fetch would replace the Host header). */
@@ -134,11 +140,17 @@ export async function runHttp(mode, options) {
     if (refused < 400 || refused > 499) throw new Error(`${mode} server answered ${refused} to a forged delivery`);
     let coldRequestsPerSecond;
     if (coldRequests > 0) {
-      const cold = await load(port, warmup.slice(0, coldRequests), connections, 0, coldRequests);
+      const cold = await load(
+        port,
+        warmup.slice(0, coldRequests),
+        Math.min(connections, coldRequests),
+        0,
+        coldRequests,
+      );
       coldRequestsPerSecond = cold.result['2xx'] / cold.seconds;
     }
     const rest = warmupRequests - coldRequests;
-    if (rest > 0) await load(port, warmup.slice(coldRequests), connections, 0, rest);
+    if (rest > 0) await load(port, warmup.slice(coldRequests), Math.min(connections, rest), 0, rest);
     server.start();
     const { result, seconds, exhausted } = await load(port, pool, connections, durationS);
     const stats = await server.stats();

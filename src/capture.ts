@@ -2,7 +2,7 @@ import { PayhookError } from './errors.js';
 import { encodeBase64 } from './lib/base64.js';
 import { forEachHeader, isHeadersLike } from './lib/headers.js';
 import { nodeHost } from './lib/node-host.js';
-import { checkMaxBodyBytes, isBytes } from './lib/json-body.js';
+import { bytesOf, checkMaxBodyBytes, isBytes } from './lib/json-body.js';
 import type { HeadersInput, HeadersLike } from './request.js';
 import { DEFAULT_MAX_BODY_BYTES } from './verify-webhook.js';
 
@@ -147,9 +147,7 @@ function bodyFields(body: unknown): Pick<CapturedDelivery, 'body' | 'bodyBase64'
   if (body === undefined || body === null) return { body: '' };
   if (typeof body === 'string') return { body };
   if (isBytes(body)) {
-    const bytes = ArrayBuffer.isView(body)
-      ? new Uint8Array(body.buffer, body.byteOffset, body.byteLength)
-      : new Uint8Array(body);
+    const bytes = bytesOf(body);
     lossless ??= new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
     try {
       return { body: lossless.decode(bytes) };

@@ -206,6 +206,31 @@ describe('public exponents no real key has', () => {
     // 3 and 65537 are fine.
     for (const e of ['Aw', 'AQAB']) expect((await importPublicKey({ ...jwk, e })).type).toBe('public');
   });
+
+  it('reads the exponent from an ArrayBuffer (Workers before 2023-12-01) or any view, and anything else as none', async () => {
+    const der = createPublicKey(pem('conformance-2048')).export({ type: 'spki', format: 'der' });
+    const withExponent = async (publicExponent: unknown): Promise<CryptoKey> => {
+      const key = await subtle.importKey('spki', der, { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' }, true, ['verify']);
+      return Object.defineProperty(key, 'algorithm', { value: { ...key.algorithm, publicExponent } });
+    };
+    const e65537 = new Uint8Array([0, 1, 0, 1]);
+    for (const form of [e65537.buffer.slice(1), new DataView(e65537.buffer, 1), e65537.subarray(1)]) {
+      const key = await withExponent(form);
+      expect(await importPublicKey(key)).toBe(key);
+    }
+    const refused = [
+      new Uint8Array([1]).buffer,
+      new Uint8Array([2]).buffer,
+      65_537,
+      2 ** 40,
+      65_537n,
+      [1, 0, 1],
+      'AQAB',
+    ];
+    for (const [index, form] of refused.entries()) {
+      expect(await rejectionCodeOf(importPublicKey(await withExponent(form))), `form ${index}`).toBe('INVALID_KEY');
+    }
+  });
 });
 
 async function pemOf(key: CryptoKey): Promise<string> {

@@ -52,6 +52,24 @@ export function isBytes(value: unknown): value is Uint8Array | ArrayBuffer {
 }
 
 /**
+ * The bytes of a typed array, `DataView` or `ArrayBuffer` (what
+ * {@link isBytes} accepts) as a `Uint8Array` over the same memory.
+ *
+ * @example
+ * ```ts
+ * import { bytesOf } from './json-body.js';
+ *
+ * bytesOf(new Uint16Array([1])).length; // 2
+ * bytesOf(new ArrayBuffer(3)).length; // 3
+ * ```
+ */
+export function bytesOf(value: ArrayBufferView | ArrayBuffer): Uint8Array {
+  return ArrayBuffer.isView(value)
+    ? new Uint8Array(value.buffer, value.byteOffset, value.byteLength)
+    : new Uint8Array(value);
+}
+
+/**
  * Throws `INVALID_ARGUMENT` for a body still to be read (a Web `Request` or
  * `Response`, a Web stream, a `Blob`, a Node stream): what was signed is not
  * in it yet, and read as a parsed object it would pass for `{}`.

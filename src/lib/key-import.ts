@@ -1,5 +1,6 @@
 import { PayhookError } from './errors.js';
 import type { KeyInput, KeyOptions, RsaJsonWebKey } from './key-types.js';
+import { bytesOf, isBytes } from './json-body.js';
 import { pemToSpki } from './pem.js';
 import { misuse } from './misuse.js';
 
@@ -125,9 +126,9 @@ function checkStrength(key: CryptoKey, options: KeyOptions | undefined): CryptoK
     throw invalidKey('The key has no RSA modulus length.');
   }
   // e = 1 makes the padded hash itself a valid signature: anyone could sign. No real RSA key has e < 3 or an even e.
-  // A Uint8Array, but an ArrayBuffer in Workers with a compatibility date before 2023-12-01.
+  // A Uint8Array, but an ArrayBuffer in Workers with a compatibility date before 2023-12-01; anything else is none.
   let exponent = 0n;
-  for (const byte of new Uint8Array(publicExponent ?? [])) exponent = (exponent << 8n) | BigInt(byte);
+  for (const byte of isBytes(publicExponent) ? bytesOf(publicExponent) : []) exponent = (exponent << 8n) | BigInt(byte);
   if (exponent < 3n || exponent % 2n === 0n) {
     throw invalidKey(`The RSA key's public exponent is ${exponent}; a real key has an odd one of at least 3 (65537).`);
   }
