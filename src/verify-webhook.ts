@@ -96,7 +96,7 @@ export interface VerifyWebhookOptions extends KeyOptions {
    * It bounds what `verifyWebhook` parses, not what your code reads before
    * calling it: refuse a larger declared `content-length` before
    * `request.text()`, or keep your framework's body limit in front (the
-   * handlers of `payhook/web` and `payhook/node` stop reading at their own
+   * handlers of `payhook/web` and `payhook/node` keep nothing past their own
    * `maxBodyBytes`).
    * @defaultValue 32 768 (32 KiB, {@link DEFAULT_MAX_BODY_BYTES})
    */
