@@ -225,10 +225,9 @@ function summarise({ list, runs }) {
         rpsRatios: perRound((r, b) => r.requestsPerSecond / b.requestsPerSecond),
         cpuRatios: perRound((r, b) => r.cpuPerRequest / b.cpuPerRequest),
         cpuExtra: perRound((r, b) => r.cpuPerRequest - b.cpuPerRequest),
-        coldRequestsPerSecond: median(own.map((r) => r.coldRequestsPerSecond ?? Number.NaN)),
-        coldRatios: perRound(
-          (r, b) => (r.coldRequestsPerSecond ?? Number.NaN) / (b.coldRequestsPerSecond ?? Number.NaN),
-        ),
+        // Undefined with no warm-up: median() skips what is not a finite number.
+        coldRequestsPerSecond: median(own.map((r) => r.coldRequestsPerSecond)),
+        coldRatios: perRound((r, b) => r.coldRequestsPerSecond / b.coldRequestsPerSecond),
       };
       summary.rpsRatio = base ? 1 : median(summary.rpsRatios);
       summary.cpuRatio = base ? 1 : median(summary.cpuRatios);

@@ -220,8 +220,7 @@ const prepared = /* @__PURE__ */ new WeakMap<object, PreparedVerifier>();
  * 4. The canonical string cannot be built: `INVALID_BODY` (not JSON, not an
  *    object, nested more than 64 levels deep, more than 1,000 top-level
  *    members or 4,096 characters of top-level names, or a parsed value JSON
- *    cannot write), `MISSING_HOST`,
- *    `MALFORMED_PATH`, `MALFORMED_QUERY`.
+ *    cannot write), `MISSING_HOST`, `MALFORMED_PATH`, `MALFORMED_QUERY`.
  * 5. `SIGNATURE_MISMATCH` — no key verifies it (this includes an
  *    `x-api-timestamp` added, removed or changed after signing).
  * 6. `MISSING_TIMESTAMP`, `MALFORMED_TIMESTAMP`, `TIMESTAMP_OUT_OF_WINDOW`.
