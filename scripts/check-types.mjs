@@ -68,7 +68,7 @@ const groups = {
 // The TypeScript examples a user copies (Next.js route, Cloudflare Worker)
 // must compile too. The Deno and Bun ones need those runtimes' own types.
 const examples = [
-  '../../examples/nextjs/app/api/webhooks/payments/route.ts',
+  '../../examples/nextjs/app/webhooks/payments/route.ts',
   '../../examples/cloudflare-worker/src/index.ts',
 ];
 

@@ -93,7 +93,7 @@ describe('example: Next.js app-router route handler', () => {
     vi.stubEnv('PAYHOOK_WEBHOOK_URL', 'https://shop.example.kg/api/webhooks/payments');
     const log = vi.spyOn(console, 'log').mockImplementation(() => {});
     try {
-      const route = (await import(join(examplesDir, 'nextjs', 'app', 'api', 'webhooks', 'payments', 'route.ts'))) as {
+      const route = (await import(join(examplesDir, 'nextjs', 'app', 'webhooks', 'payments', 'route.ts'))) as {
         POST: (request: Request) => Promise<Response>;
       };
       const delivery = await signedDelivery('https://shop.example.kg/api/webhooks/payments');

@@ -1,6 +1,10 @@
-// Next.js (app router): a route handler at app/api/webhooks/payments/route.ts.
+// Next.js (app router): a route handler at app/webhooks/payments/route.ts.
 // `createWebhookHandler` from payhook/web answers the Web Request Next.js
-// hands to POST; it runs on the Node.js and the Edge runtime alike.
+// hands to POST, on the default Node.js runtime (nothing to export for it).
+// It runs on the Edge runtime too, which Next.js 16 deprecates; there each
+// isolate has its own memory store.
+// Register the URL without a trailing slash: Next.js answers /payments/ with
+// a 308, and the service does not follow redirects.
 // Environment variables (.env.local):
 //   PAYHOOK_ENVIRONMENT     'production' (default) or 'beta'
 //   PAYHOOK_PUBLIC_KEY_PEM  a PEM key instead (the tests' test key)
