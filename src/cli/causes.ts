@@ -9,6 +9,8 @@ export interface SendContext {
   signedFor: string | undefined;
   /** That URL came from --webhook-url or the capture, not from the target itself. */
   urlChosen: boolean;
+  /** That URL is the webhookUrl a re-signed capture recorded (no --webhook-url). */
+  urlFromCapture: boolean;
   /** The private key file given with --key; undefined for payhook's test key. */
   keyFile: string | undefined;
   /** --tamper was given. */
@@ -51,13 +53,18 @@ function signatureMismatch(context: SendContext): Cause {
       : `the receiver does not accept the key in ${context.keyFile}: give it the matching public key`;
   const url =
     `the receiver's webhookUrl is not ${context.signedFor ?? 'the URL signed'}, the URL this delivery was ` +
-    "signed for: pass --webhook-url <the receiver's webhookUrl>";
+    `signed for${context.urlFromCapture ? ' (the one the capture recorded: changed since?)' : ''}: pass --webhook-url <the receiver's webhookUrl>`;
   const host =
     "--host signed for another Host than the receiver's webhookUrl (or its own Host): drop --host, or pass " +
     "--webhook-url <the receiver's webhookUrl>";
   // A Host chosen by hand is the likeliest difference; signed for the target itself, a receiver that pins its
   // registered URL refuses it whatever the key.
-  const order = context.hostGiven ? [host, url, key] : context.urlChosen ? [key, url] : [url, key];
+  // A re-signed capture carries the webhookUrl of the receiver that refused it, which a fix may have changed.
+  const order = context.hostGiven
+    ? [host, url, key]
+    : context.urlChosen && !context.urlFromCapture
+      ? [key, url]
+      : [url, key];
   return { causes: order, diagnose: VERIFY_CAPTURE };
 }
 
@@ -177,6 +184,9 @@ export function likelyCause(status: number, code: string | undefined, context: S
 /** What to look at when no answer came: a receiver not listening, or a certificate Node does not trust. */
 export function noAnswerHint(reason: string, address: string): string {
   if (reason === 'ECONNREFUSED') return `: is the receiver listening at ${address}?`;
+  if (reason === 'EPROTO' || reason === 'ERR_SSL_WRONG_VERSION_NUMBER') {
+    return `: does the receiver at ${address} speak plain HTTP? Then send to an http:// URL`;
+  }
   if (/CERT|SELF_SIGNED|ERR_TLS|UNABLE_TO_VERIFY/.test(reason)) {
     return ": Node does not trust the receiver's certificate (for a test certificate: NODE_EXTRA_CA_CERTS=<its PEM file> npx payhook send …)";
   }

@@ -22,12 +22,24 @@ function checkHttpUrl(value: string, what: string): URL {
   return parsed;
 }
 
+// Headers payhook send writes itself: given with --header, they would be
+// overwritten, or contradict what it signs and says it signed.
+const SET_BY_SEND: Readonly<Record<string, string>> = {
+  host: "the signed Host is set with --host (fetch sends the target URL's own)",
+  signature: 'payhook send signs the delivery itself (--key chooses the key)',
+  'x-api-timestamp': 'the signed timestamp is set with --timestamp or --age',
+  'content-length': 'set from the body as sent',
+  'transfer-encoding': 'set from the body as sent',
+};
+
 /**
  * A `--header` the delivery can carry as signed: HTTP strips whitespace
  * around a value (the signature would then not verify on arrival), and a
  * name or value HTTP cannot carry is refused by fetch.
  */
 function checkHeaderFlag(name: string, value: string): void {
+  const lower = name.toLowerCase();
+  if (Object.hasOwn(SET_BY_SEND, lower)) throw new UsageError(`--header ${name}: ${SET_BY_SEND[lower]}`);
   if (/^[\t\n\r ]|[\t\n\r ]$/.test(value)) {
     throw new UsageError(
       `--header ${name}: whitespace around the value is stripped on the way, so the signature would not verify`,
@@ -234,6 +246,10 @@ export async function readSendOptions(args: readonly string[]): Promise<SendOpti
   const age = ageFlag(values.age);
   const repeat = integerFlag(values.repeat, 'repeat', 1);
   const concurrency = integerFlag(values.concurrency, 'concurrency', 1);
+  for (const flag of ['speed', 'max-attempts'] as const) {
+    if (values[flag] !== undefined && !values.retry)
+      throw new UsageError(`--${flag} sets how --retry retries: add --retry`);
+  }
   const speed = numberFlag(values.speed, 'speed', 1);
   const maxAttempts = values.retry ? integerFlag(values['max-attempts'], 'max-attempts', 10) : 1;
   const timeoutMs = integerFlag(values.timeout, 'timeout', 10_000);

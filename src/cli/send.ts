@@ -38,7 +38,8 @@ Signing:
                             added to <url> when <url> has none, as the service would send it
   --key <pem file>          private key to sign with (default: payhook's test key)
   --host <host>             sign this Host instead of the signed URL's (fetch still sends <url>'s)
-  --header <name>=<value>   an extra header; x-api-* ones are signed (repeatable)
+  --header <name>=<value>   an extra header; x-api-* ones are signed (repeatable; not Host,
+                            signature, x-api-timestamp or the body's length: see --host, --age)
   --age <ms>                date the delivery this many ms in the past (a stale one: 600000);
                             negative dates it in the future (-400000: 400 s ahead, refused too)
   --timestamp <ms>          sign exactly this x-api-timestamp, on every attempt
@@ -50,8 +51,9 @@ Delivery:
   --concurrency <n>         how many deliveries at once (default: 1)
   --retry                   retry each delivery on the service's schedule until it gets 200
                             (30 s five times, then doubling from 60 s up to a day)
-  --speed <factor>          compress the schedule: --speed 100 waits 300 ms for 30 s (default: 1)
-  --max-attempts <n>        give up after n attempts per delivery (default: 10)
+  --speed <factor>          with --retry, compress the schedule: --speed 100 waits 300 ms for 30 s
+                            (default: 1)
+  --max-attempts <n>        with --retry, give up after n attempts per delivery (default: 10)
   --timeout <ms>            per attempt (default: 10000)
   -h, --help                show this help
 
@@ -84,6 +86,14 @@ const WINDOW_EDGE_MS = 5_000;
 // The control sent before --tamper's forgeries: dated far outside any window a receiver would set.
 const CONTROL_AGE_MS = 86_400_000;
 
+// How much of the body the summary line shows: a --body file can hold megabytes.
+const BODY_SHOWN = 2_000;
+
+function describeBody(body: string | Uint8Array): string {
+  if (typeof body !== 'string') return `${body.byteLength} bytes, not UTF-8`;
+  return body.length <= BODY_SHOWN ? body : `${body.slice(0, BODY_SHOWN)}… (${body.length} characters in all)`;
+}
+
 export async function sendCommand(args: readonly string[], io: Io): Promise<number> {
   const options = await readSendOptions(args);
   if (options === 'help') {
@@ -92,6 +102,8 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
   }
   const { flags, url, signedUrl, capture, asCaptured, overrides, headers, age } = options;
   const { repeat, concurrency, speed, maxAttempts, timeoutMs, privateKey } = options;
+  // A capture signed again for the webhookUrl it recorded: the receiver's may have changed since.
+  const urlFromCapture = capture !== undefined && !asCaptured && flags['webhook-url'] === undefined;
   // How far from now the delivery is dated (0 unless --age or --timestamp says otherwise); a capture keeps its own.
   const offset = asCaptured ? 0 : flags.timestamp === undefined ? age : Date.now() - Number(flags.timestamp);
   // So close to the window's edge, the time on the way decides whether the date is inside: no verdict would hold.
@@ -144,9 +156,12 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
     io.out(`  replaying ${flags.request} as captured: method, headers (Host ${host}) and body byte for byte`);
   } else {
     if (capture !== undefined) io.out(`  replaying ${flags.request}, signed again now`);
-    io.out(`  signed for ${flags.host === undefined ? signedUrl : `${signedUrl} with Host ${flags.host}`}`);
+    const from = urlFromCapture
+      ? " (the webhookUrl the capture recorded; --webhook-url signs for the receiver's now)"
+      : '';
+    io.out(`  signed for ${flags.host === undefined ? signedUrl : `${signedUrl} with Host ${flags.host}`}${from}`);
   }
-  io.out(`  body: ${typeof first.body === 'string' ? first.body : `${first.body.byteLength} bytes, not UTF-8`}`);
+  io.out(`  body: ${describeBody(first.body)}`);
   if (flags.tamper) io.out('  tampered: the amount was multiplied by 100 after signing; a receiver must answer 401');
   io.out(
     `  ${asCaptured ? 'signature as captured' : `signed with ${keyName}`}; ${repeat} deliver${repeat === 1 ? 'y' : 'ies'}, ${concurrency} at a time${flags.retry ? `, retrying on the schedule at ×${speed}` : ''}`,
@@ -155,6 +170,7 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
   const context: SendContext = {
     signedFor: signedUrl,
     urlChosen: flags['webhook-url'] !== undefined || capture !== undefined,
+    urlFromCapture,
     keyFile: flags.key,
     tampered: flags.tamper === true,
     dated: flags.age !== undefined || flags.timestamp !== undefined,
@@ -168,16 +184,19 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
   // refuse a good delivery too, so it proves nothing about the receiver's checks.
   const refusalCode = flags.tamper === true ? 'SIGNATURE_MISMATCH' : 'TIMESTAMP_OUT_OF_WINDOW';
   const explained = new Set<string>();
-  const explain = (status: number, text: string, about: SendContext = context): void => {
+  /** Prints the likely cause of a refusal (once per status and code); false when there is none to print. */
+  const explain = (status: number, text: string, about: SendContext = context): boolean => {
     const code = answerCode(text);
     const cause = likelyCause(status, code, about);
     const seen = `${status} ${code ?? ''}`;
-    if (cause === undefined || explained.has(seen)) return;
+    if (cause === undefined) return false;
+    if (explained.has(seen)) return true;
     explained.add(seen);
     const named = code === undefined ? '' : ` (${code})`;
     if (cause.causes.length === 1) io.out(`  likely cause${named}: ${cause.causes[0]}`);
     else io.out(`  likely causes${named}, most likely first:\n${cause.causes.map((one) => `    - ${one}`).join('\n')}`);
     if (cause.diagnose !== undefined) io.out(`  diagnose: ${cause.diagnose}`);
+    return true;
   };
   const post = asCaptured ? exactDelivery : fetchDelivery;
   const address = URL.canParse(url) ? new URL(url).host : url;
@@ -222,9 +241,16 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
       io.out('  ✗ the receiver ACCEPTED a delivery dated a day ago: it must answer 401 TIMESTAMP_OUT_OF_WINDOW');
       return false;
     }
-    explain(answered.status, answered.text, { ...context, tampered: false, dated: false });
+    if (answered.status === 401 && code === undefined) {
+      // A receiver that names no check may well verify: nothing here tells its age check from its signature check.
+      io.out(
+        `  ✗ the control was refused 401 without a payhook code, so whether the receiver verifies deliveries signed with ${keyName} for ${signedUrl} cannot be told (a receiver not built on payhook, or a proxy in front), and a refused forgery would show nothing either: check that a fresh delivery gets 200 (the same command without --tamper) and a stale one 401 (--age 600000)`,
+      );
+      return false;
+    }
+    const explained = explain(answered.status, answered.text, { ...context, tampered: false, dated: false });
     io.out(
-      `  ✗ the control was not refused for its age, so the receiver does not verify deliveries signed with ${keyName} for ${signedUrl} yet, and a refused forgery would show nothing: fix the cause above, then run this again`,
+      `  ✗ the control was not refused for its age (401 TIMESTAMP_OUT_OF_WINDOW), so the receiver does not verify deliveries signed with ${keyName} for ${signedUrl} yet, and a refused forgery would show nothing: ${explained ? 'fix the cause above' : `find why it answered ${answered.status}`}, then run this again`,
     );
     return false;
   };

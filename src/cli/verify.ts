@@ -3,6 +3,7 @@ import { isPayhookError } from '../errors.js';
 import { DEFAULT_TOLERANCE_MS } from '../freshness.js';
 import type { KeyInput } from '../keys.js';
 import type { ServiceEnvironment } from '../service-keys.js';
+import { importKeys } from '../lib/key-import.js';
 import { TEST_PUBLIC_KEY } from '../testing/test-public-key.js';
 import { verifyWebhook, type VerifyWebhookOptions, type VerifyWebhookResult } from '../verify-webhook.js';
 import { formatDuration, EXIT, parse, pairs, readInput, UsageError, type Io } from './io.js';
@@ -104,8 +105,22 @@ export async function verifyCommand(args: readonly string[], io: Io): Promise<nu
   for (const file of values.key ?? []) publicKeys.push(await readInput(file, 'key file'));
   if (values['test-key']) publicKeys.push(TEST_PUBLIC_KEY);
   const alternativeKeys: Record<string, KeyInput> = {};
-  for (const [name, file] of pairs(values['also-try'], 'also-try'))
-    alternativeKeys[name] = await readInput(file, 'key file');
+  for (const [name, file] of pairs(values['also-try'], 'also-try')) {
+    const key = await readInput(file, 'key file');
+    // The diagnosis passes over a key it cannot use; one given here by hand is a mistake to name.
+    await importKeys(key, undefined).catch((error: unknown) => {
+      throw new UsageError(`--also-try ${name}: ${(error as Error).message}`);
+    });
+    alternativeKeys[name] = key;
+  }
+  const registeredUrl = values['registered-url'];
+  if (
+    registeredUrl !== undefined &&
+    !/^https?:$/.test(URL.canParse(registeredUrl) ? new URL(registeredUrl).protocol : '')
+  )
+    throw new UsageError(
+      `--registered-url must be an absolute http: or https: URL (got ${JSON.stringify(registeredUrl)})`,
+    );
 
   const timestampHeader = Object.entries(request.headers).find(
     ([name]) => name.toLowerCase() === 'x-api-timestamp',
@@ -136,7 +151,7 @@ export async function verifyCommand(args: readonly string[], io: Io): Promise<nu
     diagnosis = await explainVerificationFailure(request, {
       ...options,
       alternativeKeys,
-      ...(values['registered-url'] !== undefined ? { registeredUrl: values['registered-url'] } : {}),
+      ...(registeredUrl !== undefined ? { registeredUrl } : {}),
     });
   }
 

@@ -6,6 +6,7 @@ import { ERROR_CODES, statusForCode, type PayhookErrorCode } from '../../src/lib
 const context: SendContext = {
   signedFor: 'https://shop.example.kg/webhooks/payments',
   urlChosen: true,
+  urlFromCapture: false,
   keyFile: undefined,
   tampered: false,
   dated: false,
@@ -39,6 +40,13 @@ describe('the refusal causes payhook send prints', () => {
     expect(likelyCause(401, 'SIGNATURE_MISMATCH', context)?.causes[0]).toContain('TEST key');
   });
 
+  it("names the receiver's webhookUrl first for a capture signed again for the URL it recorded", () => {
+    const causes = likelyCause(401, 'SIGNATURE_MISMATCH', { ...context, urlFromCapture: true })?.causes ?? [];
+    expect(causes[0]).toContain('the one the capture recorded: changed since?');
+    expect(causes[0]).toContain('--webhook-url');
+    expect(causes[1]).toContain('TEST key');
+  });
+
   it('for a capture replayed as captured, names --resign and a capture changed after signing', () => {
     const causes = likelyCause(401, 'SIGNATURE_MISMATCH', { ...context, asCaptured: true })?.causes ?? [];
     expect(causes[0]).toContain('--resign');
@@ -49,6 +57,9 @@ describe('the refusal causes payhook send prints', () => {
 describe('the hint payhook send gives when no answer came', () => {
   it('names a receiver not listening, and a certificate Node does not trust (a self-signed test certificate)', () => {
     expect(noAnswerHint('ECONNREFUSED', '127.0.0.1:3000')).toBe(': is the receiver listening at 127.0.0.1:3000?');
+    for (const reason of ['ERR_SSL_WRONG_VERSION_NUMBER', 'EPROTO']) {
+      expect(noAnswerHint(reason, '127.0.0.1:3000'), reason).toContain('send to an http:// URL');
+    }
     for (const reason of [
       'DEPTH_ZERO_SELF_SIGNED_CERT',
       'SELF_SIGNED_CERT_IN_CHAIN',

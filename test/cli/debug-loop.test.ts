@@ -132,6 +132,27 @@ describe('payhook send --request: replaying a capture', () => {
     expect(payments).toHaveLength(1);
   });
 
+  // docs/troubleshooting.md's loop: verify names a webhookUrl to fix; the fixed receiver then refuses a replay signed
+  // again for the URL the capture recorded (the old one), so the CLI names that first and --webhook-url signs for
+  // the new one.
+  it('a capture signed again for the webhookUrl it recorded names that URL first when the receiver now has another', async () => {
+    const fixedUrl = 'https://shop.example.kg/api/webhooks/payments';
+    const { url, payments } = await receiver({ webhookUrl: fixedUrl });
+    const { file } = await captureFile('moved');
+    const resigned = await run(['send', '--request', file, '--to', url, '--resign']);
+    expect(resigned.stdout).toContain(`signed for ${WEBHOOK_URL} (the webhookUrl the capture recorded`);
+    expect(resigned.stdout).toMatch(
+      /likely causes \(SIGNATURE_MISMATCH\), most likely first:\n {4}- the receiver's webhookUrl is not/,
+    );
+    expect(resigned.stdout).toContain('the one the capture recorded: changed since?');
+    expect(resigned.code).toBe(1);
+    const fixed = await run(['send', '--request', file, '--to', url, '--resign', '--webhook-url', fixedUrl]);
+    expect(fixed.stdout).toContain(`signed for ${fixedUrl}\n`);
+    expect(fixed.stdout).toContain('attempt 1: 200 OK {"ok":true}');
+    expect(fixed.code).toBe(0);
+    expect(payments).toHaveLength(1);
+  });
+
   it('a captured header Node cannot send is reported as no answer, not a stack', async () => {
     const { capture } = await captureFile('bad-header');
     const file = join(dir, 'bad-header-edited.json');

@@ -370,7 +370,7 @@ describe('payhook send', () => {
 
   // A receiver that refuses every delivery (without the test key, another webhookUrl, a proxy's 401) would refuse
   // the forgery SIGNATURE_MISMATCH too: the control shows it, and no forgery is sent.
-  it.each([[undefined], ['SIGNATURE_MISMATCH'], ['URL_MISMATCH']])(
+  it.each([['SIGNATURE_MISMATCH'], ['URL_MISMATCH']])(
     '--tamper stops after a control the receiver did not refuse for its age (code %s)',
     async (code) => {
       const { url, received } = await endpoint(() => 401, 0, code);
@@ -382,6 +382,46 @@ describe('payhook send', () => {
       expect(result.code).toBe(1);
     },
   );
+
+  // A receiver not built on payhook may verify correctly and answer a bare 401: its refusal of the control says
+  // neither that it verifies nor that it does not.
+  it('--tamper says it cannot tell when the control is refused 401 without a code, and sends no forgery', async () => {
+    const { url, received } = await endpoint(() => 401);
+    const result = await run(['send', url, '--tamper']);
+    expect(result.stdout).toContain('✗ the control was refused 401 without a payhook code');
+    expect(result.stdout).toContain('cannot be told');
+    expect(result.stdout).not.toContain('does not verify deliveries');
+    expect(received).toHaveLength(1);
+    expect(result.code).toBe(1);
+  });
+
+  // No code and no cause to print: the message names the status instead of "the cause above".
+  it.each([[500], [302]])('--tamper names the status when the control is answered %i', async (status) => {
+    const { url, received } = await endpoint(() => status);
+    const result = await run(['send', url, '--tamper']);
+    expect(result.stdout).toContain('✗ the control was not refused for its age');
+    expect(result.stdout).toContain(`find why it answered ${status}`);
+    expect(result.stdout).not.toContain('fix the cause above');
+    expect(received).toHaveLength(1);
+    expect(result.code).toBe(1);
+  });
+
+  it('says to send http:// when an https:// URL reaches a plain HTTP receiver', async () => {
+    const { url, received } = await endpoint(() => 200);
+    const result = await run(['send', url.replace('http://', 'https://')]);
+    expect(result.stdout).toContain('speak plain HTTP? Then send to an http:// URL');
+    expect(received).toHaveLength(0);
+    expect(result.code).toBe(1);
+  });
+
+  it('shows a long body cut short on its summary line', async () => {
+    const { url, received } = await endpoint(() => 200);
+    const result = await run(['send', url, '--field', `note=${'x'.repeat(5_000)}`]);
+    expect(result.code).toBe(0);
+    const line = result.stdout.split('\n').find((text) => text.startsWith('  body: '))!;
+    expect(line.length).toBeLessThan(2_100);
+    expect(line).toContain(`… (${received[0]!.body.length} characters in all)`);
+  });
 
   it('--tamper fails when the receiver accepts the control dated a day ago, or the forgery', async () => {
     const stale = await endpoint(() => 200);
@@ -464,6 +504,15 @@ describe('payhook send', () => {
       ['send', 'http://127.0.0.1:9/x', '--header', 'x-api-a=€'],
       // fetch refuses a URL with credentials.
       ['send', 'http://u:p@127.0.0.1:9/x'],
+      // Headers payhook send sets itself: a value given here would be overwritten or contradict what it signs.
+      ['send', 'http://127.0.0.1:9/x', '--header', 'Host=evil.example'],
+      ['send', 'http://127.0.0.1:9/x', '--header', 'signature=bogus'],
+      ['send', 'http://127.0.0.1:9/x', '--header', 'X-Api-Timestamp=123'],
+      ['send', 'http://127.0.0.1:9/x', '--header', 'content-length=5'],
+      ['send', 'http://127.0.0.1:9/x', '--header', 'transfer-encoding=chunked'],
+      // They only tell --retry how to retry.
+      ['send', 'http://127.0.0.1:9/x', '--max-attempts', '3'],
+      ['send', 'http://127.0.0.1:9/x', '--speed', '100'],
     ]) {
       const result = await run(args);
       expect(result.code, args.join(' ')).toBe(2);

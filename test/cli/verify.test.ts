@@ -326,6 +326,10 @@ describe('payhook verify', () => {
       ['verify', '--request', file, '--key', garbage],
       ['verify', '--request', notJson, '--key', testKey],
       ['verify', '--request', file, '--key', testKey, '--also-try', 'beta'],
+      // A key or URL to try as a cause that cannot be used is named, not passed over.
+      ['verify', '--request', file, '--key', testKey, '--also-try', `mine=${garbage}`],
+      ['verify', '--request', file, '--key', testKey, '--registered-url', 'notaurl'],
+      ['verify', '--request', file, '--key', testKey, '--registered-url', 'ftp://shop.example.kg/hook'],
       ['verify', '--request', file, '--key', testKey, '--now', 'yesterday'],
     ]) {
       const result = await run(args);
