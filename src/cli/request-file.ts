@@ -85,7 +85,8 @@ function fromHttp(text: string): CapturedRequest {
   const head = split ? normalised.slice(0, split.index) : normalised;
   const body = split ? normalised.slice(split.index + split[0].length) : '';
   const [requestLine = '', ...lines] = head.split(/\r?\n/);
-  const match = /^([A-Za-z]+)\s+(\S+)(?:\s+HTTP\/[\d.]+)?\s*$/.exec(requestLine);
+  // The target is a path or an absolute URL: "hello world" is not a request line.
+  const match = /^([A-Za-z]+)\s+(\/\S*|https?:\/\/\S+)(?:\s+HTTP\/[\d.]+)?\s*$/i.exec(requestLine);
   if (!match)
     throw new UsageError(
       `the request file is neither JSON nor HTTP text (first line: ${JSON.stringify(requestLine.slice(0, 80))})`,

@@ -40,15 +40,20 @@ const SET_BY_SEND: Readonly<Record<string, string>> = {
 function checkHeaderFlag(name: string, value: string): void {
   const lower = name.toLowerCase();
   if (Object.hasOwn(SET_BY_SEND, lower)) throw new UsageError(`--header ${name}: ${SET_BY_SEND[lower]}`);
+  checkSignedHeader('--header', name, value);
+}
+
+/** A header to sign, from `source` (a flag, or the capture re-signed): one HTTP carries as it was signed. */
+function checkSignedHeader(source: string, name: string, value: string): void {
   if (/^[\t\n\r ]|[\t\n\r ]$/.test(value)) {
     throw new UsageError(
-      `--header ${name}: whitespace around the value is stripped on the way, so the signature would not verify`,
+      `${source} ${name}: whitespace around the value is stripped on the way, so the signature would not verify`,
     );
   }
   try {
     new Headers([[name, value]]);
   } catch {
-    throw new UsageError(`--header ${JSON.stringify(name)}: not a header name and value HTTP can carry`);
+    throw new UsageError(`${source} ${JSON.stringify(name)}: not a header name and value HTTP can carry`);
   }
 }
 
@@ -235,10 +240,9 @@ export async function readSendOptions(args: readonly string[]): Promise<SendOpti
   }
   const headerFlags = pairs(values.header, 'header');
   for (const [name, value] of headerFlags) checkHeaderFlag(name, value);
-  const headers = {
-    ...(capture === undefined ? {} : signedExtras(capture)),
-    ...Object.fromEntries(headerFlags),
-  };
+  const extras = capture === undefined || asCaptured ? {} : signedExtras(capture);
+  for (const [name, value] of Object.entries(extras)) checkSignedHeader('the captured header', name, value);
+  const headers = { ...extras, ...Object.fromEntries(headerFlags) };
   if (values.timestamp !== undefined && !/^\d+$/.test(values.timestamp))
     throw new UsageError('--timestamp must be UNIX time in milliseconds');
   if (values.timestamp !== undefined && values.age !== undefined)

@@ -234,6 +234,15 @@ describe('payhook send --request: replaying a capture', () => {
     }
   });
 
+  it('refuses to sign again a captured x-api-* header HTTP cannot carry (exit 2, not "no answer")', async () => {
+    const { capture } = await captureFile('bad-header');
+    const file = join(dir, 'bad-header-edited.json');
+    await writeFile(file, JSON.stringify({ ...capture, headers: { ...capture.headers, 'x-api-client': 'a\nb' } }));
+    const result = await run(['send', '--request', file, '--to', 'http://127.0.0.1:9/x', '--resign']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('payhook send: the captured header "x-api-client": not a header name and value');
+  });
+
   it('refuses flags that would build a new body, and signing flags without --resign', async () => {
     const { file } = await captureFile('usage');
     for (const args of [

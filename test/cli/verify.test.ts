@@ -317,6 +317,8 @@ describe('payhook verify', () => {
     await writeFile(garbage, '-----BEGIN PUBLIC KEY-----\nnot a key\n-----END PUBLIC KEY-----\n');
     const notJson = join(dir, 'not-a-request.txt');
     await writeFile(notJson, 'hello there\n');
+    const oneLine = join(dir, 'one-line.txt');
+    await writeFile(oneLine, 'hello there');
     for (const args of [
       ['verify', '--key', testKey],
       ['verify', '--request', file],
@@ -325,6 +327,7 @@ describe('payhook verify', () => {
       ['verify', '--request', file, '--key', '/nonexistent.pem'],
       ['verify', '--request', file, '--key', garbage],
       ['verify', '--request', notJson, '--key', testKey],
+      ['verify', '--request', oneLine, '--key', testKey],
       ['verify', '--request', file, '--key', testKey, '--also-try', 'beta'],
       // A key or URL to try as a cause that cannot be used is named, not passed over.
       ['verify', '--request', file, '--key', testKey, '--also-try', `mine=${garbage}`],
