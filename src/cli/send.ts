@@ -248,9 +248,9 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
       );
       return false;
     }
-    const explained = explain(answered.status, answered.text, { ...context, tampered: false, dated: false });
+    const printed = explain(answered.status, answered.text, { ...context, tampered: false, dated: false });
     io.out(
-      `  ✗ the control was not refused for its age (401 TIMESTAMP_OUT_OF_WINDOW), so the receiver does not verify deliveries signed with ${keyName} for ${signedUrl} yet, and a refused forgery would show nothing: ${explained ? 'fix the cause above' : `find why it answered ${answered.status}`}, then run this again`,
+      `  ✗ the control was not refused for its age (401 TIMESTAMP_OUT_OF_WINDOW), so the receiver is not shown to verify deliveries signed with ${keyName} for ${signedUrl}, and a refused forgery would show nothing: ${printed ? 'fix the cause above' : `find why it answered ${answered.status}`}, then run this again`,
     );
     return false;
   };
