@@ -71,7 +71,12 @@ function signatureMismatch(context: SendContext): Cause {
 function timestampOutOfWindow(context: SendContext): Cause {
   if (context.dated) return { causes: ['expected: --age or --timestamp dated it outside the 5-minute window'] };
   if (context.asCaptured) {
-    return { causes: ['the capture is older than the 5-minute window: add --resign to sign it again now'] };
+    return {
+      causes: [
+        'the capture is older than the 5-minute window, and its signature verified (a payhook receiver checks the ' +
+          'time only after the signature): add --resign to sign it again now and have it handled',
+      ],
+    };
   }
   return {
     causes: [
@@ -184,7 +189,8 @@ export function likelyCause(status: number, code: string | undefined, context: S
 /** What to look at when no answer came: a receiver not listening, or a certificate Node does not trust. */
 export function noAnswerHint(reason: string, address: string): string {
   if (reason === 'ECONNREFUSED') return `: is the receiver listening at ${address}?`;
-  if (reason === 'EPROTO' || reason === 'ERR_SSL_WRONG_VERSION_NUMBER') {
+  // OpenSSL 3.0 and 3.2+ name a plain HTTP answer to a TLS hello differently.
+  if (reason === 'EPROTO' || reason === 'ERR_SSL_WRONG_VERSION_NUMBER' || reason === 'ERR_SSL_PACKET_LENGTH_TOO_LONG') {
     return `: does the receiver at ${address} speak plain HTTP? Then send to an http:// URL`;
   }
   if (/CERT|SELF_SIGNED|ERR_TLS|UNABLE_TO_VERIFY/.test(reason)) {

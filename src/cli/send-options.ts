@@ -22,14 +22,19 @@ function checkHttpUrl(value: string, what: string): URL {
   return parsed;
 }
 
-// Headers payhook send writes itself: given with --header, they would be
-// overwritten, or contradict what it signs and says it signed.
+// Headers payhook send writes itself, or fetch refuses to send: given with
+// --header, they would be overwritten, contradict what it signs and says it
+// signed, or end in no answer.
 const SET_BY_SEND: Readonly<Record<string, string>> = {
   host: "the signed Host is set with --host (fetch sends the target URL's own)",
   signature: 'payhook send signs the delivery itself (--key chooses the key)',
   'x-api-timestamp': 'the signed timestamp is set with --timestamp or --age',
   'content-length': 'set from the body as sent',
   'transfer-encoding': 'set from the body as sent',
+  connection: 'fetch manages the connection and refuses this header',
+  'keep-alive': 'fetch manages the connection and refuses this header',
+  upgrade: 'fetch manages the connection and refuses this header',
+  expect: 'fetch refuses this header',
 };
 
 /**

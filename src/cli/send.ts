@@ -2,7 +2,7 @@ import { SERVICE_WINDOW_MS } from '../lib/clock.js';
 import { retryDelay } from '../retry.js';
 import { createTestWebhook } from '../testing/deliveries.js';
 import { signWebhook, type SignedWebhook } from '../testing/sign.js';
-import { answerCode, likelyCause, noAnswerHint, type SendContext } from './causes.js';
+import { answerCode, EXPLAINED_CODES, likelyCause, noAnswerHint, type SendContext } from './causes.js';
 import { formatDuration, EXIT, sleep, UsageError, type Io } from './io.js';
 import { exactDelivery, fetchDelivery, NoAnswer, type Answered, type Delivery } from './send-http.js';
 import { readSendOptions } from './send-options.js';
@@ -103,7 +103,7 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
   const { flags, url, signedUrl, capture, asCaptured, overrides, headers, age } = options;
   const { repeat, concurrency, speed, maxAttempts, timeoutMs, privateKey } = options;
   // A capture signed again for the webhookUrl it recorded: the receiver's may have changed since.
-  const urlFromCapture = capture !== undefined && !asCaptured && flags['webhook-url'] === undefined;
+  const urlFromCapture = capture?.webhookUrl !== undefined && !asCaptured && flags['webhook-url'] === undefined;
   // How far from now the delivery is dated (0 unless --age or --timestamp says otherwise); a capture keeps its own.
   const offset = asCaptured ? 0 : flags.timestamp === undefined ? age : Date.now() - Number(flags.timestamp);
   // So close to the window's edge, the time on the way decides whether the date is inside: no verdict would hold.
@@ -221,6 +221,14 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
     return answered;
   };
 
+  /** Names where a redirect points: the service does not follow it. */
+  const redirected = (answered: Answered, label: string): void => {
+    if (answered.location === undefined || answered.status < 300 || answered.status >= 400) return;
+    io.out(
+      `${label}  redirected to ${answered.location}: the service does not follow redirects; register (and send to) the final URL`,
+    );
+  };
+
   /**
    * Before --tamper's forgeries: whether the receiver verifies this key for
    * this URL at all. The same delivery, not forged, dated a day ago, reaches
@@ -241,13 +249,14 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
       io.out('  ✗ the receiver ACCEPTED a delivery dated a day ago: it must answer 401 TIMESTAMP_OUT_OF_WINDOW');
       return false;
     }
-    if (answered.status === 401 && code === undefined) {
+    if (answered.status === 401 && (code === undefined || !EXPLAINED_CODES.includes(code))) {
       // A receiver that names no check may well verify: nothing here tells its age check from its signature check.
       io.out(
-        `  ✗ the control was refused 401 without a payhook code, so whether the receiver verifies deliveries signed with ${keyName} for ${signedUrl} cannot be told (a receiver not built on payhook, or a proxy in front), and a refused forgery would show nothing either: check that a fresh delivery gets 200 (the same command without --tamper) and a stale one 401 (--age 600000)`,
+        `  ✗ the control was refused 401 without a payhook code, so whether the receiver verifies deliveries signed with ${keyName} for ${signedUrl} cannot be told (a receiver not built on payhook, or a proxy in front), and a refused forgery would show nothing either: --tamper judges only a receiver that names the check a delivery failed; check by hand that a fresh delivery gets 200 (the same command without --tamper)`,
       );
       return false;
     }
+    redirected(answered, '');
     const printed = explain(answered.status, answered.text, { ...context, tampered: false, dated: false });
     io.out(
       `  ✗ the control was not refused for its age (401 TIMESTAMP_OUT_OF_WINDOW), so the receiver is not shown to verify deliveries signed with ${keyName} for ${signedUrl}, and a refused forgery would show nothing: ${printed ? 'fix the cause above' : `find why it answered ${answered.status}`}, then run this again`,
@@ -277,12 +286,10 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
         );
       }
       if (lastStatus === 200) return { status: lastStatus, code: lastCode, at: performance.now() };
-      if (answered?.location !== undefined && answered.status >= 300 && answered.status < 400) {
-        io.out(
-          `${label}  redirected to ${answered.location}: the service does not follow redirects; register (and send to) the final URL`,
-        );
+      if (answered !== undefined) {
+        redirected(answered, label);
+        explain(answered.status, answered.text);
       }
-      if (answered !== undefined) explain(answered.status, answered.text);
       if (mustRefuse && lastStatus === 401) {
         if (lastCode !== refusalCode) {
           const why =

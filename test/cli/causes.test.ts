@@ -57,7 +57,7 @@ describe('the refusal causes payhook send prints', () => {
 describe('the hint payhook send gives when no answer came', () => {
   it('names a receiver not listening, and a certificate Node does not trust (a self-signed test certificate)', () => {
     expect(noAnswerHint('ECONNREFUSED', '127.0.0.1:3000')).toBe(': is the receiver listening at 127.0.0.1:3000?');
-    for (const reason of ['ERR_SSL_WRONG_VERSION_NUMBER', 'EPROTO']) {
+    for (const reason of ['ERR_SSL_WRONG_VERSION_NUMBER', 'ERR_SSL_PACKET_LENGTH_TOO_LONG', 'EPROTO']) {
       expect(noAnswerHint(reason, '127.0.0.1:3000'), reason).toContain('send to an http:// URL');
     }
     for (const reason of [

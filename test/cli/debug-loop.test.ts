@@ -153,6 +153,19 @@ describe('payhook send --request: replaying a capture', () => {
     expect(payments).toHaveLength(1);
   });
 
+  it('a raw HTTP capture, which records no webhookUrl, is signed again for its own URL without saying it recorded one', async () => {
+    const { url, payments } = await receiver();
+    const file = join(dir, 'raw.http');
+    const signed = await signWebhook(createTestWebhook(), { url: WEBHOOK_URL });
+    const head = Object.entries(signed.headers).map(([name, value]) => `${name}: ${value}`);
+    await writeFile(file, ['POST /webhooks/payments HTTP/1.1', ...head, '', signed.body].join('\n'));
+    const result = await run(['send', '--request', file, '--to', url, '--resign']);
+    expect(result.stdout).toContain(`signed for ${WEBHOOK_URL}\n`);
+    expect(result.stdout).not.toContain('the capture recorded');
+    expect(result.code).toBe(0);
+    expect(payments).toHaveLength(1);
+  });
+
   it('a captured header Node cannot send is reported as no answer, not a stack', async () => {
     const { capture } = await captureFile('bad-header');
     const file = join(dir, 'bad-header-edited.json');

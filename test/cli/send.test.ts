@@ -385,15 +385,18 @@ describe('payhook send', () => {
 
   // A receiver not built on payhook may verify correctly and answer a bare 401: its refusal of the control says
   // neither that it verifies nor that it does not.
-  it('--tamper says it cannot tell when the control is refused 401 without a code, and sends no forgery', async () => {
-    const { url, received } = await endpoint(() => 401);
-    const result = await run(['send', url, '--tamper']);
-    expect(result.stdout).toContain('✗ the control was refused 401 without a payhook code');
-    expect(result.stdout).toContain('cannot be told');
-    expect(result.stdout).not.toContain('does not verify deliveries');
-    expect(received).toHaveLength(1);
-    expect(result.code).toBe(1);
-  });
+  it.each([[undefined], ['invalid_signature']])(
+    '--tamper says it cannot tell when the control is refused 401 without a payhook code (%s), and sends no forgery',
+    async (code) => {
+      const { url, received } = await endpoint(() => 401, 0, code);
+      const result = await run(['send', url, '--tamper']);
+      expect(result.stdout).toContain('✗ the control was refused 401 without a payhook code');
+      expect(result.stdout).toContain('cannot be told');
+      expect(result.stdout).not.toContain('does not verify deliveries');
+      expect(received).toHaveLength(1);
+      expect(result.code).toBe(1);
+    },
+  );
 
   // No code and no cause to print: the message names the status instead of "the cause above".
   it.each([[500], [302]])('--tamper names the status when the control is answered %i', async (status) => {
@@ -401,6 +404,7 @@ describe('payhook send', () => {
     const result = await run(['send', url, '--tamper']);
     expect(result.stdout).toContain('✗ the control was not refused for its age');
     expect(result.stdout).toContain(`find why it answered ${status}`);
+    if (status === 302) expect(result.stdout).toContain('redirected to /login: the service does not follow redirects');
     expect(result.stdout).not.toContain('fix the cause above');
     expect(received).toHaveLength(1);
     expect(result.code).toBe(1);
@@ -510,6 +514,8 @@ describe('payhook send', () => {
       ['send', 'http://127.0.0.1:9/x', '--header', 'X-Api-Timestamp=123'],
       ['send', 'http://127.0.0.1:9/x', '--header', 'content-length=5'],
       ['send', 'http://127.0.0.1:9/x', '--header', 'transfer-encoding=chunked'],
+      ['send', 'http://127.0.0.1:9/x', '--header', 'Connection=upgrade'],
+      ['send', 'http://127.0.0.1:9/x', '--header', 'expect=100-continue'],
       // They only tell --retry how to retry.
       ['send', 'http://127.0.0.1:9/x', '--max-attempts', '3'],
       ['send', 'http://127.0.0.1:9/x', '--speed', '100'],

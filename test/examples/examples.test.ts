@@ -90,13 +90,13 @@ for (const example of servers) {
 describe('example: Next.js app-router route handler', () => {
   it('POST answers a signed delivery 200, its repetition 200, a tampered copy 401, and handles the payment once', async () => {
     vi.stubEnv('PAYHOOK_PUBLIC_KEY_PEM', TEST_PUBLIC_KEY_PEM);
-    vi.stubEnv('PAYHOOK_WEBHOOK_URL', 'https://shop.example.kg/api/webhooks/payments');
+    vi.stubEnv('PAYHOOK_WEBHOOK_URL', 'https://shop.example.kg/webhooks/payments');
     const log = vi.spyOn(console, 'log').mockImplementation(() => {});
     try {
       const route = (await import(join(examplesDir, 'nextjs', 'app', 'webhooks', 'payments', 'route.ts'))) as {
         POST: (request: Request) => Promise<Response>;
       };
-      const delivery = await signedDelivery('https://shop.example.kg/api/webhooks/payments');
+      const delivery = await signedDelivery('https://shop.example.kg/webhooks/payments');
       const first = await route.POST(toRequest(delivery));
       expect(first.status, await first.clone().text()).toBe(200);
       expect((await route.POST(toRequest(delivery))).status).toBe(200);
