@@ -15,7 +15,9 @@ function checkHttpUrl(value: string, what: string): URL {
   try {
     parsed = new URL(value);
   } catch {
-    throw new UsageError(`${what} is not an absolute URL: ${JSON.stringify(value)}`);
+    throw new UsageError(
+      `${what} is not a valid absolute URL (scheme, host, a port up to 65535): ${JSON.stringify(value)}`,
+    );
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
     throw new UsageError(`${what} must be http: or https:`);
@@ -91,11 +93,12 @@ const SIGNING_FLAGS = ['webhook-url', 'key', 'host', 'header', 'age', 'timestamp
 /** `--age` in ms: positive in the past, negative in the future. */
 function ageFlag(value: string | undefined): number {
   if (value === undefined) return 0;
-  if (!/^-?\d+$/.test(value) || !Number.isSafeInteger(Number(value)) || Number(value) > Date.now()) {
+  if (!/^-?\d+$/.test(value) || !Number.isSafeInteger(Number(value))) {
     throw new UsageError(
       `--age must be a whole number of milliseconds, negative for the future (got ${JSON.stringify(value)})`,
     );
   }
+  if (Number(value) > Date.now()) throw new UsageError(`--age ${value} dates the delivery before 1970`);
   return Number(value);
 }
 

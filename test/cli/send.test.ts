@@ -481,6 +481,15 @@ describe('payhook send', () => {
     expect(result.code).toBe(0);
   });
 
+  it('names what is wrong with a port out of range or an age before 1970', async () => {
+    const port = await run(['send', 'http://127.0.0.1:99999/x']);
+    expect(port.code).toBe(2);
+    expect(port.stderr).toContain('a port up to 65535');
+    const age = await run(['send', 'http://127.0.0.1:9/x', '--age', '99999999999999']);
+    expect(age.code).toBe(2);
+    expect(age.stderr).toContain('--age 99999999999999 dates the delivery before 1970');
+  });
+
   it('refuses bad usage with exit 2', async () => {
     for (const args of [
       ['send'],
