@@ -106,6 +106,21 @@ export function numberFlag(value: string | undefined, name: string, fallback: nu
   return number;
 }
 
+/** `value` read as an absolute http: or https: URL, or a usage error naming `what`. */
+export function checkHttpUrl(value: string, what: string): URL {
+  let parsed: URL;
+  try {
+    parsed = new URL(value);
+  } catch {
+    throw new UsageError(
+      `${what} is not a valid absolute URL (scheme, host, a port up to 65535): ${JSON.stringify(value)}`,
+    );
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
+    throw new UsageError(`${what} must be http: or https:`);
+  return parsed;
+}
+
 /** `name=value` pairs from a repeatable flag. */
 export function pairs(values: readonly string[] | undefined, name: string): Array<[string, string]> {
   return (values ?? []).map((entry) => {

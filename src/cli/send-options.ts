@@ -6,28 +6,13 @@
  */
 import { MAX_TIMER_MS } from '../lib/clock.js';
 import { TEST_WEBHOOK_VARIANTS, type TestWebhookOverrides, type TestWebhookVariant } from '../testing/deliveries.js';
-import { integerFlag, numberFlag, pairs, parse, readInput, UsageError } from './io.js';
+import { checkHttpUrl, integerFlag, numberFlag, pairs, parse, readInput, UsageError } from './io.js';
 import { parseCapturedRequest, type CapturedRequest } from './request-file.js';
-
-/** `value` read as an absolute http: or https: URL, or a usage error naming `what`. */
-function checkHttpUrl(value: string, what: string): URL {
-  let parsed: URL;
-  try {
-    parsed = new URL(value);
-  } catch {
-    throw new UsageError(
-      `${what} is not a valid absolute URL (scheme, host, a port up to 65535): ${JSON.stringify(value)}`,
-    );
-  }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
-    throw new UsageError(`${what} must be http: or https:`);
-  return parsed;
-}
 
 // Headers payhook send writes itself, or fetch refuses to send: given with
 // --header, they would be overwritten, contradict what it signs and says it
 // signed, or end in no answer.
-const SET_BY_SEND: Readonly<Record<string, string>> = {
+const NOT_FOR_HEADER_FLAG: Readonly<Record<string, string>> = {
   host: "the signed Host is set with --host (fetch sends the target URL's own)",
   signature: 'payhook send signs the delivery itself (--key chooses the key)',
   'x-api-timestamp': 'the signed timestamp is set with --timestamp or --age',
@@ -46,7 +31,8 @@ const SET_BY_SEND: Readonly<Record<string, string>> = {
  */
 function checkHeaderFlag(name: string, value: string): void {
   const lower = name.toLowerCase();
-  if (Object.hasOwn(SET_BY_SEND, lower)) throw new UsageError(`--header ${name}: ${SET_BY_SEND[lower]}`);
+  if (Object.hasOwn(NOT_FOR_HEADER_FLAG, lower))
+    throw new UsageError(`--header ${name}: ${NOT_FOR_HEADER_FLAG[lower]}`);
   checkSignedHeader('--header', name, value);
 }
 

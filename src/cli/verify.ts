@@ -6,7 +6,7 @@ import type { ServiceEnvironment } from '../service-keys.js';
 import { importKeys } from '../lib/key-import.js';
 import { TEST_PUBLIC_KEY } from '../testing/test-public-key.js';
 import { verifyWebhook, type VerifyWebhookOptions, type VerifyWebhookResult } from '../verify-webhook.js';
-import { formatDuration, EXIT, parse, pairs, readInput, UsageError, type Io } from './io.js';
+import { checkHttpUrl, formatDuration, EXIT, parse, pairs, readInput, UsageError, type Io } from './io.js';
 import { parseCapturedRequest } from './request-file.js';
 
 export const VERIFY_HELP = `Usage: payhook verify --request <file> (--env production|beta | --key <pem file> | --test-key) [options]
@@ -114,13 +114,7 @@ export async function verifyCommand(args: readonly string[], io: Io): Promise<nu
     alternativeKeys[name] = key;
   }
   const registeredUrl = values['registered-url'];
-  if (
-    registeredUrl !== undefined &&
-    !/^https?:$/.test(URL.canParse(registeredUrl) ? new URL(registeredUrl).protocol : '')
-  )
-    throw new UsageError(
-      `--registered-url must be an absolute http: or https: URL (got ${JSON.stringify(registeredUrl)})`,
-    );
+  if (registeredUrl !== undefined) checkHttpUrl(registeredUrl, '--registered-url');
 
   const timestampHeader = Object.entries(request.headers).find(
     ([name]) => name.toLowerCase() === 'x-api-timestamp',
