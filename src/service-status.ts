@@ -258,9 +258,9 @@ function readCode(value: unknown): number | undefined {
 /**
  * Reads an error body of the payment service: `{ statusCode, errorMessage }`,
  * or the capitalised `{ StatusCode, ErrorMessage }` some responses carry
- * (the lower-case name wins when both are present). Takes the raw text or
- * bytes, or an already parsed object. The code may be a number or digits in
- * a string.
+ * (a readable lower-case field wins when both are present). Takes the raw
+ * text or bytes, or an already parsed object. The code may be a number or one
+ * to three digits in a string (`"007"` reads as 7).
  *
  * It never throws: anything that is not such a body (not JSON, not an
  * object, no readable status code) gives `undefined`, so check for it first.
@@ -297,7 +297,8 @@ export function parseServiceError(body: unknown): ServiceError | undefined {
   let rawMessage: unknown;
   try {
     statusCode = readCode(ownValue(record, 'statusCode')) ?? readCode(ownValue(record, 'StatusCode'));
-    rawMessage = ownValue(record, 'errorMessage') ?? ownValue(record, 'ErrorMessage');
+    const lower = ownValue(record, 'errorMessage');
+    rawMessage = typeof lower === 'string' ? lower : ownValue(record, 'ErrorMessage');
   } catch {
     return undefined; // a caller-built object with throwing getters
   }

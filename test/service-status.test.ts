@@ -137,6 +137,14 @@ describe('parseServiceError', () => {
     );
   });
 
+  it('falls back to the capitalised name when the lower-case one cannot be read', () => {
+    expect(parseServiceError({ statusCode: 'abc', StatusCode: 409 })).toMatchObject({ statusCode: 409 });
+    expect(parseServiceError({ statusCode: 500, errorMessage: 42, ErrorMessage: 'b' })).toMatchObject({
+      statusCode: 500,
+      message: 'b',
+    });
+  });
+
   it('accepts a status code written as digits', () => {
     expect(parseServiceError({ statusCode: '503' })).toMatchObject({
       known: true,

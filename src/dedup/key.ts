@@ -4,8 +4,8 @@ import type { PaymentWebhook } from '../webhook/types.js';
 
 /**
  * The state part of a delivery's key: the normalised status, except for
- * `UNKNOWN`, which carries the raw status (trimmed, upper-cased, as the
- * normalisation compares it). Two unknown statuses of one payment (`PAID`,
+ * `UNKNOWN`, which carries the raw status (trimmed and upper-cased, so that
+ * letter case alone makes no new update). Two unknown statuses of one payment (`PAID`,
  * then `EXPIRED`) are two updates and must both reach the merchant; a
  * redelivery of either is still a duplicate. A known status keeps its
  * normalised name, so the keys stores already hold still match.

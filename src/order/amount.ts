@@ -74,8 +74,8 @@ export function toMinorUnits(amount: number | string): number {
 
 /**
  * Whether a webhook's amount is exactly the amount an order expects, in
- * hundredths. The webhook's amount is read exactly (from its text when it was
- * sent as text); one with more than two decimals, or beyond 10^12, matches
+ * hundredths. The webhook's amount is read in decimal, without
+ * floating-point arithmetic; one with more than two decimals, or beyond 10^12, matches
  * nothing. It never throws for what a delivery carries, so it is safe in
  * `onPayment` (where a throw means "retry"): on a mismatch, park the delivery.
  *

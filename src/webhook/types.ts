@@ -10,15 +10,17 @@ import type { PaymentStatus } from '../status.js';
 import type { WebhookData, WebhookFields, WebhookItem, WebhookService } from './fields.js';
 
 /**
- * Which way the money went, read from the suffix of the webhook's `id`:
- * `_DEBIT` → `'DEBIT'`, `_CREDIT` → `'CREDIT'`, anything else → `'UNKNOWN'`.
- * The suffix is matched exactly (upper case), as the spec writes it.
+ * The operation the webhook's `id` names by its suffix: `_DEBIT` →
+ * `'DEBIT'`, `_CREDIT` → `'CREDIT'`, anything else → `'UNKNOWN'`. The suffix
+ * is matched exactly (upper case), as the spec writes it. The service's
+ * document does not say which way a credit moves money, so only a `'DEBIT'`
+ * pays an order; park the others for review (see docs/orders.md).
  *
  * @example
  * ```ts
  * import type { PaymentOperation } from 'payhook';
  *
- * const sign = (operation: PaymentOperation): number => (operation === 'CREDIT' ? -1 : 1);
+ * const paysAnOrder = (operation: PaymentOperation): boolean => operation === 'DEBIT';
  * ```
  */
 export type PaymentOperation = 'DEBIT' | 'CREDIT' | 'UNKNOWN';
@@ -48,7 +50,7 @@ export interface PaymentWebhookBase {
    * through `toMinorUnits` / `amountMatches`, never with `===`.
    */
   readonly amount: number;
-  /** `amount` exactly as received (a number; typed wider for bodies built by hand). */
+  /** `amount` exactly as received: a number, as text there is refused (the type admits text, which no parsed webhook holds). */
   readonly rawAmount: number | string;
   /**
    * The payment form's fields and your additional data. An empty object when

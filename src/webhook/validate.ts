@@ -142,7 +142,7 @@ const ID: Reader = (context, path, value) => {
 
 /**
  * An amount: a finite number; lenient also reads numeric text as its number
- * (noted as a deviation; `rawAmount` or `raw` keeps the text).
+ * (noted as a deviation; `raw` keeps the text).
  */
 const AMOUNT: Reader = (context, path, value) => {
   if (!context.strict && typeof value === 'string' && NUMERIC_TEXT.test(value)) {
