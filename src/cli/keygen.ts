@@ -1,5 +1,5 @@
-import { access, chmod, mkdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { access, chmod, mkdir, stat, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { generateTestKeyPair } from '../testing/test-keys.js';
 import { EXIT, integerFlag, parse, UsageError, type Io } from './io.js';
 
@@ -60,7 +60,7 @@ export async function keygenCommand(args: readonly string[], io: Io): Promise<nu
     }
   }
   try {
-    await mkdir(dir, { recursive: true }).catch((error: NodeJS.ErrnoException) => {
+    await makeFolder(dir).catch((error: NodeJS.ErrnoException) => {
       // Not a key file in the way: --force cannot help, so this is not the EEXIST below.
       throw error.code === 'EEXIST' || error.code === 'ENOTDIR'
         ? new Error(`--out-dir ${dir} is a file, not a folder`)
@@ -82,4 +82,27 @@ export async function keygenCommand(args: readonly string[], io: Io): Promise<nu
   io.out(`wrote ${publicPath} (give it to your receiver: publicKeys)`);
   io.out(`wrote ${privatePath} (sign test deliveries: payhook send <url> --key ${privatePath})`);
   return EXIT.OK;
+}
+
+/**
+ * `dir` and its missing parents, one level at a time. Node's own
+ * `mkdir(dir, { recursive: true })` loops for ever where the file system
+ * refuses a folder with ENOENT under a parent that exists (/proc/x on Linux);
+ * here each level is tried at most twice. An existing file fails with EEXIST.
+ */
+async function makeFolder(dir: string): Promise<void> {
+  try {
+    await mkdir(dir);
+    return;
+  } catch (error) {
+    const { code } = error as NodeJS.ErrnoException;
+    if (code === 'EEXIST' && (await stat(dir)).isDirectory()) return;
+    const parent = dirname(dir);
+    if (code !== 'ENOENT' || parent === dir) throw error;
+    await makeFolder(parent);
+  }
+  await mkdir(dir).catch(async (error: NodeJS.ErrnoException) => {
+    // Made meanwhile by someone else: as good.
+    if (error.code !== 'EEXIST' || !(await stat(dir)).isDirectory()) throw error;
+  });
 }

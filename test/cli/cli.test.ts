@@ -182,4 +182,16 @@ describe('payhook keygen', () => {
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('cannot write the keys');
   });
+
+  it.runIf(process.platform === 'linux')(
+    'fails with exit 1, without hanging, where the file system refuses a folder under one that exists',
+    async () => {
+      // /proc refuses mkdir with ENOENT, on which Node's recursive mkdir retries for ever.
+      for (const dir of ['/proc/payhook-keys', '/proc/payhook-a/keys']) {
+        const result = await run(['keygen', '--out-dir', dir]);
+        expect(result.code).toBe(1);
+        expect(result.stderr).toContain('cannot write the keys');
+      }
+    },
+  );
 });
