@@ -58,8 +58,14 @@ function checkRetry(retry: number, name: string): void {
  * first delivery for retry 1, retry `retry − 1` after that), before retry
  * number `retry` (1-based: retry 1 follows the failed first delivery).
  * `retryDelay(1..5)` = 30 000; `retryDelay(6)` = 60 000, doubling up to
- * `retryDelay(16)` = 61 440 000; `retryDelay(n ≥ 17)` = 86 400 000. See the
- * module documentation for how the spec is read.
+ * `retryDelay(16)` = 61 440 000; `retryDelay(n ≥ 17)` = 86 400 000. The
+ * spec does not say whether the first delivery counts among its first five
+ * attempts; payhook reads it as not a retry (docs/CONTRACT.md §5).
+ *
+ * The longest delay, 24 hours, is the most that can pass between a delivery
+ * your receiver handled (its 200 lost on the way) and the copy that follows
+ * it, beside the service's wait for an answer: keep deduplication records longer than that (`retentionMs`, 7 days by
+ * default).
  *
  * @param retry - The retry number, an integer ≥ 1.
  * @returns The delay in milliseconds.
@@ -85,10 +91,10 @@ export function retryDelay(retry: number): number {
 /**
  * Milliseconds from the first failed delivery to retry number `retry`: the
  * sum of the delays of retries 1 to `retry`. This is the earliest that retry
- * can arrive (each attempt's own duration adds to it). Use it to size a
- * deduplication record's lifetime — `retryOffset(16)` (122 970 000 ms, about
- * 34 hours) covers every retry before the daily phase — or to tell how late
- * a redelivery is.
+ * can arrive (each attempt's own duration adds to it). Use it to tell how
+ * late a redelivery is, or when a failing endpoint's deliveries reach the
+ * daily phase (`retryOffset(16)`, 122 970 000 ms, about 34 hours). To size a
+ * deduplication record's lifetime, see {@link retryDelay}.
  *
  * @param retry - The retry number, an integer ≥ 1.
  * @returns Milliseconds after the first failure.
@@ -99,8 +105,7 @@ export function retryDelay(retry: number): number {
  * import { retryOffset } from 'payhook';
  *
  * retryOffset(5);   // 150_000 (2 min 30 s)
- * retryOffset(16);  // 122_970_000 (≈ 34 h)
- * const retentionMs = retryOffset(16) + 24 * 60 * 60 * 1000; // and one daily retry more
+ * retryOffset(16);  // 122_970_000 (≈ 34 h): one retry a day from then on
  * ```
  */
 export function retryOffset(retry: number): number {

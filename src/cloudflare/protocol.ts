@@ -1,6 +1,8 @@
 // The wire format between createDurableObjectStore (the Worker side) and
 // PayhookDedupObject (the Durable Object side). Internal: both files import
-// it, so the two ends cannot drift apart. Not re-exported.
+// it, so one build's two ends agree; a Worker sharing the object of another
+// Worker's build (script_name) may not, and each end refuses what it cannot
+// read (a 503 for the delivery). Not re-exported.
 
 /** The operations the object answers, one path each. */
 export type Operation = 'claim' | 'complete' | 'release';

@@ -58,7 +58,10 @@ export interface DurableObjectStoreOptions {
   namespace: DurableObjectNamespaceLike;
   /**
    * Prepended to every delivery key to name its object, so several apps can
-   * share one namespace. Changing it forgets the deliveries handled so far.
+   * share one namespace. End it with a separator, as the default does: with
+   * `'shop'` and `'shop1'`, the key `1234_DEBIT:SUCCEEDED` of one and
+   * `234_DEBIT:SUCCEEDED` of the other would name one object. Changing it
+   * forgets the deliveries handled so far.
    * @defaultValue `'payhook:'`
    */
   prefix?: string;

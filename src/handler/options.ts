@@ -122,7 +122,9 @@ export interface WebhookHandlerBaseOptions extends Omit<
    * How long a handled delivery is remembered (answered 200 without calling
    * `onPayment`). At least twice `toleranceMs`, so a captured delivery can
    * never be replayed: within the window it is remembered, after it it is
-   * stale.
+   * stale. Keep it above 24 hours, the longest gap between two attempts of
+   * the service (`retryDelay`): a copy of a delivery whose 200 was lost
+   * arriving after the retention runs `onPayment` again.
    * @defaultValue 604 800 000 (7 days)
    */
   retentionMs?: number;

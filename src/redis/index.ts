@@ -76,7 +76,10 @@ export interface RedisStoreOptions {
   /** A connected `ioredis` or `redis` client (see {@link RedisClientLike}). */
   client: RedisClientLike;
   /**
-   * Prepended to every key, so several apps can share one database.
+   * Prepended to every key, so several apps can share one database. End it
+   * with a separator, as the default does: with `'shop'` and `'shop1'`, one
+   * app's key `1234_DEBIT:SUCCEEDED` and the other's `234_DEBIT:SUCCEEDED`
+   * would be one Redis key.
    * @defaultValue `'payhook:'`
    */
   prefix?: string;

@@ -155,7 +155,7 @@ describe('several Worker instances sharing the Durable Object', () => {
     ).toEqual([]);
     expect(statuses.filter((status) => status === 409).length).toBeGreaterThan(0);
 
-    // Once the completions (sent after the answer, through waitUntil) land,
+    // Once the copies still holding a claim complete it,
     // every instance answers every copy as a duplicate.
     for (const delivery of deliveries) {
       for (const name of instances) {
