@@ -21,6 +21,7 @@ import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createNodeWebhookHandler } from '../../src/node/index.js';
 import { createPostgresInbox, createPostgresStore } from '../../src/postgres/index.js';
+import { parseWebhook } from '../../src/webhook/parse.js';
 import { createTestWebhook, sendWebhook, signWebhook, TEST_KEY_PAIR } from '../../src/testing/index.js';
 import { forkCollecting, type Running } from '../helpers/processes.js';
 import { freePort } from '../helpers/redis-server.js';
@@ -80,12 +81,17 @@ function run(path: string, env: Record<string, string>): Running {
 interface OrderRow {
   payment_status: string | null;
   paid_at: Date | null;
+  paid_by: string | null;
 }
 
 async function order(id: string): Promise<OrderRow | undefined> {
-  const { rows } = await admin.query<OrderRow>('SELECT payment_status, paid_at FROM orders WHERE id = $1', [id]);
+  const { rows } = await admin.query<OrderRow>('SELECT payment_status, paid_at, paid_by FROM orders WHERE id = $1', [
+    id,
+  ]);
   return rows[0];
 }
+
+const UNPAID = { payment_status: null, paid_at: null, paid_by: null };
 
 /** Every change made to order `id`, in order: `from→to`. */
 async function changes(id: string): Promise<string[]> {
@@ -130,7 +136,8 @@ beforeAll(async () => {
   await createPostgresStore({ client: admin }).migrate();
   await createPostgresInbox({ client: admin }).migrate();
   await admin.query(
-    'CREATE TABLE orders (id text PRIMARY KEY, amount_minor bigint NOT NULL, payment_status text, paid_at timestamptz)',
+    `CREATE TABLE orders (id text PRIMARY KEY, amount_minor bigint NOT NULL, payment_status text, paid_at timestamptz,
+      paid_by text)`,
   );
   // Every update of an order, recorded, so that "paid once" and "nothing changed" can be read back.
   await admin.query(`CREATE TABLE order_changes (n bigserial PRIMARY KEY, order_id text, old_status text,
@@ -189,13 +196,14 @@ describe('docs/stores.md: the store snippet (// server.ts) as a real receiver', 
     const id = await newOrder('failed-then-paid');
     const failed = await send(delivery(id, 'FAILED', 100), baseUrl);
     expect(failed).toEqual({ status: 200, answer: { ok: true } });
-    expect(await order(id)).toEqual({ payment_status: 'FAILED', paid_at: null });
+    expect(await order(id)).toEqual({ payment_status: 'FAILED', paid_at: null, paid_by: null });
 
     const succeeded = delivery(id, 'SUCCEEDED', 100);
     expect(await send(succeeded, baseUrl)).toEqual({ status: 200, answer: { ok: true } });
     const paid = await order(id);
     expect(paid?.payment_status).toBe('SUCCEEDED');
     expect(paid?.paid_at).toBeInstanceOf(Date);
+    expect(paid?.paid_by).toBe(succeeded.transactionId);
 
     // The same delivery again (signed afresh, as a retry is): a duplicate, the order untouched.
     const again = await send(succeeded, baseUrl);
@@ -224,7 +232,7 @@ describe('docs/stores.md: the store snippet (// server.ts) as a real receiver', 
       const parked = await send(delivery(id, 'SUCCEEDED', amount, `tx-${id}-${n}`), baseUrl);
       expect(parked).toEqual({ status: 200, answer: { ok: true, parked: true } });
     }
-    expect(await order(id)).toEqual({ payment_status: null, paid_at: null });
+    expect(await order(id)).toEqual(UNPAID);
     expect(await changes(id)).toEqual([]);
 
     const log = receiver.lines.join('\n');
@@ -235,11 +243,33 @@ describe('docs/stores.md: the store snippet (// server.ts) as a real receiver', 
     const retry = await send(delivery(unknown, 'SUCCEEDED', 100), baseUrl);
     expect(retry.answer).toMatchObject({ ok: true, duplicate: true });
   });
+
+  it("paid twice: another payment's SUCCEEDED is parked; the paying one again changes nothing", async () => {
+    const id = await newOrder('paid-twice');
+    const first = delivery(id, 'SUCCEEDED', 100);
+    expect(await send(first, baseUrl)).toEqual({ status: 200, answer: { ok: true } });
+    const paid = await order(id);
+
+    // The same payment's SUCCEEDED once the store has forgotten it (after retentionMs): handled, nothing changes.
+    const forgotten = await admin.query('DELETE FROM payhook_dedup WHERE key = $1', [`${first.id}:SUCCEEDED`]);
+    expect(forgotten.rowCount).toBe(1);
+    expect(await send(first, baseUrl)).toEqual({ status: 200, answer: { ok: true } });
+
+    // Another payment of the same order succeeds too (a new transactionId): the customer was charged twice.
+    const second = delivery(id, 'SUCCEEDED', 100, `tx-${id}-again`);
+    expect(await send(second, baseUrl)).toEqual({ status: 200, answer: { ok: true, parked: true } });
+    expect(await order(id)).toEqual(paid);
+    expect(paid?.paid_by).toBe(first.transactionId);
+    expect(await changes(id)).toEqual(['-→SUCCEEDED']);
+    const details = { reference: id, paidBy: first.transactionId, transactionId: second.transactionId };
+    expect(receiver.lines.join('\n')).toContain(`Parked by onPayment (paid twice ${JSON.stringify(details)})`);
+  });
 });
 
 describe('docs/stores.md: the inbox worker snippet (// worker.ts) behind a real receiver', () => {
   let worker: Running;
   let inboxPool: pg.Pool;
+  let inbox: ReturnType<typeof createPostgresInbox>;
   let http: Server;
   let baseUrl: string;
 
@@ -256,7 +286,7 @@ describe('docs/stores.md: the inbox worker snippet (// worker.ts) behind a real 
     // The receiver of docs/postgres.md ("Receiving"): every verified delivery enqueued before its 200.
     inboxPool = new pg.Pool({ connectionString: server.url, max: 4 });
     inboxPool.on('error', () => {});
-    const inbox = createPostgresInbox({ client: inboxPool });
+    inbox = createPostgresInbox({ client: inboxPool });
     const handler = createNodeWebhookHandler({
       publicKeys: TEST_KEY_PAIR.publicKey,
       webhookUrl: WEBHOOK_URL,
@@ -280,7 +310,7 @@ describe('docs/stores.md: the inbox worker snippet (// worker.ts) behind a real 
     const id = await newOrder('inbox-failed-then-paid');
     expect((await send(delivery(id, 'FAILED', 100), baseUrl)).status).toBe(200);
     await expect.poll(() => inboxRows(id), { timeout: 15_000 }).toEqual({ FAILED: 'done' });
-    expect(await order(id)).toEqual({ payment_status: 'FAILED', paid_at: null });
+    expect(await order(id)).toEqual({ payment_status: 'FAILED', paid_at: null, paid_by: null });
 
     const succeeded = delivery(id, 'SUCCEEDED', 100);
     expect((await send(succeeded, baseUrl)).status).toBe(200);
@@ -288,6 +318,7 @@ describe('docs/stores.md: the inbox worker snippet (// worker.ts) behind a real 
     const paid = await order(id);
     expect(paid?.payment_status).toBe('SUCCEEDED');
     expect(paid?.paid_at).toBeInstanceOf(Date);
+    expect(paid?.paid_by).toBe(succeeded.transactionId);
 
     // A redelivery is a duplicate: no second row, no second update.
     expect((await send(succeeded, baseUrl)).status).toBe(200);
@@ -314,9 +345,36 @@ describe('docs/stores.md: the inbox worker snippet (// worker.ts) behind a real 
       await expect
         .poll(() => inboxRows(id), { timeout: 15_000 })
         .toEqual({ SUCCEEDED: expect.stringMatching(/^amount differs \{"reference":/) });
-      expect(await order(id)).toEqual({ payment_status: null, paid_at: null });
+      expect(await order(id)).toEqual(UNPAID);
       expect(await changes(id)).toEqual([]);
     }
+  });
+
+  it("paid twice: another payment's SUCCEEDED is parked; the paying one again changes nothing", async () => {
+    const id = await newOrder('inbox-paid-twice');
+    const first = delivery(id, 'SUCCEEDED', 100);
+    expect((await send(first, baseUrl)).status).toBe(200);
+    await expect.poll(() => inboxRows(id), { timeout: 15_000 }).toEqual({ SUCCEEDED: 'done' });
+    const paid = await order(id);
+
+    // The same payment's SUCCEEDED once its row is pruned (and the receiver's memory store restarted): applied, as
+    // a no-op.
+    await admin.query('DELETE FROM payhook_inbox WHERE delivery_id = $1', [first.id]);
+    await inbox.enqueue(parseWebhook(first));
+    await expect.poll(() => inboxRows(id), { timeout: 15_000 }).toEqual({ SUCCEEDED: 'done' });
+
+    // Another payment of the same order succeeds too (a new transactionId): the customer was charged twice.
+    const second = delivery(id, 'SUCCEEDED', 100, `tx-${id}-again`);
+    expect((await send(second, baseUrl)).status).toBe(200);
+    const secondRows = async () =>
+      (await admin.query('SELECT state, parked_reason FROM payhook_inbox WHERE delivery_id = $1', [second.id])).rows;
+    const details = { reference: id, paidBy: first.transactionId, transactionId: second.transactionId };
+    await expect
+      .poll(secondRows, { timeout: 15_000 })
+      .toEqual([{ state: 'parked', parked_reason: `paid twice ${JSON.stringify(details)}` }]);
+    expect(await order(id)).toEqual(paid);
+    expect(paid?.paid_by).toBe(first.transactionId);
+    expect(await changes(id)).toEqual(['-→SUCCEEDED']);
   });
 
   it('on SIGTERM stops and exits 0 by itself', async () => {

@@ -97,12 +97,54 @@ describe('the guide worker and migrate() in their own processes', () => {
       { name: 'inbox:payhook_inbox', version: inboxSteps('payhook_inbox').length },
       { name: 'store:payhook_dedup', version: 1 },
     ]);
-    await admin.query(`CREATE TABLE orders (id text PRIMARY KEY, amount_minor bigint NOT NULL, paid_at timestamptz)`);
+    await admin.query(
+      `CREATE TABLE orders (id text PRIMARY KEY, amount_minor bigint NOT NULL, paid_at timestamptz, paid_by text)`,
+    );
     // Every update of an order waits slow.seconds: rows stay in the worker's hands that long.
     await admin.query(`CREATE TABLE slow (seconds float8 NOT NULL); INSERT INTO slow VALUES (0)`);
     await admin.query(`CREATE FUNCTION slow_update() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN PERFORM pg_sleep((SELECT seconds FROM slow)); RETURN NEW; END $$`);
     await admin.query(`CREATE TRIGGER orders_slow BEFORE UPDATE ON orders FOR EACH ROW EXECUTE FUNCTION slow_update()`);
+  }, 60_000);
+
+  it('pays an order once: the paying SUCCEEDED again is a no-op, another payment that succeeds is parked', async () => {
+    const inbox = createPostgresInbox({ client: admin });
+    const first = webhookBody();
+    const paymentId = (first['fields'] as { paymentId: string }).paymentId;
+    await admin.query('INSERT INTO orders (id, amount_minor) VALUES ($1, 10000)', [paymentId]);
+    const order = async () => (await rows('SELECT paid_at, paid_by FROM orders WHERE id = $1', [paymentId]))[0];
+    const inboxRow = (id: unknown) =>
+      rows('SELECT state, parked_reason FROM payhook_inbox WHERE delivery_id = $1', [id]);
+    const worker = run(workerScript);
+    await inbox.enqueue(parseWebhook(first));
+    await expect
+      .poll(() => inboxRow(first['id']), { timeout: 15_000 })
+      .toEqual([{ state: 'done', parked_reason: null }]);
+    const paid = await order();
+
+    // The same payment's SUCCEEDED once its row is pruned: stored and applied again, changing nothing.
+    await admin.query('DELETE FROM payhook_inbox WHERE delivery_id = $1', [first['id']]);
+    await inbox.enqueue(parseWebhook(first));
+    await expect
+      .poll(() => inboxRow(first['id']), { timeout: 15_000 })
+      .toEqual([{ state: 'done', parked_reason: null }]);
+    expect(await order()).toEqual(paid);
+
+    // Another payment (transactionId) of the same order succeeds too: the customer was charged twice.
+    const second = webhookBody({ fields: first['fields'] });
+    await inbox.enqueue(parseWebhook(second));
+    const details = { reference: paymentId, paidBy: first['transactionId'], transactionId: second['transactionId'] };
+    await expect
+      .poll(() => inboxRow(second['id']), { timeout: 15_000 })
+      .toEqual([{ state: 'parked', parked_reason: `paid twice ${JSON.stringify(details)}` }]);
+    expect(await order()).toEqual(paid);
+    expect(paid).toEqual({ paid_at: expect.any(Date), paid_by: first['transactionId'] });
+
+    worker.child.kill('SIGTERM');
+    expect(await worker.exited).toEqual({ code: 0, signal: null });
+    // The tests below count every row: leave none behind.
+    await admin.query('DELETE FROM payhook_inbox WHERE delivery_id = ANY($1)', [[first['id'], second['id']]]);
+    await admin.query('DELETE FROM orders WHERE id = $1', [paymentId]);
   }, 60_000);
 
   it('fails at start-up, naming the fix, when the schema is one version behind', async () => {
