@@ -264,9 +264,12 @@ const prepared = /* @__PURE__ */ new WeakMap<object, PreparedVerifier>();
  *
  * @example
  * ```ts
- * import { orderReference, verifyWebhook, type PaymentStatus, type VerifyWebhookOptions } from 'payhook';
+ * import { verifyWebhook, type PaymentWebhook, type VerifyWebhookOptions } from 'payhook';
  *
- * declare function markOrderPaid(reference: string | undefined, status: PaymentStatus): Promise<void>;
+ * // Your order update, as in the README's "Applying a payment to an order": it marks an order paid only for a
+ * // SUCCEEDED debit of the order's amount, moves it only forward, and keeps for review what it cannot apply (an
+ * // unknown order, another amount, a second payment of a paid order).
+ * declare function applyPayment(webhook: PaymentWebhook): Promise<void>;
  *
  * // Made once, at module scope: each options object is prepared on its first call only.
  * const options: VerifyWebhookOptions = {
@@ -279,9 +282,18 @@ const prepared = /* @__PURE__ */ new WeakMap<object, PreparedVerifier>();
  *     { method: request.method, url: request.url, headers: request.headers, body: await request.text() },
  *     options,
  *   );
- *   if (!result.ok) return Response.json({ code: result.error.code }, { status: 401 });
- *   await markOrderPaid(orderReference(result.webhook), result.webhook.status);
- *   return new Response(null, { status: 200 });
+ *   if (!result.ok) {
+ *     // As payhook's handlers answer: 400 for a signed body that is not a webhook, 401 for a delivery that is not
+ *     // the service's, not fresh, or not sent to webhookUrl.
+ *     const { code } = result.error;
+ *     const status = code === 'BODY_TOO_LARGE' ? 413 : /SIGNATURE|TIMESTAMP|URL_MISMATCH/.test(code) ? 401 : 400;
+ *     return Response.json({ ok: false, code }, { status });
+ *   }
+ *   // Deduplication is your job with verifyWebhook: the service delivers at least once, so applyPayment must leave
+ *   // the order as it was when the same delivery comes again (the handlers of payhook/web and payhook/node
+ *   // deduplicate for you).
+ *   await applyPayment(result.webhook);
+ *   return Response.json({ ok: true });
  * }
  * ```
  */

@@ -97,12 +97,30 @@ export interface InboxDelivery {
  *
  * @example
  * ```ts
+ * import { amountMatches, orderReference, park } from 'payhook';
  * import type { InboxHandler } from 'payhook/postgres';
  *
- * const apply: InboxHandler = async (webhook, tx) => {
- *   if (webhook.status === 'SUCCEEDED') {
- *     await tx.query('UPDATE orders SET paid_at = now() WHERE id = $1', [webhook.fields.paymentId]);
+ * // For orders (id text PRIMARY KEY, amount_minor bigint, paid_at timestamptz, paid_by text): paid_by is the
+ * // transactionId of the payment that paid the order.
+ * const applyPayment: InboxHandler = async (webhook, tx) => {
+ *   if (webhook.operation !== 'DEBIT') return park('not a debit', { id: webhook.id }); // _CREDIT: reviewed by hand
+ *   const reference = orderReference(webhook); // fields.paymentId, as text
+ *   const [order] =
+ *     reference === undefined
+ *       ? []
+ *       : await tx.query('SELECT id, amount_minor, paid_by FROM orders WHERE id = $1 FOR UPDATE', [reference]);
+ *   if (order === undefined) return park('unknown order', { reference });
+ *   if (!amountMatches(webhook, Number(order.amount_minor))) {
+ *     return park('amount differs', { reference, expected: order.amount_minor, received: webhook.amount });
  *   }
+ *   if (webhook.status === 'UNKNOWN') return park('unknown status', { reference, rawStatus: webhook.rawStatus });
+ *   if (webhook.status !== 'SUCCEEDED') return; // FAILED, PROCESSING…: never paid
+ *   if (order.paid_by === webhook.transactionId) return; // this payment's SUCCEEDED again: applied already
+ *   if (order.paid_by !== null) {
+ *     // Another payment succeeded for a paid order: the customer was charged twice. Refund one.
+ *     return park('paid twice', { reference, paidBy: order.paid_by, transactionId: webhook.transactionId });
+ *   }
+ *   await tx.query('UPDATE orders SET paid_at = now(), paid_by = $2 WHERE id = $1', [order.id, webhook.transactionId]);
  * };
  * ```
  */

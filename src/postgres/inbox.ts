@@ -121,15 +121,17 @@ function errorText(error: unknown): string {
  * ```ts
  * // worker.ts: apply, in as many processes as you like
  * import postgres from 'postgres';
- * import { createPostgresInbox } from 'payhook/postgres';
+ * import type { Parked, PaymentWebhook } from 'payhook';
+ * import { createPostgresInbox, type InboxTransaction } from 'payhook/postgres';
+ *
+ * // Your order update through `tx`: it checks the operation, the order, the amount and the status, and parks what
+ * // it cannot apply (as InboxHandler's example and docs/postgres.md's worker do).
+ * declare function applyPayment(tx: InboxTransaction, webhook: PaymentWebhook): Promise<Parked | undefined>;
  *
  * const sql = postgres(process.env.DATABASE_URL!, { fetch_types: false });
  * const inbox = createPostgresInbox({ client: sql });
  * await inbox.check();
- * const worker = inbox.process(async (webhook, tx) => {
- *   if (webhook.status !== 'SUCCEEDED') return;
- *   await tx.query('UPDATE orders SET paid_at = now() WHERE id = $1 AND paid_at IS NULL', [webhook.fields.paymentId]);
- * });
+ * const worker = inbox.process((webhook, tx) => applyPayment(tx, webhook));
  * process.once('SIGTERM', async () => {
  *   await worker.stop({ timeoutMs: 8_000 });
  *   await sql.end({ timeout: 1 });
