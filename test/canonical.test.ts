@@ -289,8 +289,23 @@ describe('the body line', () => {
     ['text after a JSON null', 'null x'],
     ['invalid UTF-8 bytes', new Uint8Array([0x7b, 0xff, 0x7d])],
     ['a parsed array', [1, 2]],
-    ['a parsed number', 42 as unknown as object],
-    ['a parsed boolean', true as unknown as object],
+    ['a parsed number', 42],
+    ['a parsed boolean', true],
+    // Objects that are not JSON objects: each passed for {} or a list of its characters.
+    ['a Map', new Map([['amount', 100]])],
+    ['a Set', new Set(['amount'])],
+    ['a String object', new String('{"amount":100}')],
+    [
+      'a Proxy whose keys cannot be listed',
+      new Proxy(
+        {},
+        {
+          ownKeys() {
+            throw new Error('boom');
+          },
+        },
+      ),
+    ],
   ])('INVALID_BODY for %s', (_label, body) => {
     expect(codeOf(() => build({ body }))).toBe('INVALID_BODY');
   });

@@ -182,4 +182,15 @@ describe('several registered URLs', () => {
       /at least one URL/,
     );
   });
+
+  it('refuses a URL that names a query parameter twice: no delivery, not even to that URL, could match it', async () => {
+    // The service signs the query as a map; such a URL answered every genuine delivery URL_MISMATCH.
+    for (const twice of [`${SHOP}/hook?a=1&a=2`, `${SHOP}/hook?a=1&a=1`]) {
+      for (const webhookUrl of [twice, [seven, twice], () => twice]) {
+        await expect(verifyWebhook(deliveryFor(twice), { publicKeys: PUBLIC_KEY, webhookUrl })).rejects.toThrow(
+          /names a query parameter more than once/,
+        );
+      }
+    }
+  });
 });

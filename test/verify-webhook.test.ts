@@ -513,5 +513,12 @@ describe('verifyWebhook', () => {
       ).toBe('OK');
       expect(await code(asRequest(delivery, { headers }))).toBe('MISSING_HOST');
     });
+
+    it('refuses a Host of commas alone, which names no host (MISSING_HOST)', async () => {
+      const delivery = signDelivery(webhookBody(), { timestamp: NOW });
+      for (const host of [',', ' , ', ',,']) {
+        expect(await code(asRequest(delivery, { headers: { ...delivery.headers, host } }))).toBe('MISSING_HOST');
+      }
+    });
   });
 });

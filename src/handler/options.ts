@@ -196,7 +196,9 @@ export interface WebhookHandlerBaseOptions extends Omit<
    * answer is 500 and the service retries (a parked delivery's claim is
    * released, so the retry runs `onPayment` again). An `INVALID_PAYLOAD` is
    * not deduplicated (there is no webhook to key), so a redelivery may reach
-   * it again: make it idempotent, e.g. keyed on the `signature` header.
+   * it again: make it idempotent, e.g. keyed on a SHA-256 of the body. Not on
+   * the `signature` header: a retry comes with a new `x-api-timestamp` (the
+   * old one would be stale within minutes), so its signature is new too.
    * @defaultValue none — a payload not understood is answered 400; a parked
    * delivery is still answered 200, logged and recorded
    */

@@ -1,4 +1,4 @@
-import { PayhookError } from './errors.js';
+import { isPayhookError, PayhookError } from './errors.js';
 import { misuse } from './misuse.js';
 import type { BodyInput } from './request-types.js';
 import { MAX_BODY_DEPTH, textTooDeep, valueTooDeep } from './json-depth.js';
@@ -148,12 +148,21 @@ function parseText(text: string): unknown {
   }
 }
 
-/** `value` as a body: an object, or `null` for none (`undefined` or JSON `null`); else `INVALID_BODY`. */
+/**
+ * `value` as a body: an object, or `null` for none (`undefined` or JSON
+ * `null`); else `INVALID_BODY`. A `Map`, a `Set`, a `String` object and the
+ * like are not JSON objects: read as one, each would pass for `{}` or a list
+ * of its characters.
+ */
 function objectOrNone(value: unknown): JsonObject | null {
   if (value === undefined || value === null) return null;
   if (typeof value !== 'object' || Array.isArray(value)) {
     const kind = Array.isArray(value) ? 'an array' : `a ${typeof value}`;
     throw new PayhookError('INVALID_BODY', `The body must be a JSON object, but it is ${kind}.`);
+  }
+  const tag = Object.prototype.toString.call(value);
+  if (tag !== '[object Object]') {
+    throw new PayhookError('INVALID_BODY', `The body must be a JSON object, but it is a ${tag.slice(8, -1)}.`);
   }
   return value as JsonObject;
 }
@@ -177,17 +186,23 @@ function objectOrNone(value: unknown): JsonObject | null {
  * ```
  */
 export function parseJsonBody(body: BodyInput): JsonObject | null {
-  let value: JsonObject | null;
-  if (typeof body !== 'string' && !isBytes(body)) {
-    checkBodyRead(body);
-    value = objectOrNone(body);
-    if (valueTooDeep(value)) throw new PayhookError('INVALID_BODY', TOO_DEEP);
-  } else {
-    const text = rawText(body);
-    value = text === '' ? null : objectOrNone(parseText(text));
+  try {
+    let value: JsonObject | null;
+    if (typeof body !== 'string' && !isBytes(body)) {
+      checkBodyRead(body);
+      value = objectOrNone(body);
+      if (valueTooDeep(value)) throw new PayhookError('INVALID_BODY', TOO_DEEP);
+    } else {
+      const text = rawText(body);
+      value = text === '' ? null : objectOrNone(parseText(text));
+    }
+    if (value !== null && tooWide(value)) throw new PayhookError('INVALID_BODY', TOO_WIDE);
+    return value;
+  } catch (cause) {
+    // A value built in code (a Proxy, say) may throw where one parsed here cannot.
+    if (isPayhookError(cause)) throw cause;
+    throw new PayhookError('INVALID_BODY', 'The body cannot be read as a JSON object.', { cause });
   }
-  if (value !== null && tooWide(value)) throw new PayhookError('INVALID_BODY', TOO_WIDE);
-  return value;
 }
 
 /**

@@ -36,14 +36,25 @@ export interface PinnedUrl {
  * ```
  */
 export function pinWebhookUrl(webhookUrl: unknown): PinnedUrl {
+  let url: URL;
   try {
     // `new URL` alone would read `mailto:x` or `a:b` as absolute: an authority is required.
     if (typeof webhookUrl !== 'string' || splitUrl(webhookUrl).authority === undefined) throw new TypeError();
-    const { host, pathname, search } = new URL(webhookUrl);
-    return { url: webhookUrl, host, path: pathname, query: search.slice(1) };
+    url = new URL(webhookUrl);
   } catch {
     throw misuse('webhookUrl must be an absolute URL (https://…), or a list or a function of them.');
   }
+  // The service signs the query as a map, one value per name: no request could match such a URL.
+  const names = new Set<string>();
+  let count = 0;
+  url.searchParams.forEach((_value, name) => {
+    names.add(name);
+    count++;
+  });
+  if (names.size !== count) {
+    throw misuse(`webhookUrl ${webhookUrl} names a query parameter more than once; the service signs each name once.`);
+  }
+  return { url: webhookUrl, host: url.host, path: url.pathname, query: url.search.slice(1) };
 }
 
 /** The request as a `webhookUrl` function sees it. */
@@ -170,8 +181,9 @@ function missingFrom(registered: string, received: string): string | undefined {
  */
 function oneHost(host: string | undefined): string | undefined {
   if (host === undefined || !host.includes(',')) return host;
-  const [first, ...others] = host.split(',').map((part) => part.trim());
-  return others.every((other) => normalHost(other) === normalHost(first)) ? first : host;
+  const [first = '', ...others] = host.split(',').map((part) => part.trim());
+  // Commas and nothing else name no host: left joined, for targetHead to refuse.
+  return first !== '' && others.every((other) => normalHost(other) === normalHost(first)) ? first : host;
 }
 
 /** Where the signed host came from. */
