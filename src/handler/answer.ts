@@ -41,6 +41,13 @@ export function answer(
   return new Answer(status, body, extra === undefined ? JSON_HEADERS : { ...JSON_HEADERS, ...extra }, after);
 }
 
+/** Internal: `answer` with `after` too (both awaited, when it has its own). */
+export function withAfter(answer: Answer, after: Promise<void> | undefined): Answer {
+  if (after === undefined) return answer;
+  const both = answer.after === undefined ? after : Promise.all([answer.after, after]).then(() => undefined);
+  return new Answer(answer.status, answer.body, answer.headers, both);
+}
+
 /** Internal: the 200 for a delivery handled now. */
 export const HANDLED: Answer = answer(200, { ok: true });
 /** Internal: the 200 for a delivery handled before. */

@@ -8,7 +8,7 @@ import { describeError } from '../lib/misuse.js';
 import { describeParked, type Parked } from '../park.js';
 import type { VerifyWebhookError, WebhookRequest } from '../verify-webhook.js';
 import type { PaymentWebhook } from '../webhook/types.js';
-import { HANDLED, PARKED, type Answer } from './answer.js';
+import { HANDLED, PARKED, withAfter, type Answer } from './answer.js';
 import type { Deadline } from './deadline.js';
 import type { DeadLetterDelivery, InvalidPayloadDelivery, ParkedDelivery } from './hooks.js';
 import type { DeliveryReport } from './report.js';
@@ -94,13 +94,13 @@ export async function deadLetterParked(
   const failed = await handOff(settings, parkedDelivery(parked, claim), deadline);
   if (failed !== undefined) {
     // Not kept anywhere: the retry runs onPayment again.
-    await stores.release(key, token, deadline, report);
-    return refuseFailed(report, failed);
+    const { after } = await stores.release(key, token, deadline, report);
+    return withAfter(refuseFailed(report, failed), after);
   }
-  await stores.record(key, token, deadline, report);
+  const { after } = await stores.record(key, token, deadline, report);
   const message = `Parked by onPayment (${describeParked(parked)}); answered 200 and recorded as handled, never retried.`;
   report.log('warn', 'parked', message, { status: 200 });
-  return PARKED;
+  return withAfter(PARKED, after);
 }
 
 /**

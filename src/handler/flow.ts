@@ -8,7 +8,7 @@ import { describeError, misuse } from '../lib/misuse.js';
 import { checkedOutcome, isParked } from '../park.js';
 import type { VerifyWebhookError, VerifyWebhookResult, WebhookRequest } from '../verify-webhook.js';
 import type { PaymentWebhook } from '../webhook/types.js';
-import { Answer, HANDLED } from './answer.js';
+import { Answer, HANDLED, withAfter } from './answer.js';
 import { DeliveryContext } from './context.js';
 import { deadLetterInvalid, deadLetterLatePark, deadLetterParked } from './dead-letter.js';
 import { Deadline } from './deadline.js';
@@ -82,7 +82,7 @@ async function deliver(flow: Flow, input: DeliveryInput, deadline: Deadline): Pr
     return report.refuse('HANDLER_FAILED', message, { event: 'handler-timeout', level: 'error', after });
   }
   if (outcome.kind === 'threw') {
-    const released = await stores.release(key, token, deadline, report);
+    const { released, after } = await stores.release(key, token, deadline, report);
     const stays = released ? '' : ' (the claim stays until its lease expires)';
     const message = `onPayment threw: ${describeError(outcome.error)}${stays}`;
     // A store of payhook's inside onPayment (the PostgreSQL inbox) could not reach its database: an outage, 503.
@@ -91,6 +91,7 @@ async function deliver(flow: Flow, input: DeliveryInput, deadline: Deadline): Pr
       cause: outcome.error,
       event: 'handler-failed',
       level: 'error',
+      ...(after && { after }),
     });
   }
   if (isParked(outcome.value)) {
@@ -98,9 +99,9 @@ async function deliver(flow: Flow, input: DeliveryInput, deadline: Deadline): Pr
     return deadLetterParked(settings, stores, outcome.value, parked, deadline, report);
   }
 
-  await stores.record(key, token, deadline, report);
+  const { after } = await stores.record(key, token, deadline, report);
   report.log('info', 'handled', 'Delivery handled.', { status: 200 });
-  return HANDLED;
+  return withAfter(HANDLED, after);
 }
 
 /** Internal: runs one delivery to its answer; never rejects. */

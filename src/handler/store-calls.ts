@@ -20,14 +20,24 @@ export interface FailedClaim {
   readonly after: Promise<void>;
 }
 
+/** Internal: `after`, for waitUntil with the answer, is a store call that missed its deadline, still on its way. */
+export interface Landing {
+  readonly after?: Promise<void>;
+}
+
+/** Internal: how a release ended. */
+export interface Released extends Landing {
+  readonly released: boolean;
+}
+
 /** Internal: the store calls of one handler. */
 export interface StoreCalls {
   /** Claims `key`; a failure (or a missed deadline) resolves `failed`, with the release of a claim that lands later. */
   claim(key: string, deadline: Deadline, report: DeliveryReport): Promise<ClaimResult | FailedClaim>;
   /** Records a handled delivery; a failure is reported (the answer stays 200), never thrown. */
-  record(key: string, token: string, deadline: Deadline, report: DeliveryReport): Promise<void>;
-  /** Releases a claim after its handler failed; false (and logged) when the store could not. */
-  release(key: string, token: string, deadline: Deadline, report: DeliveryReport): Promise<boolean>;
+  record(key: string, token: string, deadline: Deadline, report: DeliveryReport): Promise<Landing>;
+  /** Releases a claim after its handler failed; `released` false (and logged) when the store could not. */
+  release(key: string, token: string, deadline: Deadline, report: DeliveryReport): Promise<Released>;
   /** After the answer: settles the claim of a late handler once `work` ends (never rejects). */
   settleLate(
     work: Promise<unknown>,
@@ -93,6 +103,18 @@ export function createStoreCalls(settings: Settings): StoreCalls {
     );
 
   /**
+   * A completion or release that missed its deadline is still on its way. A
+   * serverless platform (Cloudflare Workers) cancels it once the answer is
+   * sent unless it is handed to waitUntil with the answer; it is waited for
+   * one lease at most, as a late claim is (below).
+   */
+  const landing = (pending: Promise<unknown>, deadline: Deadline): Promise<void> =>
+    deadline.race(pending, settings.leaseMs).then(
+      () => undefined,
+      () => undefined,
+    );
+
+  /**
    * A claim answered 503 for its deadline may still land in the store later;
    * left there, it would hold the delivery for a whole lease and every retry
    * meanwhile would get 409. Whatever the store, it is released with its own
@@ -141,8 +163,10 @@ export function createStoreCalls(settings: Settings): StoreCalls {
     },
 
     async record(key, token, deadline, report) {
+      const pending = start((s) => s.complete(key, token, completeOptions));
       try {
-        await complete(key, token, deadline);
+        await call('complete', pending, deadline);
+        return {};
       } catch (error) {
         // The merchant's side has the delivery (handed off or parked), so the
         // answer is 200: a non-200 would only make the service redeliver it.
@@ -150,17 +174,19 @@ export function createStoreCalls(settings: Settings): StoreCalls {
         const message = `Handled, but the store could not record it: ${describeError(error)}`;
         report.failed('STORE_UNAVAILABLE', message, 200, error);
         report.log('error', 'bookkeeping-failed', message, { status: 200, code: 'STORE_UNAVAILABLE', error });
+        return { after: landing(pending, deadline) };
       }
     },
 
     async release(key, token, deadline, report) {
+      const pending = start((s) => s.release(key, token));
       try {
-        await release(key, token, deadline);
-        return true;
+        await call('release', pending, deadline);
+        return { released: true };
       } catch (error) {
         const message = `Could not release the claim: ${describeError(error)} (the lease will expire).`;
         report.log('error', 'bookkeeping-failed', message, { error });
-        return false;
+        return { released: false, after: landing(pending, deadline) };
       }
     },
 

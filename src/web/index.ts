@@ -16,9 +16,10 @@ export type * from '../handler/public-types.js';
  * What a platform may pass beside the request: `waitUntil` keeps the
  * function alive for bookkeeping after the answer (Cloudflare Workers'
  * `ctx`, Vercel's and Netlify's context). payhook only uses it to settle a
- * claim whose handler missed its deadline, and to release a claim that lands
- * after its 503 (waiting one `leaseMs` at most) — never to run your handler
- * after answering 200.
+ * claim whose handler missed its deadline, to release a claim that lands
+ * after its 503, and to let a store's completion or release that missed
+ * `storeTimeoutMs` land (waiting one `leaseMs` at most) — never to run your
+ * handler after answering 200.
  *
  * @example
  * ```ts

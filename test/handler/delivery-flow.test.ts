@@ -623,6 +623,41 @@ describe('deduplication key and handler context', () => {
     expect(memory.size).toBe(0);
   });
 
+  it.each([
+    ['the completion of a handled delivery', 200, () => undefined],
+    [
+      'the release of a failed one',
+      500,
+      () => {
+        throw new Error('not now');
+      },
+    ],
+  ])(
+    'hands %s that misses storeTimeoutMs to waitUntil, so a serverless platform does not cancel it',
+    async (_label, status, onPayment) => {
+      const memory = createMemoryStore();
+      const late = <T>(work: () => Promise<T>): Promise<T> =>
+        new Promise((resolve) => setTimeout(() => resolve(work()), 150));
+      const store: DedupStore = {
+        claim: (key, options) => memory.claim(key, options),
+        // Each lands 50 ms after storeTimeoutMs: the answer is sent by then.
+        complete: (key, token, options) => late(() => memory.complete(key, token, options)),
+        release: (key, token) => late(() => memory.release(key, token)),
+      };
+      const pending: Promise<unknown>[] = [];
+      const handler = createWebhookHandler({ ...base, store, storeTimeoutMs: 100, onPayment });
+      const delivery = signDelivery(webhookBody());
+      const response = await handler(toRequest(delivery), { waitUntil: (promise) => void pending.push(promise) });
+      expect(response.status).toBe(status);
+      expect(pending).toHaveLength(1);
+      await pending[0];
+      // Landed: a copy is a duplicate of the handled delivery, or free to be handled again after the failed one.
+      const key = `${String(JSON.parse(delivery.body).id)}:SUCCEEDED`;
+      const claim = await memory.claim(key, { leaseMs: 60_000 });
+      expect(claim.status).toBe(status === 200 ? 'completed' : 'claimed');
+    },
+  );
+
   it('waits one lease at most for a claim that never lands, so waitUntil is not held for ever', async () => {
     const logs: WebhookLogRecord[] = [];
     const store: DedupStore = {
