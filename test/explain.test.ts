@@ -511,6 +511,19 @@ describe('an unknown host', () => {
     expect(withUrl.changes).toEqual([{ part: 'host', received: 'internal:8080', expected: 'shop.example.kg' }]);
   });
 
+  it('takes the registered URL it is given over a webhookUrl naming another host', async () => {
+    const signed = await delivery('https://shop.example.kg/webhooks/payments');
+    const diagnosis = await explainVerificationFailure(
+      received(signed, '/webhooks/payments', { host: 'internal:8080' }),
+      {
+        ...testKeys,
+        webhookUrl: 'https://www.shop.example.kg/webhooks/payments',
+        registeredUrl: 'https://shop.example.kg/webhooks/payments',
+      },
+    );
+    expect(diagnosis.changes).toEqual([{ part: 'host', received: 'www.shop.example.kg', expected: 'shop.example.kg' }]);
+  });
+
   it('asks for it when there is no Host at all', async () => {
     const signed = await delivery('https://shop.example.kg/webhooks/payments');
     const { host: _host, ...hostless } = signed.headers;

@@ -164,7 +164,8 @@ async function explain(request: ExplainRequest, options: ExplainOptions): Promis
   }
   // Keys whose modulus fits the signature's length; none: nothing can verify, so nothing is built.
   const fitting = usable.filter((key) => bytes.length === signatureLength(key.imported));
-  const hint = target.registered ?? hintFrom(options.registeredUrl) ?? hintFrom(registeredUrlInBody(body));
+  // The registered URL the caller names wins over webhookUrl, which may be the very thing that is wrong.
+  const hint = hintFrom(options.registeredUrl) ?? target.registered ?? hintFrom(registeredUrlInBody(body));
   const candidates = candidatesFor(target, hint);
   const tried = {
     hosts: candidates.hosts,

@@ -62,8 +62,10 @@ export interface ExplainOptions {
    */
   webhookUrl?: WebhookUrlOption;
   /**
-   * The URL registered with the service, when the receiver does not pin it
-   * with `webhookUrl`: only tried as a candidate, never used as the baseline.
+   * The URL registered with the service: only tried as a candidate, never
+   * used as the baseline. With `webhookUrl` too, its host, path and query are
+   * tried first, so a `webhookUrl` that differs from the registered URL is
+   * found.
    */
   registeredUrl?: string;
   /** Whether the receiver takes the host from `X-Forwarded-Host`. */
