@@ -31,7 +31,7 @@ export interface Cause {
 
 const VERIFY_CAPTURE =
   'save the refused delivery in the receiver (onSignatureMismatch hands you { capture }) and run ' +
-  "payhook verify --request failed.json with the receiver's keys (--env beta, --key <public pem>, --test-key)";
+  "payhook verify --request failed.json with the receiver's keys (--env production or beta, --key <public pem>, --test-key)";
 
 function signatureMismatch(context: SendContext): Cause {
   if (context.tampered) return { causes: ['expected: --tamper changed the amount after signing'] };
