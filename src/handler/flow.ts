@@ -5,6 +5,7 @@
 // platform's request into a DeliveryInput and the Answer into a response. Internal.
 import { isPayhookError, PayhookError } from '../lib/errors.js';
 import { describeError, misuse } from '../lib/misuse.js';
+import { holdsTestKey } from '../lib/test-key.js';
 import { checkedOutcome, isParked } from '../park.js';
 import type { VerifyWebhookError, VerifyWebhookResult, WebhookRequest } from '../verify-webhook.js';
 import type { PaymentWebhook } from '../webhook/types.js';
@@ -20,6 +21,11 @@ import { resolveSettings, type HandlerFactory, type Settings } from './settings.
 import { claimDelivery, createStoreCalls, type StoreCalls } from './store-calls.js';
 
 const ALLOW_POST = { allow: 'POST' };
+
+/** Internal: the start-up warning of a handler whose publicKeys hold payhook's published test key. */
+export const TEST_KEY_WARNING: string =
+  "publicKeys holds payhook's published test key (TEST_KEY_PAIR): anyone can sign what this handler accepts. " +
+  'Never in production.';
 
 const EMPTY_ID: VerifyWebhookError = {
   code: 'INVALID_PAYLOAD',
@@ -138,6 +144,9 @@ export function createDeliveryFlow(
     const message = `The public key cannot be used: ${describeError(error)}`;
     flow.reporter.log({ level: 'error', event: 'misconfigured', message, error });
   });
+  if (holdsTestKey(options.publicKeys)) {
+    flow.reporter.log({ level: 'warn', event: 'misconfigured', message: TEST_KEY_WARNING });
+  }
   const { bodyTimeoutMs, storeTimeoutMs, handlerTimeoutMs } = settings;
   const shortestMs = Math.min(bodyTimeoutMs, storeTimeoutMs, handlerTimeoutMs);
   return (input) => {

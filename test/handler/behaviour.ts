@@ -19,6 +19,7 @@ import { verifyWebhook } from '../../src/verify-webhook.js';
 import { createWebhookHandler } from '../../src/web/index.js';
 import { listen, send, type HttpAnswer, type RunningServer } from '../helpers/http.js';
 import { PUBLIC_KEY, signDelivery, webhookBody, type SignedDelivery } from '../helpers/sign.js';
+import { collectInto } from '../helpers/logs.js';
 
 export type AdapterKind = 'node' | 'web';
 
@@ -87,7 +88,7 @@ export function behaviourSuite(kind: AdapterKind): void {
     const all: WebhookHandlerOptions = {
       publicKeys: PUBLIC_KEY,
       webhookUrl: WEBHOOK_URL,
-      logger: (record) => receiver.logs.push(record),
+      logger: collectInto(receiver.logs),
       onError: (error) => {
         receiver.errors.push([error.code, error.status]);
       },

@@ -1,5 +1,6 @@
 // The delivery flow's options, hooks and edge answers, through the Web handler
 // called with Request objects.
+import { createPublicKey } from 'node:crypto';
 import { describe, expect, it, vi } from 'vitest';
 import { createMemoryStore } from '../../src/dedup/memory.js';
 import type { ClaimResult, DedupStore } from '../../src/dedup/store.js';
@@ -7,9 +8,11 @@ import type { WebhookHandlerError, WebhookLogRecord } from '../../src/handler/ho
 import type { WebhookHandlerOptions } from '../../src/handler/options.js';
 import { createNodeWebhookHandler } from '../../src/node/index.js';
 import { park } from '../../src/park.js';
+import type { RsaJsonWebKey } from '../../src/lib/key-types.js';
 import type { WebhookUrlOption } from '../../src/verify-webhook.js';
 import { createWebhookHandler } from '../../src/web/index.js';
-import { PUBLIC_KEY, signDelivery, webhookBody, type SignedDelivery } from '../helpers/sign.js';
+import { PUBLIC_KEY, signDelivery, STRANGER_PUBLIC_KEY, webhookBody, type SignedDelivery } from '../helpers/sign.js';
+import { collectInto } from '../helpers/logs.js';
 
 function toRequest(delivery: SignedDelivery): Request {
   return new Request(`https://shop.example.kg${delivery.target}`, {
@@ -117,7 +120,7 @@ describe('createWebhookHandler options', () => {
 
   it('answers 500 with the code when the configured key is unusable', async () => {
     const logs: WebhookLogRecord[] = [];
-    const handler = createWebhookHandler({ ...base, publicKeys: 'not a pem', logger: (record) => logs.push(record) });
+    const handler = createWebhookHandler({ ...base, publicKeys: 'not a pem', logger: collectInto(logs) });
     const response = await handler(toRequest(signDelivery(webhookBody())));
     expect(response.status).toBe(500);
     expect(await response.json()).toMatchObject({ ok: false, code: 'INVALID_KEY' });
@@ -126,7 +129,7 @@ describe('createWebhookHandler options', () => {
 
   it('logs an unusable key once at creation, before any delivery, and again as the 500 of each delivery', async () => {
     const logs: WebhookLogRecord[] = [];
-    const handler = createWebhookHandler({ ...base, publicKeys: 'not a pem', logger: (record) => logs.push(record) });
+    const handler = createWebhookHandler({ ...base, publicKeys: 'not a pem', logger: collectInto(logs) });
     await vi.waitFor(() => expect(logs).toHaveLength(1));
     expect(logs[0]).toMatchObject({ level: 'error', event: 'misconfigured' });
     expect(logs[0]?.status).toBeUndefined();
@@ -136,6 +139,29 @@ describe('createWebhookHandler options', () => {
       expect.objectContaining({ level: 'error', event: 'misconfigured', status: 500, code: 'INVALID_KEY' }),
     ]);
     expect(logs[1]?.message).toMatch(/^The webhook handler is misconfigured: /);
+  });
+
+  it("warns once at creation when publicKeys holds payhook's published test key, as PEM or JWK", async () => {
+    const { TEST_KEY_PAIR } = await import('../../src/testing/index.js');
+    const jwk = createPublicKey(TEST_KEY_PAIR.publicKey).export({ format: 'jwk' }) as RsaJsonWebKey;
+    for (const publicKeys of [TEST_KEY_PAIR.publicKey, [STRANGER_PUBLIC_KEY, jwk]]) {
+      for (const create of [createWebhookHandler, createNodeWebhookHandler]) {
+        const logs: WebhookLogRecord[] = [];
+        create({ ...base, publicKeys, logger: (record) => logs.push(record) });
+        await vi.waitFor(() => expect(logs).toHaveLength(1));
+        expect(logs[0]).toMatchObject({ level: 'warn', event: 'misconfigured' });
+        expect(logs[0]?.message).toContain("payhook's published test key");
+      }
+    }
+    // Another key: nothing to say.
+    const logs: WebhookLogRecord[] = [];
+    const handler = createWebhookHandler({
+      ...base,
+      publicKeys: STRANGER_PUBLIC_KEY,
+      logger: (record) => logs.push(record),
+    });
+    await handler(toRequest(signDelivery(webhookBody())));
+    expect(logs.filter((record) => record.event === 'misconfigured')).toEqual([]);
   });
 });
 
@@ -173,7 +199,7 @@ describe('now: a fixed value or a clock read per delivery', () => {
 
   it('a clock that returns no time answers 500 as a misconfiguration', async () => {
     const logs: WebhookLogRecord[] = [];
-    const handler = createWebhookHandler({ ...base, now: () => Number.NaN, logger: (record) => logs.push(record) });
+    const handler = createWebhookHandler({ ...base, now: () => Number.NaN, logger: collectInto(logs) });
     const response = await handler(toRequest(signDelivery(webhookBody())));
     expect([response.status, ((await response.json()) as { code?: string }).code]).toEqual([500, 'INVALID_ARGUMENT']);
     expect(logs.map((record) => record.event)).toContain('misconfigured');
@@ -213,7 +239,7 @@ async function deliverWithWaitUntil(options: {
 }) {
   const logs: WebhookLogRecord[] = [];
   const pending: Promise<unknown>[] = [];
-  const handler = createWebhookHandler({ ...base, ...options, logger: (record) => logs.push(record) });
+  const handler = createWebhookHandler({ ...base, ...options, logger: collectInto(logs) });
   const response = await handler(toRequest(signDelivery(webhookBody())), {
     waitUntil: (promise) => void pending.push(promise),
   });
@@ -233,7 +259,7 @@ describe('hooks and logger', () => {
       onSignatureMismatch: (request) => {
         mismatches.push(request.url);
       },
-      logger: (record) => logs.push(record),
+      logger: collectInto(logs),
     });
     const delivery = signDelivery(webhookBody());
     const tampered = { ...delivery, body: delivery.body.replace('SUCCEEDED', 'FAILED') };
@@ -283,7 +309,7 @@ describe('hooks and logger', () => {
     const handler = createWebhookHandler({
       ...base,
       handlerTimeoutMs: 1_000,
-      logger: (record) => logs.push(record),
+      logger: collectInto(logs),
       onPayment: () => new Promise<void>((resolve) => setTimeout(resolve, 50)),
     });
     const started = Date.now();
@@ -314,7 +340,7 @@ describe('hooks and logger', () => {
     const logs: WebhookLogRecord[] = [];
     const handler = createWebhookHandler({
       ...base,
-      logger: (record) => logs.push(record),
+      logger: collectInto(logs),
       onDuplicate: () => {
         throw new Error('metrics down');
       },
@@ -341,7 +367,7 @@ describe('hooks and logger', () => {
       onDuplicate: (duplicate) => {
         duplicates.push(`${duplicate.state}:${duplicate.key}`);
       },
-      logger: (record) => logs.push(record),
+      logger: collectInto(logs),
     });
     const body = webhookBody();
     await handler(toRequest(signDelivery(body)));
@@ -481,7 +507,7 @@ describe('deduplication key and handler context', () => {
         onError: (error) => {
           errors.push([error.code, error.status, error.key]);
         },
-        logger: (record) => logs.push(record),
+        logger: collectInto(logs),
       });
       const body = webhookBody();
       const response = await handler(toRequest(signDelivery(body)));
@@ -517,7 +543,7 @@ describe('deduplication key and handler context', () => {
     const handler = createWebhookHandler({
       ...base,
       store,
-      logger: (record) => logs.push(record),
+      logger: collectInto(logs),
       onPayment: () => {
         throw new Error('db down');
       },
@@ -548,7 +574,7 @@ describe('deduplication key and handler context', () => {
       onError: (error) => {
         errors.push([error.code, error.status]);
       },
-      logger: (record) => logs.push(record),
+      logger: collectInto(logs),
     });
     const request = toRequest(signDelivery(webhookBody()));
     // A request whose platform object breaks when read: a bug, never a rejected promise for the listener.
@@ -672,7 +698,7 @@ describe('deduplication key and handler context', () => {
       storeTimeoutMs: 50,
       handlerTimeoutMs: 100,
       leaseMs: 300,
-      logger: (record) => void logs.push(record),
+      logger: collectInto(logs),
     });
     const setTimer = vi.spyOn(globalThis, 'setTimeout');
     const started = Date.now();
@@ -772,7 +798,7 @@ describe('deduplication key and handler context', () => {
     const handler = createWebhookHandler({
       ...base,
       handlerTimeoutMs: 50,
-      logger: (record) => logs.push(record),
+      logger: collectInto(logs),
       onPayment: () => new Promise((resolve) => setTimeout(() => resolve(park('unknown order')), 100)),
     });
     const delivery = signDelivery(webhookBody());
@@ -861,7 +887,7 @@ describe('store failures, as onError and the log tell them', () => {
       store,
       storeTimeoutMs: 50,
       onError: (error) => void errors.push(error),
-      logger: (record) => logs.push(record),
+      logger: collectInto(logs),
       onPayment: () => {
         if (fail) throw new Error('db down');
       },

@@ -1,11 +1,12 @@
 // The default logger: one console line per refused or failed delivery,
 // rate-limited, silenced with `logger: false`.
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { TEST_KEY_WARNING } from '../../src/handler/flow.js';
 import type { WebhookHandlerError, WebhookLogRecord } from '../../src/handler/hooks.js';
 import type { WebhookHandlerOptions } from '../../src/handler/options.js';
 import { createDefaultLogger } from '../../src/handler/report.js';
 import { createWebhookHandler } from '../../src/web/index.js';
-import { PUBLIC_KEY, signDelivery, webhookBody } from '../helpers/sign.js';
+import { PUBLIC_KEY, signDelivery, STRANGER_PUBLIC_KEY, webhookBody } from '../helpers/sign.js';
 
 const WEBHOOK_URL = 'https://shop.example.kg/webhooks/payments';
 
@@ -31,8 +32,17 @@ describe('the default logger', () => {
     const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
     const response = await handler({})(tamperedRequest());
     expect(response.status).toBe(401);
-    expect(warn).toHaveBeenCalledTimes(1);
-    expect(String(warn.mock.calls[0]?.[0])).toMatch(/^payhook: rejected 401 SIGNATURE_MISMATCH - /);
+    expect(warn.mock.calls.map((call) => String(call[0]))).toEqual([
+      // First, at creation: these tests' key is payhook's published test key.
+      `payhook: misconfigured - ${TEST_KEY_WARNING}`,
+      expect.stringMatching(/^payhook: rejected 401 SIGNATURE_MISMATCH - /),
+    ]);
+  });
+
+  it('says nothing at creation for a key other than the published test key', () => {
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+    handler({ publicKeys: STRANGER_PUBLIC_KEY });
+    expect(warn).not.toHaveBeenCalled();
   });
 
   it('prints the failure of onPayment as an error line, with its text', async () => {
@@ -109,7 +119,10 @@ describe('the line for a signature that does not verify', () => {
     const options = {
       ...checked,
       onPayment: () => {},
-      logger: (record: WebhookLogRecord) => void messages.push(`log ${record.message}`),
+      logger: (record: WebhookLogRecord) => {
+        // The start-up warning for the test key these tests sign with is not the refusal's line.
+        if (record.message !== TEST_KEY_WARNING) messages.push(`log ${record.message}`);
+      },
       onError: (error: WebhookHandlerError) => void messages.push(`onError ${error.message}`),
     };
     // Each case is one of the option types' shapes; the union of them is not, for TypeScript.

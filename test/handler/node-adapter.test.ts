@@ -9,6 +9,7 @@ import type { WebhookHandlerOptions } from '../../src/handler/options.js';
 import { createNodeWebhookHandler } from '../../src/node/index.js';
 import { listen, send, type RunningServer } from '../helpers/http.js';
 import { PUBLIC_KEY, signDelivery, webhookBody } from '../helpers/sign.js';
+import { collectInto } from '../helpers/logs.js';
 
 const servers: RunningServer[] = [];
 afterAll(async () => {
@@ -213,7 +214,7 @@ describe('a body stream read to its end with nothing left on req.body', () => {
     const handler = createNodeWebhookHandler({
       publicKeys: PUBLIC_KEY,
       webhookUrl: WEBHOOK_URL,
-      logger: (record) => logs.push(record),
+      logger: collectInto(logs),
       onPayment: (webhook) => {
         calls.push(webhook.id);
       },
@@ -314,7 +315,7 @@ describe('a hand-made request (a serverless shim)', () => {
       publicKeys: PUBLIC_KEY,
       webhookUrl: WEBHOOK_URL,
       bodyTimeoutMs: 1_000,
-      logger: (record) => logs.push(record),
+      logger: collectInto(logs),
       onError: (error) => {
         errors.push(error.code);
       },

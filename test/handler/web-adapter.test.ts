@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { WebhookLogRecord } from '../../src/handler/hooks.js';
 import { createWebhookHandler } from '../../src/web/index.js';
 import { PUBLIC_KEY, signDelivery, webhookBody } from '../helpers/sign.js';
+import { collectInto } from '../helpers/logs.js';
 
 const WEBHOOK_URL = 'https://shop.example.kg/webhooks/payments';
 
@@ -35,7 +36,7 @@ function watchedHandler(options: { bodyTimeoutMs?: number; maxBodyBytes?: number
     webhookUrl: WEBHOOK_URL,
     ...options,
     onPayment: () => {},
-    logger: (record) => logs.push(record),
+    logger: collectInto(logs),
     onError: (error) => {
       errors.push(error.code);
     },

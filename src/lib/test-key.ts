@@ -1,0 +1,34 @@
+// Whether a receiver's keys hold payhook's published test key: its private
+// half ships in payhook/testing, so a receiver that accepts it accepts a
+// delivery anyone signs. Checked at creation, synchronously, so the warning
+// comes before any delivery: from the key's text (a PEM's DER bytes, a JSON
+// Web Key's modulus) by a 32-bit FNV-1a hash, which is enough to tell one
+// known key from a merchant's (a collision costs one needless warning). A
+// CryptoKey cannot be read without awaiting, and is not looked at. Internal.
+import { pemToSpki } from './pem.js';
+import type { KeyInput } from './key-types.js';
+
+/** FNV-1a of the test key's SubjectPublicKeyInfo (DER), and of its JWK `n` (base64url text). */
+const TEST_KEY_SPKI_FNV = 0x35ccbc3a;
+const TEST_KEY_N_FNV = 0x10c6563c;
+
+function fnv1a(bytes: Uint8Array): number {
+  let hash = 0x811c9dc5;
+  for (const byte of bytes) hash = Math.imul(hash ^ byte, 0x01000193) >>> 0;
+  return hash;
+}
+
+function isTestKey(key: unknown): boolean {
+  try {
+    if (typeof key === 'string') return fnv1a(pemToSpki(key)) === TEST_KEY_SPKI_FNV;
+    const n = (key as { n?: unknown } | null)?.n;
+    return typeof n === 'string' && fnv1a(new TextEncoder().encode(n)) === TEST_KEY_N_FNV;
+  } catch {
+    return false; // not a key at all: the import reports it
+  }
+}
+
+/** Internal: whether `keys` hold payhook's published test key, as a PEM string or a JSON Web Key. */
+export function holdsTestKey(keys: KeyInput | readonly KeyInput[] | undefined): boolean {
+  return [keys].flat().some(isTestKey);
+}
