@@ -89,18 +89,13 @@ export function createStoreCalls(settings: Settings): StoreCalls {
     }
   }
 
+  const completing = (key: string, token: string): Promise<void> =>
+    start((s) => s.complete(key, token, completeOptions));
+  const releasing = (key: string, token: string): Promise<void> => start((s) => s.release(key, token));
   const complete = (key: string, token: string, deadline: Deadline): Promise<void> =>
-    call(
-      'complete',
-      start((s) => s.complete(key, token, completeOptions)),
-      deadline,
-    );
+    call('complete', completing(key, token), deadline);
   const release = (key: string, token: string, deadline: Deadline): Promise<void> =>
-    call(
-      'release',
-      start((s) => s.release(key, token)),
-      deadline,
-    );
+    call('release', releasing(key, token), deadline);
 
   /**
    * A completion or release that missed its deadline is still on its way. A
@@ -163,7 +158,7 @@ export function createStoreCalls(settings: Settings): StoreCalls {
     },
 
     async record(key, token, deadline, report) {
-      const pending = start((s) => s.complete(key, token, completeOptions));
+      const pending = completing(key, token);
       try {
         await call('complete', pending, deadline);
         return {};
@@ -179,7 +174,7 @@ export function createStoreCalls(settings: Settings): StoreCalls {
     },
 
     async release(key, token, deadline, report) {
-      const pending = start((s) => s.release(key, token));
+      const pending = releasing(key, token);
       try {
         await call('release', pending, deadline);
         return { released: true };
