@@ -176,7 +176,10 @@ function milliseconds(name: 'leaseMs' | 'retentionMs', ms: number): string {
  * round up); a value above `Number.MAX_SAFE_INTEGER` is `INVALID_ARGUMENT`.
  * Commands are sent as the client sends them: configure its timeouts and
  * offline queue (the delivery flow also bounds each store call with
- * `storeTimeoutMs`). Run it on a Redis whose `maxmemory-policy` is
+ * `storeTimeoutMs`). A claim or release that fails (its reply lost when the
+ * connection drops, though Redis may have run it) is followed by a release
+ * with the same token, which the client sends once connected again, so the
+ * claim does not hold the delivery for a lease; keep the offline queue on. Run it on a Redis whose `maxmemory-policy` is
  * `noeviction` (Redis's default): every key has a TTL, so an evicting policy
  * may drop completed deliveries and let their redeliveries through. A client
  * that does not resolve replies (node-redis legacy mode) is `INVALID_ARGUMENT`
@@ -228,6 +231,30 @@ export function createRedisStore(options: RedisStoreOptions): DedupStore {
 
   const text = async (what: string, args: string[]): Promise<string | null> => replyText(what, await run(what, args));
 
+  const releaseArgs = (redisKey: string, token: string): string[] => [
+    'EVAL',
+    RELEASE_SCRIPT,
+    '1',
+    redisKey,
+    CLAIMED + token,
+  ];
+
+  /**
+   * A SET or release whose reply was lost (node-redis rejects a command in
+   * flight when the connection drops; ioredis sends it again) may have run:
+   * the claim would then hold the delivery for a lease, every retry answered
+   * 409. So a failed one is followed by a release with the same token, which
+   * the client sends once connected again; a no-op if the claim is not there.
+   */
+  async function releaseOnFailure<T>(redisKey: string, token: string, pending: Promise<T>): Promise<T> {
+    try {
+      return await pending;
+    } catch (error) {
+      run('EVAL (release)', releaseArgs(redisKey, token)).catch(() => {});
+      throw error;
+    }
+  }
+
   return {
     async claim(key: string, claimOptions: ClaimOptions): Promise<ClaimResult> {
       checkKey(key);
@@ -237,7 +264,11 @@ export function createRedisStore(options: RedisStoreOptions): DedupStore {
       const lease = milliseconds('leaseMs', claimOptions.leaseMs);
       // Two tries: the key may expire or be released between SET and GET.
       for (let attempt = 0; attempt < 2; attempt++) {
-        const set = await text('SET NX PX', ['SET', redisKey, CLAIMED + token, 'NX', 'PX', lease]);
+        const set = await releaseOnFailure(
+          redisKey,
+          token,
+          text('SET NX PX', ['SET', redisKey, CLAIMED + token, 'NX', 'PX', lease]),
+        );
         if (set === 'OK') return { status: 'claimed', token };
         if (set !== null) {
           throw new PayhookError('INVALID_ARGUMENT', `Redis SET NX PX answered ${JSON.stringify(set)}, not OK or nil.`);
@@ -267,7 +298,7 @@ export function createRedisStore(options: RedisStoreOptions): DedupStore {
     async release(key: string, token: string): Promise<void> {
       checkKey(key);
       checkToken(token);
-      await run('EVAL (release)', ['EVAL', RELEASE_SCRIPT, '1', prefix + key, CLAIMED + token]);
+      await releaseOnFailure(prefix + key, token, run('EVAL (release)', releaseArgs(prefix + key, token)));
     },
   };
 }

@@ -129,20 +129,22 @@ describe('createRedisStore', () => {
     });
   });
 
-  describe('a claim whose SET reply is lost and which ioredis sends again', () => {
+  describe('a claim whose SET reply is lost', () => {
     let proxy: Server;
-    let dropNextSet = false;
+    // The command whose connection is dropped next: after it reached Redis, or before (not forwarded).
+    let dropNext: { command: string; forward: boolean } | undefined;
     const sockets: Socket[] = [];
     beforeAll(async () => {
-      // Forwards to the server; drops the connection once the marked SET has reached Redis, before its reply.
+      // Forwards to the server; drops the connection at the marked command, before its reply.
       proxy = createServer((client) => {
         const upstream = createConnection({ port: server.port, host: '127.0.0.1' });
         sockets.push(client, upstream);
         let dropping = false;
         client.on('data', (chunk) => {
-          upstream.write(chunk);
-          if (dropNextSet && chunk.toString().includes('\r\nSET\r\n')) {
-            dropNextSet = false;
+          const drop = dropNext !== undefined && chunk.toString().includes(`\r\n${dropNext.command}\r\n`);
+          if (!drop || dropNext?.forward === true) upstream.write(chunk);
+          if (drop) {
+            dropNext = undefined;
             dropping = true;
             setTimeout(() => (client.destroy(), upstream.destroy()), 50);
           }
@@ -165,12 +167,52 @@ describe('createRedisStore', () => {
       await client.connect();
       try {
         const store = createRedisStore({ client, prefix: 'resent:' });
-        dropNextSet = true;
+        dropNext = { command: 'SET', forward: true };
         const claim = await store.claim('tx', { leaseMs: 60_000 });
         expect(claim).toEqual({ status: 'claimed', token: expect.any(String) });
         expect(await ioredis.get('resent:tx')).toBe(`claimed:${(claim as { token: string }).token}`);
       } finally {
         client.disconnect();
+      }
+    });
+
+    it('is released once node-redis, which rejects it, is connected again (not held for a lease)', async () => {
+      const { port } = proxy.address() as { port: number };
+      const client = createClient({
+        url: `redis://127.0.0.1:${port}`,
+        socket: { reconnectStrategy: () => 20 },
+      });
+      client.on('error', () => {});
+      await client.connect();
+      try {
+        const store = createRedisStore({ client, prefix: 'lost:' });
+        dropNext = { command: 'SET', forward: true };
+        await expect(store.claim('tx', { leaseMs: 60_000 })).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+        // The SET reached Redis: without a release the key would hold the delivery for the whole lease.
+        await expect.poll(() => ioredis.get('lost:tx'), { timeout: 5_000, interval: 20 }).toBeNull();
+        expect((await store.claim('tx', { leaseMs: 60_000 })).status).toBe('claimed');
+      } finally {
+        await client.close();
+      }
+    });
+
+    it('is released when a release fails in flight, once the client is connected again', async () => {
+      const { port } = proxy.address() as { port: number };
+      const client = createClient({
+        url: `redis://127.0.0.1:${port}`,
+        socket: { reconnectStrategy: () => 20 },
+      });
+      client.on('error', () => {});
+      await client.connect();
+      try {
+        const store = createRedisStore({ client, prefix: 'unreleased:' });
+        const claim = await store.claim('tx', { leaseMs: 60_000 });
+        if (claim.status !== 'claimed') throw new Error(claim.status);
+        dropNext = { command: 'EVAL', forward: false };
+        await expect(store.release('tx', claim.token)).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+        await expect.poll(() => ioredis.get('unreleased:tx'), { timeout: 5_000, interval: 20 }).toBeNull();
+      } finally {
+        await client.close();
       }
     });
   });
