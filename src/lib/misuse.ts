@@ -5,13 +5,22 @@ export function misuse(message: string): PayhookError {
   return new PayhookError('INVALID_ARGUMENT', message);
 }
 
-/** A thrown value as text for a message or a log line: an Error's message, anything else stringified. */
+/**
+ * A thrown value as text for a message or a log line: an Error's message,
+ * anything else stringified. Always text: callers build messages and
+ * database values from it, and a thrown value may be anything (an Error
+ * whose message is a number or a Symbol, a throwing getter or toString).
+ */
 export function describeError(error: unknown): string {
-  if (error instanceof Error) return error.message;
   try {
-    return String(error);
+    const text: unknown = error instanceof Error ? error.message : error;
+    return typeof text === 'string' ? text : String(text);
   } catch {
-    // An object without a prototype (or with a throwing toString) has no text of its own.
-    return Object.prototype.toString.call(error);
+    try {
+      // An object without a prototype (or with a throwing toString) has no text of its own.
+      return Object.prototype.toString.call(error);
+    } catch {
+      return 'a value that cannot be shown as text';
+    }
   }
 }
