@@ -37,11 +37,19 @@ export async function receiveBody(
   const { maxBodyBytes, bodyTimeoutMs } = limits;
   const tooLarge = (): Answer =>
     report.refuse('BODY_TOO_LARGE', `The body exceeds ${maxBodyBytes} bytes.`, { headers: CLOSE });
-  const declared = Number(getHeader(input.headers, 'content-length') ?? Number.NaN);
-  if (declared > maxBodyBytes && (!('read' in input.body) || declared > maxBodyBytes + DISCARD_BYTES)) {
-    return tooLarge();
-  }
+  // A body a parser already read is bounded by the parser's limit: its
+  // declared length says nothing a chunked one would, so it is not checked;
+  // the verifier measures a raw one (string or bytes) itself.
   if (!('read' in input.body)) return { body: input.body.given };
+  // The service sends bodies as they are; a proxy that compresses them gets
+  // a refusal that says so, not "not valid UTF-8".
+  const encoding = getHeader(input.headers, 'content-encoding')?.trim().toLowerCase();
+  if (encoding !== undefined && encoding !== '' && encoding !== 'identity') {
+    const message = `The body is sent with Content-Encoding ${encoding}, which payhook does not decode: have the proxy in front pass request bodies on as the service sent them.`;
+    return report.refuse('INVALID_BODY', message, { headers: CLOSE });
+  }
+  const declared = Number(getHeader(input.headers, 'content-length') ?? Number.NaN);
+  if (declared > maxBodyBytes + DISCARD_BYTES) return tooLarge();
   const outcome = await input.body
     .read({
       maxBytes: maxBodyBytes,
@@ -59,6 +67,8 @@ export async function receiveBody(
     case 'too-large':
       return tooLarge();
     case 'timed-out':
+      // A body declared too large that stalls while the rest is dropped is still too large.
+      if (declared > maxBodyBytes) return tooLarge();
       return report.refuse('BODY_TIMEOUT', `The body did not arrive within ${bodyTimeoutMs} ms.`, { headers: CLOSE });
     case 'aborted': {
       // Normal traffic, not an error: logged, not reported to onError. The

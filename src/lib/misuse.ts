@@ -16,11 +16,7 @@ export function describeError(error: unknown): string {
     const text: unknown = error instanceof Error ? error.message : error;
     return typeof text === 'string' ? text : String(text);
   } catch {
-    try {
-      // An object without a prototype (or with a throwing toString) has no text of its own.
-      return Object.prototype.toString.call(error);
-    } catch {
-      return 'a value that cannot be shown as text';
-    }
+    // An object without a prototype, a throwing toString or getter, a hostile Proxy.
+    return 'a value that cannot be shown as text';
   }
 }

@@ -41,6 +41,8 @@ export interface NodeRequestLike {
   body?: unknown;
   /** `true` once the body stream was read to its end (by a body parser, say). */
   readonly readableEnded?: boolean;
+  /** `true` once anything read from the body stream (a middleware listening for `data`, say). */
+  readonly readableDidRead?: boolean;
   /** `true` once the whole message arrived from the client. */
   readonly complete?: boolean;
   /** Bytes received but not read yet. */
@@ -163,6 +165,15 @@ const ALREADY_READ: BodyOutcome = {
   cause: undefined,
 };
 
+// What is left of a stream a middleware began to read is not the body: verified, it would be refused as
+// INVALID_BODY or SIGNATURE_MISMATCH depending on where the read stopped.
+const PARTLY_READ: BodyOutcome = {
+  kind: 'unreadable',
+  message:
+    'Part of the request body was read before the handler (a middleware listening for data), and no body parser left it on req.body.',
+  cause: undefined,
+};
+
 /**
  * Whether `req.body` is what a body parser read from the stream. body-parser
  * 1.x (Express 4) sets `req.body = {}` for a content type it does not parse,
@@ -179,7 +190,9 @@ function bodyWasRead(req: NodeRequestLike): boolean {
 }
 
 function readBody(req: NodeRequestLike, limits: BodyLimits): Promise<BodyOutcome> {
-  return req.readableEnded === true ? Promise.resolve(ALREADY_READ) : readChunks(requestSource(req), limits);
+  if (req.readableEnded === true) return Promise.resolve(ALREADY_READ);
+  if (req.readableDidRead === true) return Promise.resolve(PARTLY_READ);
+  return readChunks(requestSource(req), limits);
 }
 
 function isFastify(req: unknown, res: unknown): boolean {

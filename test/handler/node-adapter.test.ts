@@ -3,6 +3,7 @@
 import { EventEmitter } from 'node:events';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { connect, createServer as createHttp2Server } from 'node:http2';
+import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import type { WebhookLogRecord } from '../../src/handler/hooks.js';
 import type { WebhookHandlerOptions } from '../../src/handler/options.js';
@@ -234,6 +235,55 @@ describe('a body stream read to its end with nothing left on req.body', () => {
     ]);
     expect(logs[0]?.message).toBe('The request body was already read, and no body parser left it on req.body.');
     expect(calls).toEqual([]);
+  });
+});
+
+describe('a body stream a middleware began to read', () => {
+  it('is a misconfiguration (500 INVALID_ARGUMENT), not what is left of it verified as the body', async () => {
+    const logs: WebhookLogRecord[] = [];
+    const handler = createNodeWebhookHandler({
+      publicKeys: PUBLIC_KEY,
+      webhookUrl: WEBHOOK_URL,
+      logger: collectInto(logs),
+      onPayment: () => {},
+    });
+    // Takes the first chunk, then hands the request on while the rest is still to come.
+    const running = await listen(
+      createServer((req, res) => {
+        req.once('data', () => {
+          req.pause();
+          void handler(req, res);
+        });
+      }),
+    );
+    servers.push(running);
+    const answer = await send(running.port, signDelivery(webhookBody()), { chunked: true, pauseMs: 100 });
+    expect([answer.status, answer.json?.code]).toEqual([500, 'INVALID_ARGUMENT']);
+    expect(logs.map((record) => [record.event, record.code])).toEqual([['misconfigured', 'INVALID_ARGUMENT']]);
+    expect(logs[0]?.message).toContain('Part of the request body was read before the handler');
+  });
+});
+
+describe('a body sent with a Content-Encoding', () => {
+  it('is refused with a message that names it (400 INVALID_BODY), not as text that is not UTF-8', async () => {
+    const handler = createNodeWebhookHandler({
+      publicKeys: PUBLIC_KEY,
+      webhookUrl: WEBHOOK_URL,
+      logger: false,
+      onPayment: () => {},
+    });
+    const running = await listen(createServer((req, res) => void handler(req, res)));
+    servers.push(running);
+    const delivery = signDelivery(webhookBody());
+    const answer = await send(running.port, {
+      ...delivery,
+      headers: { ...delivery.headers, 'content-encoding': 'gzip' },
+      body: gzipSync(delivery.body),
+    });
+    expect([answer.status, answer.json?.code]).toEqual([400, 'INVALID_BODY']);
+    expect(answer.json?.message).toContain('Content-Encoding gzip');
+    const identity = { ...delivery.headers, 'content-encoding': 'identity' };
+    expect((await send(running.port, { ...delivery, headers: identity })).status).toBe(200);
   });
 });
 

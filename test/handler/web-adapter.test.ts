@@ -1,5 +1,6 @@
 // The Web adapter's body reading: a deadline on the whole body, and the
 // stream let go of when it passes.
+import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import type { WebhookLogRecord } from '../../src/handler/hooks.js';
 import { createWebhookHandler } from '../../src/web/index.js';
@@ -111,6 +112,33 @@ describe('maxBodyBytes for a body without Content-Length (Web handler)', () => {
     // Read to the limit and the 8 MiB dropped past it (the stream pulls a chunk or two ahead), not until the deadline.
     expect(pulled).toBeGreaterThan(1_024 + 8 * 1_048_576);
     expect(pulled).toBeLessThanOrEqual(1_024 + 8 * 1_048_576 + 4 * chunk.length);
+    expect(calls).toEqual([]);
+  });
+
+  it('refuses a body sent with Content-Encoding gzip with a message that names it', async () => {
+    const { handler, calls } = handlerFor();
+    const delivery = signDelivery(webhookBody());
+    const headers = { ...delivery.headers, 'content-encoding': 'GZip ' };
+    const response = await handler(
+      new Request(WEBHOOK_URL, { method: 'POST', headers, body: new Uint8Array(gzipSync(delivery.body)) }),
+    );
+    const answer = (await response.json()) as { code: string; message: string };
+    expect([response.status, answer.code]).toEqual([400, 'INVALID_BODY']);
+    expect(answer.message).toContain('Content-Encoding gzip');
+    expect(calls).toEqual([]);
+  });
+
+  it('answers 413, not 408, to a body that declares more than the limit and stalls before it', async () => {
+    const { handler, calls } = handlerFor({ maxBodyBytes: 1_024, bodyTimeoutMs: 200 });
+    const delivery = signDelivery(webhookBody());
+    const stalled = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode('{"id":'));
+      },
+    });
+    const headers = { ...delivery.headers, 'content-length': '100000' };
+    const response = await handler(streamRequest(headers, stalled));
+    expect([response.status, ((await response.json()) as { code: string }).code]).toEqual([413, 'BODY_TOO_LARGE']);
     expect(calls).toEqual([]);
   });
 

@@ -84,6 +84,7 @@ const agent = new Agent({ keepAlive: false, maxSockets: 256 });
 export function send(
   port: number,
   delivery: Pick<SignedDelivery, 'method' | 'target' | 'headers'> & { body: string | Buffer },
+  { chunked = false, pauseMs = 0 }: { chunked?: boolean; pauseMs?: number } = {},
 ): Promise<HttpAnswer> {
   return new Promise((resolve, reject) => {
     const body = typeof delivery.body === 'string' ? Buffer.from(delivery.body) : delivery.body;
@@ -93,7 +94,8 @@ export function send(
         port,
         method: delivery.method,
         path: delivery.target,
-        headers: { ...delivery.headers, 'content-length': String(body.length) },
+        // Chunked: no content-length, the body in two chunks, `pauseMs` apart.
+        headers: chunked ? delivery.headers : { ...delivery.headers, 'content-length': String(body.length) },
         agent,
         setHost: false,
       },
@@ -115,6 +117,8 @@ export function send(
     );
     // An oversized body may be cut off by the server after it answered 413.
     req.on('error', reject);
-    req.end(body);
+    if (!chunked) return void req.end(body);
+    req.write(body.subarray(0, body.length >> 1));
+    setTimeout(() => req.end(body.subarray(body.length >> 1)), pauseMs);
   });
 }

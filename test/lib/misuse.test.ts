@@ -13,7 +13,7 @@ describe('describeError', () => {
     expect(describeError('text')).toBe('text');
     expect(describeError(42)).toBe('42');
     expect(describeError(undefined)).toBe('undefined');
-    expect(describeError(Object.create(null))).toBe('[object Object]');
+    expect(describeError(Object.create(null))).toBe('a value that cannot be shown as text');
   });
 
   it('is always text, whatever the Error carries as its message', () => {
@@ -26,14 +26,14 @@ describe('describeError', () => {
         throw new Error('no');
       },
     };
-    expect(describeError(errorWithMessage(throwing))).toBe('[object Error]');
+    expect(describeError(errorWithMessage(throwing))).toBe('a value that cannot be shown as text');
     const getter = new Error('x');
     Object.defineProperty(getter, 'message', {
       get() {
         throw new Error('no');
       },
     });
-    expect(describeError(getter)).toBe('[object Error]');
+    expect(describeError(getter)).toBe('a value that cannot be shown as text');
   });
 
   it('never throws, even for a Proxy whose every trap throws', () => {
