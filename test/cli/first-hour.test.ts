@@ -109,6 +109,8 @@ describe("the README's first hour", () => {
     expect(start!.argv).toEqual(['node', 'server.mjs']);
     const port = await freePort();
     const serverOutput = await startServer(dir, start!.env, port);
+    // A newcomer sees that it started (and, with the test key, the warning that says so).
+    await expect.poll(serverOutput).toContain(`listening on port ${port}`);
 
     // Each line says what the receiver answers; the loop must show both outcomes.
     const expected = sends.map((command) => Number(/answers (\d{3})/.exec(command.comment)?.[1]));
