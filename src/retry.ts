@@ -46,10 +46,14 @@ const LAST_DOUBLED_OFFSET_MS =
   DOUBLING_START_MS * (2 ** (LAST_DOUBLED_RETRY - FIRST_PHASE_RETRIES) - 1);
 /** The most retries {@link retrySchedule} lists in one call (over 27 years of daily retries). */
 const MAX_SCHEDULE_LENGTH = 10_000;
+// Past it, a daily retry's offset is no longer an exact integer of milliseconds (about 285,000 years of retries).
+const MAX_RETRY = Math.floor(Number.MAX_SAFE_INTEGER / DELAY_CAP_MS);
+// The range of a Date: a schedule's times stay valid dates.
+const MAX_TIME_MS = 8.64e15;
 
-function checkRetry(retry: number, name: string): void {
-  if (typeof retry !== 'number' || !Number.isInteger(retry) || retry < 1) {
-    throw new RangeError(`${name} must be an integer of 1 or more (retries count from 1), got ${String(retry)}.`);
+function checkRetry(retry: number, name: string, max = Number.MAX_SAFE_INTEGER): void {
+  if (typeof retry !== 'number' || !Number.isInteger(retry) || retry < 1 || retry > max) {
+    throw new RangeError(`${name} must be an integer from 1 to ${max} (retries count from 1), got ${String(retry)}.`);
   }
 }
 
@@ -98,7 +102,8 @@ export function retryDelay(retry: number): number {
  *
  * @param retry - The retry number, an integer ≥ 1.
  * @returns Milliseconds after the first failure.
- * @throws RangeError for 0, negatives, non-integers, `NaN` and infinities.
+ * @throws RangeError for 0, negatives, non-integers, `NaN`, infinities and
+ * numbers past 104 249 991 (where offsets stop being exact).
  *
  * @example
  * ```ts
@@ -109,7 +114,7 @@ export function retryDelay(retry: number): number {
  * ```
  */
 export function retryOffset(retry: number): number {
-  checkRetry(retry, 'retry');
+  checkRetry(retry, 'retry', MAX_RETRY);
   if (retry <= FIRST_PHASE_RETRIES) return retry * FIRST_PHASE_DELAY_MS;
   if (retry <= LAST_DOUBLED_RETRY) {
     return FIRST_PHASE_RETRIES * FIRST_PHASE_DELAY_MS + DOUBLING_START_MS * (2 ** (retry - FIRST_PHASE_RETRIES) - 1);
@@ -146,7 +151,8 @@ export interface ScheduledRetry {
  * @param firstFailureAt - When the first delivery failed: UNIX milliseconds or a `Date`.
  * @param count - How many retries to list: an integer from 0 to 10 000.
  * @returns The retries in order.
- * @throws RangeError for an invalid time (`NaN`, an invalid `Date`) or count.
+ * @throws RangeError for an invalid time (`NaN`, an invalid `Date`, one so
+ * far from 1970 that the schedule's times would not be dates) or count.
  *
  * @example
  * ```ts
@@ -160,7 +166,7 @@ export interface ScheduledRetry {
  */
 export function retrySchedule(firstFailureAt: number | Date, count: number): ScheduledRetry[] {
   const start = dateToMillis(firstFailureAt);
-  if (typeof start !== 'number' || !Number.isFinite(start)) {
+  if (typeof start !== 'number' || !(Math.abs(start) <= MAX_TIME_MS - retryOffset(MAX_SCHEDULE_LENGTH))) {
     throw new RangeError(`firstFailureAt must be UNIX milliseconds or a valid Date, got ${String(firstFailureAt)}.`);
   }
   if (typeof count !== 'number' || !Number.isInteger(count) || count < 0 || count > MAX_SCHEDULE_LENGTH) {

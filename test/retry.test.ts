@@ -141,7 +141,23 @@ describe('retrySchedule', () => {
     expect(() => retrySchedule(0, count)).toThrow(RangeError);
   });
 
-  it.each([Number.NaN, Number.POSITIVE_INFINITY, new Date('not a date'), '2025-01-01'])(
+  it.each([104_249_992, Number.MAX_SAFE_INTEGER])(
+    'retryOffset throws RangeError for %s (offsets no longer exact)',
+    (retry) => {
+      expect(() => retryOffset(retry)).toThrow(RangeError);
+    },
+  );
+
+  it('gives valid dates and exact offsets at the bounds', () => {
+    expect(retryOffset(104_249_991)).toBe(122_970_000 + (104_249_991 - 16) * 86_400_000);
+    expect(Number.isSafeInteger(retryOffset(104_249_991))).toBe(true);
+    const latest = 8.64e15 - retryOffset(10_000);
+    const schedule = retrySchedule(latest, 10_000);
+    expect(new Date(schedule.at(-1)!.at).getTime()).toBe(8.64e15);
+    expect(new Date(retrySchedule(-latest, 1)[0]!.at).getTime()).not.toBeNaN();
+  });
+
+  it.each([Number.NaN, Number.POSITIVE_INFINITY, new Date('not a date'), '2025-01-01', 8.64e15, -8.64e15, 1e300])(
     'throws RangeError for first failure %s',
     (first) => {
       expect(() => retrySchedule(first as number, 1)).toThrow(RangeError);
