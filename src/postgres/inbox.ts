@@ -189,7 +189,10 @@ export function createPostgresInbox(options: PostgresInboxOptions): PostgresInbo
     tx: Transaction,
     handler: InboxHandler,
     retry: Required<InboxRetryOptions>,
+    stopped?: () => boolean,
   ): Promise<Attempt> {
+    // A worker stopped while this loop waited for a connection ends the transaction without taking a row.
+    if (stopped?.() === true) return { outcome: 'idle' };
     const row: Row | undefined = (await tx.run(sql.take))[0];
     if (row === undefined) return { outcome: 'idle' };
     const delivery: InboxDelivery = {
@@ -223,8 +226,12 @@ export function createPostgresInbox(options: PostgresInboxOptions): PostgresInbo
     return { outcome: 'done', delivery };
   }
 
-  const attempt = (handler: InboxHandler, retry: Required<InboxRetryOptions>, holder?: Holder) =>
-    guarded('processing', () => transact((tx) => processRow(tx, handler, retry), holder));
+  const attempt = (
+    handler: InboxHandler,
+    retry: Required<InboxRetryOptions>,
+    holder?: Holder,
+    stopped?: () => boolean,
+  ) => guarded('processing', () => transact((tx) => processRow(tx, handler, retry, stopped), holder));
 
   function checkHandler(handler: unknown): asserts handler is InboxHandler {
     if (typeof handler !== 'function') throw misuse('The inbox needs a handler: async (webhook, tx) => { … }.');
@@ -276,7 +283,7 @@ export function createPostgresInbox(options: PostgresInboxOptions): PostgresInbo
       const retry = retrySettings(processOptions);
       const concurrency = intOption(processOptions.concurrency, 'concurrency', 1, 1);
       return startWorker(
-        { attempt: (holder) => attempt(handler, retry, holder), remember },
+        { attempt: (holder, stopped) => attempt(handler, retry, holder, stopped), remember },
         concurrency,
         processOptions,
       );

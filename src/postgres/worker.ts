@@ -23,8 +23,12 @@ export interface Attempt {
 
 /** What the loop needs of the inbox. */
 export interface WorkerDeps {
-  /** Takes and processes one row; rejects when the database failed. */
-  attempt(holder: Holder): Promise<Attempt>;
+  /**
+   * Takes and processes one row; rejects when the database failed. When
+   * `stopped()` is true once its transaction has begun (the loop may have
+   * waited for a connection meanwhile), it takes none and resolves `idle`.
+   */
+  attempt(holder: Holder, stopped: () => boolean): Promise<Attempt>;
   /** Remembers the last error for `health()`. */
   remember(error: unknown): void;
 }
@@ -144,7 +148,7 @@ export function startWorker(deps: WorkerDeps, concurrency: number, options: Inbo
       };
       let wait = 0;
       try {
-        const result = await deps.attempt(holder);
+        const result = await deps.attempt(holder, () => stopping);
         succeeded();
         // Keyed on the field, not its value: a handler may reject with undefined, still a failed attempt to report.
         if ('error' in result) {

@@ -241,6 +241,36 @@ for (const driver of ['pg', 'postgres.js'] as const) {
       expect(Date.now() - before).toBeLessThan(1000);
     });
 
+    // A loop that was still waiting for a connection (or for BEGIN) when stop() came must not take a row once it
+    // has one: stop() promises to wait only for the rows already in hand.
+    it('takes no row after stop(), not even in loops that were waiting for a connection', async () => {
+      const { table } = await fresh();
+      const narrow =
+        driver === 'pg'
+          ? new pg.Pool({ connectionString: server.url, max: 1 })
+          : postgres(server.url, { max: 1, onnotice: () => {} });
+      try {
+        const inbox = createPostgresInbox({ client: narrow, table });
+        for (let i = 0; i < 5; i++) await inbox.enqueue(webhook());
+        await inbox.check();
+        const starts: number[] = [];
+        const worker = inbox.process(
+          async () => {
+            starts.push(Date.now());
+            await new Promise((resolve) => setTimeout(resolve, 300));
+          },
+          { concurrency: 3, pollIntervalMs: 10, onError: silent },
+        );
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        const stoppedAt = Date.now();
+        await worker.stop();
+        expect(starts.filter((at) => at >= stoppedAt)).toEqual([]);
+        expect(await inbox.stats()).toMatchObject({ done: 1, pending: 4 });
+      } finally {
+        await narrow.end();
+      }
+    });
+
     it('keeps unknown statuses apart that PostgreSQL text could not (NUL, lone surrogates)', async () => {
       const { inbox } = await fresh();
       const base = webhookBody();
