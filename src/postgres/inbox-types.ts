@@ -27,6 +27,8 @@ export interface PostgresInboxOptions {
   client: PostgresClientLike;
   /**
    * The table, `name` or `schema.name` (a plain identifier).
+   * Not a reserved key word of PostgreSQL (`order`, `user`, `limit`…), which
+   * cannot name a table unquoted: `migrate()` refuses one with `INVALID_ARGUMENT`.
    * Keep it to 52 characters or fewer: payhook names the table's index and
    * constraint after it (`schema_name_…`), and PostgreSQL cuts names past 63
    * bytes, so two longer names that begin alike would share them.

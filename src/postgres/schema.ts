@@ -8,7 +8,7 @@
  * @module
  */
 import { PayhookError } from '../errors.js';
-import { misuse } from '../lib/misuse.js';
+import { describeError, misuse } from '../lib/misuse.js';
 import { migrationTransactor, runnerFor } from './client.js';
 import { fault, sqlState } from './faults.js';
 import { MIGRATION_LOCK, versionSql, versionTableOf } from './sql.js';
@@ -69,8 +69,26 @@ export function schemaFor(options: SchemaOptions): Schema {
         await tx.run(versionSql.record(versions), [name, String(current)]);
       });
     } catch (error) {
-      throw fault(`${kind} migration of ${table}`, error, 'Run it with a role that may create tables.');
+      throw (
+        refusedName(error) ??
+        fault(`${kind} migration of ${table}`, error, 'Run it with a role that may create tables.')
+      );
     }
+  }
+
+  /**
+   * payhook's statements are fixed but for the table name, so a syntax error
+   * (42601) is the name's: a reserved key word (`order`, `user`…) cannot name
+   * a table or schema unquoted. Retrying cannot cure it: not an outage.
+   */
+  function refusedName(error: unknown): PayhookError | undefined {
+    if (sqlState(error) !== '42601') return undefined;
+    return new PayhookError(
+      'INVALID_ARGUMENT',
+      `PostgreSQL refused the table name ${table} (${describeError(error)}): ` +
+        'a reserved key word (order, user…) needs another name.',
+      { cause: error },
+    );
   }
 
   function newer(recorded: number): PayhookError {
@@ -90,7 +108,9 @@ export function schemaFor(options: SchemaOptions): Schema {
       recorded = row === undefined ? 0 : Number(row['version']);
     } catch (error) {
       // No version table: nothing was migrated in this schema yet.
-      if (sqlState(error) !== '42P01') throw fault(`${kind} schema check of ${table}`, error, fix);
+      if (sqlState(error) !== '42P01') {
+        throw refusedName(error) ?? fault(`${kind} schema check of ${table}`, error, fix);
+      }
     }
     if (recorded > current) throw newer(recorded);
     if (recorded < current) {

@@ -450,6 +450,26 @@ describe('createPostgresInbox misuse and outages', () => {
     expect(await inbox.stats()).toMatchObject({ pending: 1 });
   });
 
+  it('names a reserved key word as the table (order, user.…) as a configuration error, not an outage', async () => {
+    for (const table of ['order', 'user.payhook_inbox']) {
+      const inbox = createPostgresInbox({ client: pool, table });
+      await expect(inbox.check()).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+      await expect(inbox.migrate()).rejects.toMatchObject({
+        code: 'INVALID_ARGUMENT',
+        message: expect.stringMatching(/reserved key word/),
+      });
+    }
+    const inbox = createPostgresInbox({ client: sql, table: 'order', autoMigrate: true });
+    await expect(inbox.enqueue(webhook())).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    // The worker reports it at once, once, as a configuration error naming the cause.
+    const errors: unknown[] = [];
+    const worker = inbox.process(async () => {}, { pollIntervalMs: 10, onError: (error) => errors.push(error) });
+    await expect.poll(() => errors.length).toBeGreaterThan(0);
+    await worker.stop();
+    expect(errors).toEqual([expect.objectContaining({ code: 'INVALID_ARGUMENT' })]);
+    expect(String(errors[0])).toContain('reserved key word');
+  });
+
   it('rejects enqueue with STORE_UNAVAILABLE when PostgreSQL cannot be reached', async () => {
     const down = new pg.Pool({ connectionString: 'postgres://postgres@127.0.0.1:1/postgres' });
     down.on('error', () => {});

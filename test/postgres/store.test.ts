@@ -171,6 +171,25 @@ describe('createPostgresStore', () => {
     }
   });
 
+  // PostgreSQL refuses these unquoted as a table (or schema) name with a syntax error (42601): a configuration
+  // mistake, never an outage the receiver answers 503 on every retry.
+  it.each(['order', 'User', 'limit', 'user.payhook_dedup'])(
+    'names a reserved key word as the table (%s) as INVALID_ARGUMENT, not as an outage',
+    async (table) => {
+      for (const driver of [pool, sql]) {
+        const store = createPostgresStore({ client: driver, table });
+        await expect(store.migrate()).rejects.toMatchObject({
+          code: 'INVALID_ARGUMENT',
+          message: expect.stringMatching(new RegExp(`table name ${table} .*reserved key word`)),
+        });
+        const auto = createPostgresStore({ client: driver, table, autoMigrate: true });
+        await expect(auto.claim('tx-reserved', { leaseMs: 1000 })).rejects.toMatchObject({
+          code: 'INVALID_ARGUMENT',
+        });
+      }
+    },
+  );
+
   it('refuses a prune limit past a PostgreSQL int as misuse, not as an outage', async () => {
     const store = createPostgresStore({ client: pool, table: 'prune_bound' });
     await store.migrate();
