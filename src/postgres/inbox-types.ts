@@ -29,6 +29,10 @@ export interface PostgresInboxOptions {
    * The table, `name` or `schema.name` (a plain identifier).
    * Not a reserved key word of PostgreSQL (`order`, `user`, `limit`…), which
    * cannot name a table unquoted: `migrate()` refuses one with `INVALID_ARGUMENT`.
+   * Spell it the same way everywhere: letter case does not matter, but
+   * `payhook_inbox` and `public.payhook_inbox` (one table to PostgreSQL) are
+   * two records of its schema version to payhook, and `migrate()` under the
+   * other spelling runs the steps again and adds a second index.
    * Keep it to 52 characters or fewer: payhook names the table's index and
    * constraint after it (`schema_name_…`), and PostgreSQL cuts names past 63
    * bytes, so two longer names that begin alike would share them.

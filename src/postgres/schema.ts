@@ -46,7 +46,8 @@ export interface SchemaOptions {
 export function schemaFor(options: SchemaOptions): Schema {
   const { kind, table, steps, caller } = options;
   const versions = versionTableOf(table);
-  const name = `${kind}:${table}`;
+  // Folded as PostgreSQL folds the unquoted name: `dup_inbox` and `DUP_INBOX` are one table, so one record.
+  const name = `${kind}:${table.toLowerCase()}`;
   const current = steps.length;
   const run = runnerFor(options.client, caller);
   const transact = migrationTransactor(options.client, caller);
@@ -60,7 +61,7 @@ export function schemaFor(options: SchemaOptions): Schema {
         await tx.run(MIGRATION_LOCK);
         await tx.run(versionSql.create(versions));
         const [row] = await tx.run(versionSql.read(versions), [name]);
-        const recorded = row === undefined ? 0 : Number(row['version']);
+        const recorded = Number(row?.['version'] ?? 0);
         if (recorded > current) throw newer(recorded);
         if (recorded === current) return;
         for (const step of steps.slice(recorded)) {
@@ -105,7 +106,7 @@ export function schemaFor(options: SchemaOptions): Schema {
     let recorded = 0;
     try {
       const [row] = await run(versionSql.read(versions), [name]);
-      recorded = row === undefined ? 0 : Number(row['version']);
+      recorded = Number(row?.['version'] ?? 0);
     } catch (error) {
       // No version table: nothing was migrated in this schema yet.
       if (sqlState(error) !== '42P01') {

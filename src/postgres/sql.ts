@@ -31,7 +31,14 @@ export const versionSql = {
   version integer NOT NULL,
   migrated_at timestamptz NOT NULL DEFAULT clock_timestamp()
 )`,
-  read: (versions: string) => `SELECT version FROM ${versions} WHERE name = $1::text`,
+  /**
+   * The version recorded for a table, however its name was spelled: payhook
+   * records the name folded to lower case, as PostgreSQL folds an unquoted
+   * one, and before that recorded it as given (`COLLATE "C"` folds ASCII only,
+   * whatever the database's locale).
+   */
+  read: (versions: string) =>
+    `SELECT max(version) AS version FROM ${versions} WHERE lower(name COLLATE "C") = $1::text`,
   record: (versions: string) => `INSERT INTO ${versions} (name, version) VALUES ($1::text, $2::int)
 ON CONFLICT (name) DO UPDATE SET version = excluded.version, migrated_at = clock_timestamp()`,
 };

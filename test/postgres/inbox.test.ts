@@ -470,6 +470,47 @@ describe('createPostgresInbox misuse and outages', () => {
     expect(String(errors[0])).toContain('reserved key word');
   });
 
+  // PostgreSQL folds an unquoted name to lower case: dup_inbox and DUP_INBOX are one table, and must be one record
+  // of its schema version (not a second migration under ACCESS EXCLUSIVE, nor "not set up" for the other spelling).
+  it('keeps one schema record for a table spelled in another letter case, and finds one written as given', async () => {
+    const n = tables++;
+    const versionsOf = async (table: string) =>
+      (
+        await pool.query(`SELECT name, version FROM payhook_schema WHERE lower(name) = $1 ORDER BY name`, [
+          `inbox:${table}`,
+        ])
+      ).rows;
+    const indexesOf = async (table: string) =>
+      (await pool.query(`SELECT count(*)::int AS n FROM pg_indexes WHERE tablename = $1`, [table])).rows[0];
+
+    await createPostgresInbox({ client: pool, table: `dup_inbox_${n}` }).migrate();
+    const shouting = createPostgresInbox({ client: sql, table: `DUP_INBOX_${n}` });
+    await shouting.check();
+    await shouting.migrate();
+    await createPostgresInbox({ client: pool, table: `Dup_Inbox_${n}` }).migrate();
+    expect(await versionsOf(`dup_inbox_${n}`)).toEqual([{ name: `inbox:dup_inbox_${n}`, version: 2 }]);
+    expect(createPostgresInbox({ client: pool, table: `DUP_INBOX_${n}` }).schema).toContain(`'inbox:dup_inbox_${n}'`);
+    await shouting.enqueue(webhook());
+    expect(await shouting.processNext(async () => {})).toBe('done');
+
+    // A table migrated by an earlier payhook, which recorded the name as given: found under any spelling, and not
+    // migrated again (the step that takes ACCESS EXCLUSIVE would run, and the record would be written anew).
+    const legacy = `LEGACY_INBOX_${n}`;
+    await createPostgresInbox({ client: pool, table: legacy }).migrate();
+    await pool.query(`UPDATE payhook_schema SET name = $1 WHERE name = $2`, [
+      `inbox:${legacy}`,
+      `inbox:${legacy.toLowerCase()}`,
+    ]);
+    const indexes = await indexesOf(legacy.toLowerCase());
+    for (const spelling of [legacy, legacy.toLowerCase()]) {
+      const inbox = createPostgresInbox({ client: pool, table: spelling });
+      await inbox.check();
+      await inbox.migrate();
+    }
+    expect(await versionsOf(legacy.toLowerCase())).toEqual([{ name: `inbox:${legacy}`, version: 2 }]);
+    expect(await indexesOf(legacy.toLowerCase())).toEqual(indexes);
+  });
+
   it('rejects enqueue with STORE_UNAVAILABLE when PostgreSQL cannot be reached', async () => {
     const down = new pg.Pool({ connectionString: 'postgres://postgres@127.0.0.1:1/postgres' });
     down.on('error', () => {});
