@@ -362,7 +362,11 @@ export interface PostgresInbox {
    * through): two of those would be one row.
    */
   enqueue(webhook: PaymentWebhook): Promise<void>;
-  /** Takes one due row, if any, and processes it in one transaction. */
+  /**
+   * Takes one due row, if any, and processes it in one transaction. Rejects
+   * with `INVALID_ARGUMENT` for a handler that is not a function or bad
+   * retry options, and with `STORE_UNAVAILABLE` when PostgreSQL fails.
+   */
   processNext(handler: InboxHandler, options?: InboxRetryOptions): Promise<InboxOutcome>;
   /** Starts a worker that processes due rows until stopped. */
   process(handler: InboxHandler, options?: InboxProcessOptions): InboxWorker;

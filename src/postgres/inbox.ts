@@ -274,9 +274,10 @@ export function createPostgresInbox(options: PostgresInboxOptions): PostgresInbo
     migrate: schema.migrate,
     check: schema.ready,
     enqueue,
-    processNext(handler, retryOptions) {
+    // Async: a bad handler or option rejects, as every other method's misuse does, rather than throws.
+    async processNext(handler, retryOptions) {
       checkHandler(handler);
-      return attempt(handler, retrySettings(retryOptions)).then((result) => result.outcome);
+      return (await attempt(handler, retrySettings(retryOptions))).outcome;
     },
     process(handler, processOptions = {}) {
       checkHandler(handler);
