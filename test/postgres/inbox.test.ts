@@ -142,6 +142,22 @@ for (const driver of ['pg', 'postgres.js'] as const) {
       expect(row?.last_error).toContain('bad byte');
     });
 
+    // Such an error once made recording the failure itself throw (its text was the number 42): the attempt was rolled
+    // back uncounted, reported as an outage, and the row taken again for ever.
+    it('records a handler error whose message is not a string, and gives the row up after maxAttempts', async () => {
+      const { inbox, table } = await fresh();
+      await inbox.enqueue(webhook());
+      const odd = () => {
+        throw Object.assign(new Error('unused'), { message: 42 });
+      };
+      const retry = { maxAttempts: 2, retryDelayMs: () => 0 };
+      expect(await inbox.processNext(odd, retry)).toBe('retrying');
+      expect(await inbox.processNext(odd, retry)).toBe('failed');
+      expect((await pool.query(`SELECT state, attempts, last_error FROM ${table}`)).rows).toEqual([
+        { state: 'failed', attempts: 2, last_error: '42' },
+      ]);
+    });
+
     it('recovers from a handler whose own statement failed and aborted the transaction', async () => {
       const { inbox, orders } = await fresh();
       await inbox.enqueue(webhook());
