@@ -89,7 +89,8 @@ for (const driver of ['pg', 'postgres.js'] as const) {
         await tx.query(`INSERT INTO ${orders} VALUES ($1, $2, 'half-done')`, [received.id, received.status]);
         throw new Error(`boom ${calls}`);
       };
-      const retry = { maxAttempts: 3, retryDelayMs: (attempt: number) => attempt * 100 };
+      // Delays of seconds, so that a loaded machine's slow statements do not make a row due early.
+      const retry = { maxAttempts: 3, retryDelayMs: (attempt: number) => attempt * 1_000 };
       expect(await inbox.processNext(flaky, retry)).toBe('retrying');
       // Not due yet: the backoff holds it back.
       expect(await inbox.processNext(flaky, retry)).toBe('idle');
@@ -101,11 +102,11 @@ for (const driver of ['pg', 'postgres.js'] as const) {
       ).rows as { attempts: number; last_error: string; state: string; wait_ms: string }[];
       expect(row).toMatchObject({ attempts: 1, last_error: 'boom 1', state: 'pending' });
       expect(Number(row!.wait_ms)).toBeGreaterThan(0);
-      expect(Number(row!.wait_ms)).toBeLessThanOrEqual(100);
+      expect(Number(row!.wait_ms)).toBeLessThanOrEqual(1_000);
       expect(await inbox.stats()).toMatchObject({ pending: 1, retrying: 1 });
-      await new Promise((resolve) => setTimeout(resolve, 120));
+      await new Promise((resolve) => setTimeout(resolve, 1_100));
       expect(await inbox.processNext(flaky, retry)).toBe('retrying');
-      await new Promise((resolve) => setTimeout(resolve, 220));
+      await new Promise((resolve) => setTimeout(resolve, 2_100));
       expect(await inbox.processNext(flaky, retry)).toBe('failed');
       expect(calls).toBe(3);
       expect(await inbox.stats()).toMatchObject({ pending: 0, failed: 1, done: 0, oldestPendingMs: null });
@@ -201,13 +202,14 @@ for (const driver of ['pg', 'postgres.js'] as const) {
       const { inbox, table } = await fresh();
       for (let i = 0; i < 4; i++) await inbox.enqueue(webhook());
       for (let i = 0; i < 3; i++) await inbox.processNext(async () => {});
-      await new Promise((resolve) => setTimeout(resolve, 120));
+      // A second apart, so that the rows done just now stay younger than olderThanMs on a loaded machine.
+      await new Promise((resolve) => setTimeout(resolve, 1_100));
       await inbox.enqueue(webhook());
       await inbox.processNext(async () => {}); // the pending one of the first four
       await inbox.processNext(async () => {}); // the fresh one: done just now
-      expect(await inbox.prune({ olderThanMs: 100, limit: 2 })).toBe(2);
-      expect(await inbox.prune({ olderThanMs: 100 })).toBe(1);
-      expect(await inbox.prune({ olderThanMs: 100 })).toBe(0);
+      expect(await inbox.prune({ olderThanMs: 1_000, limit: 2 })).toBe(2);
+      expect(await inbox.prune({ olderThanMs: 1_000 })).toBe(1);
+      expect(await inbox.prune({ olderThanMs: 1_000 })).toBe(0);
       expect((await pool.query(`SELECT count(*)::int AS n FROM ${table}`)).rows).toEqual([{ n: 2 }]);
       await expect(inbox.prune({} as never)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
     });
