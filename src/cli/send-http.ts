@@ -20,6 +20,36 @@ function failureReason(error: unknown): string {
   return error instanceof Error ? error.name : 'error';
 }
 
+/**
+ * How much of an answer is read: the summary shows 200 characters, and a
+ * receiver's error answer (its JSON code) fits many times over. The rest is
+ * not read: the connection is closed, so an answer of gigabytes costs
+ * nothing here.
+ */
+export const ANSWER_KEPT_BYTES = 8_192;
+
+/** The kept start of an answer, as text (a character cut in two at the end becomes U+FFFD). */
+function keptText(chunks: readonly Uint8Array[]): string {
+  return Buffer.concat(chunks).subarray(0, ANSWER_KEPT_BYTES).toString('utf8');
+}
+
+/** Reads an answer's body up to ANSWER_KEPT_BYTES, then cancels the rest. */
+async function readKept(body: ReadableStream<Uint8Array> | null): Promise<string> {
+  if (body === null) return '';
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let kept = 0;
+  while (kept < ANSWER_KEPT_BYTES) {
+    const { done, value } = await reader.read();
+    if (done) return keptText(chunks);
+    chunks.push(value);
+    kept += value.byteLength;
+  }
+  // Not awaited: a receiver that keeps sending is no reason to wait.
+  reader.cancel().catch(() => undefined);
+  return keptText(chunks);
+}
+
 /** One request to deliver: what `sign()` makes, or a capture as it was received. */
 export interface Delivery {
   method: string;
@@ -36,7 +66,7 @@ export interface Answered {
   location?: string | undefined;
 }
 
-/** Why an attempt got no whole answer: the answer's status, if it came. */
+/** Why an attempt got no answer (its whole body, or the part that is read): the answer's status, if it came. */
 export class NoAnswer extends Error {
   constructor(
     readonly reason: string,
@@ -74,7 +104,7 @@ export async function fetchDelivery(url: string, delivery: Delivery, timeoutMs: 
       redirect: 'manual',
       signal: AbortSignal.timeout(timeoutMs),
     });
-    const text = await response.text();
+    const text = await readKept(response.body);
     const location = response.headers.get('location') ?? undefined;
     return { status: response.status, statusText: response.statusText, text, location };
   } catch (error) {
@@ -109,15 +139,24 @@ export function exactDelivery(url: string, delivery: Delivery, timeoutMs: number
       request = send(target, { method: delivery.method, headers }, (response) => {
         answer = response;
         const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('end', () =>
+        let kept = 0;
+        const answered = (): void =>
           resolve({
             status: response.statusCode ?? 0,
             statusText: response.statusMessage ?? '',
-            text: Buffer.concat(chunks).toString('utf8'),
+            text: keptText(chunks),
             location: response.headers.location,
-          }),
-        );
+          });
+        response.on('data', (chunk: Buffer) => {
+          if (kept >= ANSWER_KEPT_BYTES) return;
+          chunks.push(chunk);
+          kept += chunk.byteLength;
+          if (kept < ANSWER_KEPT_BYTES) return;
+          // Enough to show: the rest is not read (the 'close' below then rejects a promise already resolved).
+          answered();
+          response.destroy();
+        });
+        response.on('end', answered);
         // The connection dropped mid-answer: the request is done by then, so its own 'error' never comes.
         response.on('error', fail);
         response.on('close', () => {

@@ -60,8 +60,9 @@ Delivery:
 Deliveries that start together send the same signed request. Every later
 delivery and every retry is signed when it starts (a new x-api-timestamp,
 the same body), so late ones stay inside the receiver's 5-minute window.
-An attempt counts as answered once the whole answer has arrived. When the
-receiver refuses, the code in its answer is turned into the likely cause
+An attempt counts as answered once the whole answer has arrived, or its
+first 8 KiB: the rest of a longer answer is not read (the connection is
+closed), and the first 200 characters are shown. When the receiver refuses, the code in its answer is turned into the likely cause
 (the test key not accepted, a webhookUrl that differs, a clock) and the
 command that tells them apart.
 
@@ -201,7 +202,7 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
   const post = asCaptured ? exactDelivery : fetchDelivery;
   const address = URL.canParse(url) ? new URL(url).host : url;
 
-  /** Sends `delivery` once and prints `name: <answer> (<ms>)`; `undefined` when no whole answer arrived. */
+  /** Sends `delivery` once and prints `name: <answer> (<ms>)`; `undefined` when no answer arrived (as much as is read). */
   const sendOnce = async (name: string, delivery: Delivery): Promise<Answered | undefined> => {
     const started = Date.now();
     let line: string;
@@ -277,7 +278,7 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
       // fresh whatever waited before it.
       const delivery = attempt === 1 && index < concurrency ? first : await sign();
       const answered = await sendOnce(`${label}attempt ${attempt}`, delivery);
-      // Counted once the whole answer arrived, as the line says.
+      // Counted once the answer arrived (as much as is read), as the line says.
       lastStatus = answered?.status;
       lastCode = answered === undefined ? undefined : answerCode(answered.text);
       if (mustRefuse && lastStatus === 200) {

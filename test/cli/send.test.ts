@@ -427,6 +427,53 @@ describe('payhook send', () => {
     expect(line).toContain(`… (${received[0]!.body.length} characters in all)`);
   });
 
+  it('reads only the start of a huge answer and closes the connection, signed or replayed as captured', async () => {
+    // 64 MiB, sent as fast as the client reads it: reading it all is what must not happen.
+    const total = 64 * 1024 * 1024;
+    const answers: { sent: number; finished: boolean }[] = [];
+    server = createServer((req, res) => {
+      const answer = { sent: 0, finished: false };
+      answers.push(answer);
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.write('{"ok":true,"padding":"');
+        const chunk = Buffer.alloc(65_536, 'x');
+        const pump = (): void => {
+          while (answer.sent < total) {
+            answer.sent += chunk.byteLength;
+            if (!res.write(chunk)) {
+              res.once('drain', pump);
+              return;
+            }
+          }
+          answer.finished = true;
+          res.end('"}');
+        };
+        pump();
+      });
+    });
+    await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks/payments`;
+    const capture = join(await mkdtemp(join(tmpdir(), 'payhook-send-')), 'capture.http');
+    await writeFile(capture, 'POST /webhooks/payments HTTP/1.1\nHost: shop.example.kg\n\n{"id":"1"}\n');
+    for (const args of [
+      ['send', url],
+      ['send', '--request', capture, '--to', url],
+    ]) {
+      const result = await run(args);
+      expect(result.stdout, args.join(' ')).toMatch(/attempt 1: 200 OK \{"ok":true,"padding":"x{178} \(\d+ ms\)/);
+      expect(result.stderr).toBe('');
+      expect(result.code).toBe(0);
+    }
+    expect(answers).toHaveLength(2);
+    for (const answer of answers) {
+      // The client closed the connection after a few KB: only what the socket buffers took was sent.
+      expect(answer.finished).toBe(false);
+      expect(answer.sent).toBeLessThan(total / 4);
+    }
+  });
+
   it('--tamper fails when the receiver accepts the control dated a day ago, or the forgery', async () => {
     const stale = await endpoint(() => 200);
     const accepted = await run(['send', stale.url, '--tamper']);
