@@ -5,8 +5,13 @@ import type { KeyInput } from '../keys.js';
 import type { ServiceEnvironment } from '../service-keys.js';
 import { importKeys } from '../lib/key-import.js';
 import { TEST_PUBLIC_KEY } from '../testing/test-public-key.js';
-import { verifyWebhook, type VerifyWebhookOptions, type VerifyWebhookResult } from '../verify-webhook.js';
-import { checkHttpUrl, formatDuration, EXIT, parse, pairs, readInput, UsageError, type Io } from './io.js';
+import {
+  DEFAULT_MAX_BODY_BYTES,
+  verifyWebhook,
+  type VerifyWebhookOptions,
+  type VerifyWebhookResult,
+} from '../verify-webhook.js';
+import { checkHttpUrl, formatDuration, EXIT, integerFlag, parse, pairs, readInput, UsageError, type Io } from './io.js';
 import { parseCapturedRequest } from './request-file.js';
 
 export const VERIFY_HELP = `Usage: payhook verify --request <file> (--env production|beta | --key <pem file> | --test-key) [options]
@@ -38,16 +43,27 @@ Options:
   --trust-forwarded         your receiver sets trustForwardedHeaders (host from X-Forwarded-Host)
   --now <ms>                judge the timestamp at this time (UNIX ms; default: the current time)
   --ignore-timestamp        judge the timestamp at its own time (for old captures)
+  --max-body-bytes <n>      your receiver's maxBodyBytes: a larger body is BODY_TOO_LARGE
+                            (default: 32768, the default of verifyWebhook and the handlers)
   --json                    print the result and diagnosis as JSON
   -h, --help                show this help
+
+A body line over 2000 characters is printed cut short (--json prints it whole).
 
 Exit codes: 0 the delivery verifies; 1 it does not (the diagnosis says why);
 2 usage error (missing or unreadable file, bad key, unknown option).`;
 
+// How much of one line of a canonical string is printed: a capture's body can hold megabytes.
+const LINE_SHOWN = 2_000;
+
 function indent(text: string): string {
   return text
     .split('\n')
-    .map((line) => `    │ ${line}`)
+    .map((line) =>
+      line.length <= LINE_SHOWN
+        ? `    │ ${line}`
+        : `    │ ${line.slice(0, LINE_SHOWN)}… (${line.length} characters in all; --json prints it whole)`,
+    )
     .join('\n');
 }
 
@@ -78,6 +94,7 @@ export async function verifyCommand(args: readonly string[], io: Io): Promise<nu
     'trust-forwarded': { type: 'boolean' },
     now: { type: 'string' },
     'ignore-timestamp': { type: 'boolean' },
+    'max-body-bytes': { type: 'string' },
     json: { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
   });
@@ -98,6 +115,8 @@ export async function verifyCommand(args: readonly string[], io: Io): Promise<nu
     throw new UsageError('--now and --ignore-timestamp exclude each other');
   if (values.now !== undefined && !/^\d+$/.test(values.now))
     throw new UsageError('--now must be UNIX time in milliseconds');
+
+  const maxBodyBytes = integerFlag(values['max-body-bytes'], 'max-body-bytes', DEFAULT_MAX_BODY_BYTES);
 
   const { webhookUrl: recordedUrl, ...request } = parseCapturedRequest(await readInput(values.request, 'request file'));
   const webhookUrl = values['webhook-url'] ?? recordedUrl;
@@ -125,7 +144,7 @@ export async function verifyCommand(args: readonly string[], io: Io): Promise<nu
       : values.now !== undefined
         ? Number(values.now)
         : Date.now();
-  const options: VerifyWebhookOptions = { now };
+  const options: VerifyWebhookOptions = { now, maxBodyBytes };
   if (publicKeys.length > 0) options.publicKeys = publicKeys;
   if (environments.length > 0) options.environment = environments as ServiceEnvironment[];
   if (webhookUrl !== undefined) options.webhookUrl = webhookUrl;
@@ -176,6 +195,11 @@ export async function verifyCommand(args: readonly string[], io: Io): Promise<nu
   if (values['webhook-url'] === undefined && recordedUrl !== undefined) {
     io.out(`  judged with webhookUrl ${recordedUrl} (recorded in the capture; --webhook-url overrides it)`);
   }
+  if (result.error.code === 'BODY_TOO_LARGE') {
+    io.out(
+      `  judged with maxBodyBytes ${maxBodyBytes}${values['max-body-bytes'] === undefined ? ' (the default)' : ''}: if your receiver sets a larger maxBodyBytes, pass it with --max-body-bytes <n>`,
+    );
+  }
   for (const issue of result.error.issues ?? []) io.out(`    - ${issue.path || '(body)'}: ${issue.message}`);
   if (diagnosis?.canonical) {
     // With a webhookUrl, host, path and query are the registered URL's, not the request's.
@@ -183,7 +207,9 @@ export async function verifyCommand(args: readonly string[], io: Io): Promise<nu
     io.out(`  canonical string ${source}:\n${indent(diagnosis.canonical)}`);
   }
   if (result.error.code !== 'INVALID_PAYLOAD' && diagnosis) {
-    io.out(`  diagnosis: ${diagnosis.message}`);
+    // The diagnosis judges the signature, not the body's size.
+    const aside = result.error.code === 'BODY_TOO_LARGE' ? " (the body's size aside)" : '';
+    io.out(`  diagnosis${aside}: ${diagnosis.message}`);
     if (diagnosis.verifiedCanonical !== null && diagnosis.verifiedCanonical !== diagnosis.canonical) {
       io.out(`  canonical string that verifies:\n${indent(diagnosis.verifiedCanonical)}`);
     }

@@ -55,6 +55,29 @@ describe('payhook verify', () => {
     expect(result.stdout).toContain('│ post');
   });
 
+  it('--max-body-bytes judges a larger body as a receiver with a larger maxBodyBytes does', async () => {
+    const signed = await signWebhook(createTestWebhook({ fields: { note: 'x'.repeat(40_000) } }), {
+      url: 'https://shop.example.kg/webhooks/payments',
+    });
+    const file = await capture(asCaptured(signed, '/webhooks/payments'));
+    const refused = await run(['verify', '--request', file, '--test-key']);
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toContain('✗ does not verify: BODY_TOO_LARGE');
+    expect(refused.stdout).toContain('pass it with --max-body-bytes <n>');
+    expect(refused.stdout).toContain("diagnosis (the body's size aside): The delivery verifies");
+    // The 40 KB body line is printed cut short.
+    expect(refused.stdout).toMatch(/x… \(\d{5} characters in all; --json prints it whole\)/);
+    expect(refused.stdout.length).toBeLessThan(5_000);
+    const accepted = await run(['verify', '--request', file, '--test-key', '--max-body-bytes', '65536']);
+    expect(accepted.code).toBe(0);
+    expect(accepted.stdout).toContain('✓ verifies: SUCCEEDED DEBIT of 100');
+    const json = await run(['verify', '--request', file, '--test-key', '--max-body-bytes', '65536', '--json']);
+    expect((JSON.parse(json.stdout) as { canonical: string }).canonical).toContain('x'.repeat(40_000));
+    const bad = await run(['verify', '--request', file, '--test-key', '--max-body-bytes', '0']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--max-body-bytes must be a whole number, at least 1');
+  });
+
   it('--test-key accepts the published test key, with no key file to write', async () => {
     const signed = await sign('https://shop.example.kg/webhooks/payments');
     const file = await capture(asCaptured(signed, '/webhooks/payments'));
