@@ -168,6 +168,22 @@ describe('explainVerificationFailure', () => {
     expect(added.changes).toEqual([{ part: 'query', received: 'utm=1', expected: '' }]);
   });
 
+  it('tries the registered URL as a whole when its host, path and query all differ', async () => {
+    const registeredUrl = 'https://shop.example.kg/api/webhooks/payments?shop=7';
+    const signed = await delivery(registeredUrl);
+    const diagnosis = await explainVerificationFailure(
+      received(signed, '/webhooks/payments', { host: 'internal:8080' }),
+      { ...testKeys, registeredUrl },
+    );
+    expect(diagnosis.changes).toEqual([
+      { part: 'host', received: 'internal:8080', expected: 'shop.example.kg' },
+      { part: 'path', received: '/webhooks/payments', expected: '/api/webhooks/payments' },
+      { part: 'query', received: '', expected: 'shop=7' },
+    ]);
+    expect(diagnosis.verifiedCanonical).toBe(signed.canonical);
+    expect(diagnosis.fix).toContain(`set \`webhookUrl: '${registeredUrl}'\``);
+  });
+
   it('with webhookUrl set, names the part of it that differs from what was signed', async () => {
     const signed = await delivery('https://shop.example.kg/api/hook');
     const diagnosis = await explainVerificationFailure(received(signed, '/api/hook'), {

@@ -28,6 +28,8 @@ export interface Candidates {
   readonly proxyPaths: ReadonlySet<string>;
   /** Whether anything but the request itself named a host (a registered URL, a forwarding header). */
   readonly hostKnown: boolean;
+  /** The registered URL's host, path and query, tried together too (a URL can differ in all three), when known. */
+  readonly registered: { readonly host: string; readonly path: string; readonly query: string } | undefined;
 }
 
 function pushUnique(list: string[], value: string | undefined, max: number): void {
@@ -148,5 +150,6 @@ export function candidatesFor(target: SignedTarget, hint: PinnedUrl | undefined)
     droppable: droppable.slice(0, MAX_DROPPED_HEADERS),
     proxyPaths: proxy,
     hostKnown: known,
+    registered: hint === undefined ? undefined : { host: hint.host, path: hint.path, query: hint.query },
   };
 }

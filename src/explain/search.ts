@@ -39,7 +39,11 @@ const change = (part: DiagnosisChange['part'], received: string, expected: strin
   expected,
 });
 
-/** Every variant, fewest changes first: each single change, then pairs of host, path and query. */
+/**
+ * Every variant, fewest changes first: each single change, the registered
+ * URL as a whole (one cause: the URL the service signed), then pairs of
+ * host, path and query.
+ */
 function variantsOf(
   target: SignedTarget,
   candidates: Candidates,
@@ -54,6 +58,21 @@ function variantsOf(
   for (const q of queries) variants.push({ variant: { ...base, query: q.query }, changes: [q.change] });
   for (const name of candidates.droppable) {
     variants.push({ variant: { ...base, dropHeaders: [name] }, changes: [change('header', name, '')] });
+  }
+  const { registered } = candidates;
+  if (registered !== undefined) {
+    // Host, path and query all differ: no single change or pair below can find it.
+    const changes = [
+      change('host', base.host, registered.host),
+      change('path', base.path, registered.path),
+      change('query', base.query, registered.query),
+    ];
+    if (changes.every((one) => one.received !== one.expected)) {
+      variants.push({
+        variant: { ...base, host: registered.host, path: registered.path, query: registered.query },
+        changes,
+      });
+    }
   }
   for (const h of hosts) {
     for (const p of paths)
