@@ -168,6 +168,26 @@ describe('explainVerificationFailure', () => {
     expect(added.changes).toEqual([{ part: 'query', received: 'utm=1', expected: '' }]);
   });
 
+  it('names a query added to or changed on the way, which did reach payhook', async () => {
+    const registeredUrl = 'https://shop.example.kg/hook?shop=7&lang=ru';
+    const signed = await delivery(registeredUrl);
+    const extended = await explainVerificationFailure(received(signed, '/hook?shop=7&lang=ru&utm=x'), {
+      ...testKeys,
+      registeredUrl,
+    });
+    expect(extended.changes).toEqual([{ part: 'query', received: 'shop=7&lang=ru&utm=x', expected: 'shop=7&lang=ru' }]);
+    expect(extended.fix).toContain(
+      'something adds to the query string on the way (the service signed `?shop=7&lang=ru`)',
+    );
+    const changed = await explainVerificationFailure(received(signed, '/hook?shop=8&lang=ru'), {
+      ...testKeys,
+      registeredUrl,
+    });
+    expect(changed.changes).toEqual([{ part: 'query', received: 'shop=8&lang=ru', expected: 'shop=7&lang=ru' }]);
+    expect(changed.fix).toContain('the query string is changed on the way (the service signed `?shop=7&lang=ru`)');
+    for (const diagnosis of [extended, changed]) expect(diagnosis.fix).not.toContain('does not reach payhook');
+  });
+
   it('tries the registered URL as a whole when its host, path and query all differ', async () => {
     const registeredUrl = 'https://shop.example.kg/api/webhooks/payments?shop=7';
     const signed = await delivery(registeredUrl);

@@ -51,10 +51,24 @@ function urlReason(change: DiagnosisChange, target: SignedTarget, candidates: Ca
     case 'path':
       return pathReason(change, candidates);
     default:
-      return change.expected === ''
-        ? 'the service signed no query string, so something appends one on the way'
-        : 'the query string does not reach payhook (passing the full URL, `req.originalUrl` in Express, works too)';
+      return queryReason(change);
   }
+}
+
+/** Why the query differs: one appended, one dropped, or one added to or changed on the way. */
+function queryReason({ received, expected }: DiagnosisChange): string {
+  if (expected === '') return 'the service signed no query string, so something appends one on the way';
+  if (received === '') {
+    return 'the query string does not reach payhook (passing the full URL, `req.originalUrl` in Express, works too)';
+  }
+  const arrived = new URLSearchParams(received);
+  let kept = true;
+  new URLSearchParams(expected).forEach((value, name) => {
+    if (!arrived.getAll(name).includes(value)) kept = false;
+  });
+  return kept
+    ? `something adds to the query string on the way (the service signed ${quote('?' + expected)})`
+    : `the query string is changed on the way (the service signed ${quote('?' + expected)})`;
 }
 
 /** The fix for a key change: the environment to configure, the test key to keep out, or the key to add. */
