@@ -236,7 +236,15 @@ export async function readSendOptions(args: readonly string[]): Promise<SendOpti
   for (const [name, value] of headerFlags) checkHeaderFlag(name, value);
   const extras = capture === undefined || asCaptured ? {} : signedExtras(capture);
   for (const [name, value] of Object.entries(extras)) checkSignedHeader('the captured header', name, value);
-  const headers = { ...extras, ...Object.fromEntries(headerFlags) };
+  // A name given twice is one header with the values joined by ", ", as HTTP reads repeated header lines (and Node
+  // and fetch's Headers join them): the joined value is what is signed and sent.
+  const flagged = new Map<string, string>();
+  for (const [name, value] of headerFlags) {
+    const lower = name.toLowerCase();
+    const before = flagged.get(lower);
+    flagged.set(lower, before === undefined ? value : `${before}, ${value}`);
+  }
+  const headers = { ...extras, ...Object.fromEntries(flagged) };
   if (values.timestamp !== undefined && !/^\d+$/.test(values.timestamp))
     throw new UsageError('--timestamp must be UNIX time in milliseconds');
   if (values.timestamp !== undefined && values.age !== undefined)

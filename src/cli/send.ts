@@ -38,8 +38,9 @@ Signing:
                             added to <url> when <url> has none, as the service would send it
   --key <pem file>          private key to sign with (default: payhook's test key)
   --host <host>             sign this Host instead of the signed URL's (fetch still sends <url>'s)
-  --header <name>=<value>   an extra header; x-api-* ones are signed (repeatable; not Host,
-                            signature, x-api-timestamp or the body's length: see --host, --age)
+  --header <name>=<value>   an extra header; x-api-* ones are signed (repeatable: a name given
+                            twice is sent once, its values joined with ", " as HTTP joins them;
+                            not Host, signature, x-api-timestamp or the body's length: see --host, --age)
   --age <ms>                date the delivery this many ms in the past (a stale one: 600000);
                             negative dates it in the future (-400000: 400 s ahead, refused too)
   --timestamp <ms>          sign exactly this x-api-timestamp, on every attempt

@@ -319,6 +319,15 @@ describe('payhook send', () => {
     expect(result.stdout).toContain(`signed for ${registered}`);
   });
 
+  it('joins the values of a --header given twice with ", ", and signs what it sends', async () => {
+    const { url, received } = await endpoint(() => 200);
+    const result = await run(['send', url, '--header', 'x-api-a=1', '--header', 'X-Api-A=2', '--header', 'x-api-b=3']);
+    expect(result.code).toBe(0);
+    expect(received[0]!.headers['x-api-a']).toBe('1, 2');
+    expect(received[0]!.headers['x-api-b']).toBe('3');
+    expect(await verifies(received[0]!)).toBe(true);
+  });
+
   it('keeps --host working next to --webhook-url (it replaces the signed Host only)', async () => {
     const { url, received } = await endpoint(() => 200);
     await run(['send', url, '--webhook-url', 'https://shop.example.kg/hooks/pay', '--host', 'pay.example.kg']);
