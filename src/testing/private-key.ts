@@ -101,14 +101,17 @@ export async function importPrivateKey(input: PrivateKeyInput): Promise<CryptoKe
     }
   }
   const key = input as CryptoKey;
+  // Another hash signs without error, but the service's signatures (and every receiver) use SHA-256.
+  const algorithm = key.algorithm as Partial<RsaHashedKeyAlgorithm> | undefined;
   if (
     key.type !== 'private' ||
-    key.algorithm?.name !== ALGORITHM.name ||
+    algorithm?.name !== ALGORITHM.name ||
+    algorithm.hash?.name !== ALGORITHM.hash ||
     !Array.prototype.includes.call(key.usages ?? [], 'sign')
   ) {
     throw new PayhookError(
       'INVALID_KEY',
-      'The CryptoKey must be a private RSASSA-PKCS1-v1_5 key with the "sign" usage.',
+      'The CryptoKey must be a private RSASSA-PKCS1-v1_5 key with hash SHA-256 and the "sign" usage.',
     );
   }
   return key;

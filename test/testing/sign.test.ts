@@ -133,6 +133,32 @@ describe('signWebhook', () => {
     await expect(signWebhook('[1,2]', { url: URL_ })).rejects.toMatchObject({ code: 'INVALID_BODY' });
     await expect(signWebhook('{nope', { url: URL_ })).rejects.toMatchObject({ code: 'INVALID_BODY' });
   });
+
+  it('refuses a CryptoKey with another hash than SHA-256, whose signatures could never verify', async () => {
+    const { privateKey } = await crypto.subtle.generateKey(
+      { name: 'RSASSA-PKCS1-v1_5', modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: 'SHA-512' },
+      false,
+      ['sign', 'verify'],
+    );
+    await expect(signWebhook(createTestWebhook(), { url: URL_, privateKey })).rejects.toMatchObject({
+      code: 'INVALID_KEY',
+      message: expect.stringContaining('SHA-256') as string,
+    });
+  });
+
+  it('refuses a Host header that differs from the host it signs for, which sendWebhook would not send', async () => {
+    const body = createTestWebhook();
+    await expect(signWebhook(body, { url: 'https://s.kg/h', headers: { Host: 'evil.kg' } })).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      message: expect.stringContaining('"host" option') as string,
+    });
+    await expect(
+      signWebhook(body, { url: 'https://s.kg/h', host: 'other.kg', headers: { host: 's.kg' } }),
+    ).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    // The same host is no contradiction.
+    const same = await signWebhook(body, { url: 'https://s.kg/h', headers: { Host: 's.kg' } });
+    expect(same.headers['host']).toBe('s.kg');
+  });
 });
 
 describe('generateTestKeyPair', () => {
