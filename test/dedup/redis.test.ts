@@ -155,6 +155,14 @@ describe('createRedisStore', () => {
       });
       await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
     });
+    /** A node-redis client connected through the proxy, reconnecting at once when it drops the connection. */
+    async function nodeRedisThroughProxy() {
+      const { port } = proxy.address() as { port: number };
+      const client = createClient({ url: `redis://127.0.0.1:${port}`, socket: { reconnectStrategy: () => 20 } });
+      client.on('error', () => {});
+      await client.connect();
+      return client;
+    }
     afterAll(async () => {
       for (const socket of sockets) socket.destroy();
       await new Promise((resolve) => proxy.close(resolve));
@@ -177,13 +185,7 @@ describe('createRedisStore', () => {
     });
 
     it('is released once node-redis, which rejects it, is connected again (not held for a lease)', async () => {
-      const { port } = proxy.address() as { port: number };
-      const client = createClient({
-        url: `redis://127.0.0.1:${port}`,
-        socket: { reconnectStrategy: () => 20 },
-      });
-      client.on('error', () => {});
-      await client.connect();
+      const client = await nodeRedisThroughProxy();
       try {
         const store = createRedisStore({ client, prefix: 'lost:' });
         dropNext = { command: 'SET', forward: true };
@@ -197,13 +199,7 @@ describe('createRedisStore', () => {
     });
 
     it('is released when a release fails in flight, once the client is connected again', async () => {
-      const { port } = proxy.address() as { port: number };
-      const client = createClient({
-        url: `redis://127.0.0.1:${port}`,
-        socket: { reconnectStrategy: () => 20 },
-      });
-      client.on('error', () => {});
-      await client.connect();
+      const client = await nodeRedisThroughProxy();
       try {
         const store = createRedisStore({ client, prefix: 'unreleased:' });
         const claim = await store.claim('tx', { leaseMs: 60_000 });
