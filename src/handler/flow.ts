@@ -4,9 +4,11 @@
 // delivery; no step calls the next. The adapters only translate their
 // platform's request into a DeliveryInput and the Answer into a response. Internal.
 import { isPayhookError, PayhookError } from '../lib/errors.js';
+import { getHeader } from '../lib/headers.js';
 import { describeError, misuse } from '../lib/misuse.js';
 import { holdsTestKey } from '../lib/test-key.js';
 import { checkedOutcome, isParked } from '../park.js';
+import { UNSIGNED } from '../verifier.js';
 import type { VerifyWebhookError, VerifyWebhookResult, WebhookRequest } from '../verify-webhook.js';
 import type { PaymentWebhook } from '../webhook/types.js';
 import { Answer, HANDLED, withAfter } from './answer.js';
@@ -14,7 +16,7 @@ import { DeliveryContext } from './context.js';
 import { deadLetterInvalid, deadLetterLatePark, deadLetterParked } from './dead-letter.js';
 import { Deadline } from './deadline.js';
 import type { WebhookHandlerOptions } from './options.js';
-import { receiveBody, type DeliveryInput } from './receive.js';
+import { CLOSE, receiveBody, type DeliveryInput } from './receive.js';
 import { captureMismatch, createReporter, DeliveryReport, describeChecks, type Reporter } from './report.js';
 import type { SchemeFactory } from '../lib/signature-scheme.js';
 import { resolveSettings, type HandlerFactory, type Settings } from './settings.js';
@@ -42,6 +44,9 @@ async function deliver(flow: Flow, input: DeliveryInput, deadline: Deadline): Pr
     const message = `Webhooks arrive as POST, not ${String(method)}.`;
     return report.refuse('METHOD_NOT_ALLOWED', message, { headers: ALLOW_POST });
   }
+
+  // Nothing else is read for a request without a signature, its body least of all.
+  if (!getHeader(headers, 'signature')) return report.refuse(UNSIGNED.code, UNSIGNED.message, { headers: CLOSE });
 
   const received = await receiveBody(input, settings, deadline, report);
   if (received instanceof Answer) return received;

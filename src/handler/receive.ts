@@ -25,7 +25,8 @@ export interface DeliveryInput {
  */
 const DISCARD_BYTES = 8 * 1_048_576;
 
-const CLOSE = { connection: 'close' };
+/** Internal: the header of an answer after which the connection is not reused (a body left unread or cut). */
+export const CLOSE = { connection: 'close' };
 
 /** Internal: the body of `input` within `limits`, or the answer when there is none to verify. */
 export async function receiveBody(
@@ -48,7 +49,12 @@ export async function receiveBody(
     const message = `The body is sent with Content-Encoding ${encoding}, which payhook does not decode: have the proxy in front pass request bodies on as the service sent them.`;
     return report.refuse('INVALID_BODY', message, { headers: CLOSE });
   }
-  const declared = Number(getHeader(input.headers, 'content-length') ?? Number.NaN);
+  // A Transfer-Encoding overrides a Content-Length (RFC 9112 §6.3): the length is then no bound on what arrives
+  // (workerd hands on such a request with both headers), so the body is read in bounded chunks.
+  const declared =
+    getHeader(input.headers, 'transfer-encoding') === undefined
+      ? Number(getHeader(input.headers, 'content-length') ?? Number.NaN)
+      : Number.NaN;
   if (declared > maxBodyBytes + DISCARD_BYTES) return tooLarge();
   const outcome = await input.body
     .read({

@@ -128,6 +128,47 @@ describe('maxBodyBytes for a body without Content-Length (Web handler)', () => {
     expect(calls).toEqual([]);
   });
 
+  it('refuses a request without a signature before reading its body: 401 at once, neither 408 nor 413', async () => {
+    const { handler, calls } = handlerFor({ maxBodyBytes: 1_024, bodyTimeoutMs: 10_000 });
+    const { signature: _signature, ...unsigned } = signDelivery(webhookBody()).headers;
+    let pulls = 0;
+    const stalled = new ReadableStream<Uint8Array>({
+      pull() {
+        pulls++;
+        return new Promise(() => {}); // never sends a byte
+      },
+    });
+    const started = Date.now();
+    for (const body of [stalled, new Blob([new Uint8Array(100 * 1_024)]).stream()]) {
+      const response = await handler(streamRequest(unsigned, body));
+      expect([response.status, ((await response.json()) as { code: string }).code]).toEqual([401, 'MISSING_SIGNATURE']);
+      expect(response.headers.get('connection')).toBe('close');
+    }
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(pulls).toBeLessThanOrEqual(1); // the stream's own first pull, at most
+    expect(calls).toEqual([]);
+  });
+
+  it('reads a body sent with both Transfer-Encoding and a small Content-Length in bounded chunks (workerd)', async () => {
+    const { handler, calls } = handlerFor({ maxBodyBytes: 1_024, bodyTimeoutMs: 5_000 });
+    const delivery = signDelivery(webhookBody());
+    let pulled = 0;
+    const chunk = new Uint8Array(64 * 1_024);
+    const endless = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        await new Promise((resolve) => setImmediate(resolve));
+        pulled += chunk.length;
+        controller.enqueue(chunk);
+      },
+    });
+    // The declared 100 bytes are no bound once a Transfer-Encoding is there: taken for one, the body was read whole.
+    const headers = { ...delivery.headers, 'content-length': '100', 'transfer-encoding': 'chunked' };
+    const response = await handler(streamRequest(headers, endless));
+    expect(response.status).toBe(413);
+    expect(pulled).toBeLessThanOrEqual(1_024 + 8 * 1_048_576 + 4 * chunk.length);
+    expect(calls).toEqual([]);
+  });
+
   it('answers 413, not 408, to a body that declares more than the limit and stalls before it', async () => {
     const { handler, calls } = handlerFor({ maxBodyBytes: 1_024, bodyTimeoutMs: 200 });
     const delivery = signDelivery(webhookBody());
