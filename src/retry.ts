@@ -166,11 +166,14 @@ export interface ScheduledRetry {
  */
 export function retrySchedule(firstFailureAt: number | Date, count: number): ScheduledRetry[] {
   const start = dateToMillis(firstFailureAt);
-  if (typeof start !== 'number' || !(Math.abs(start) <= MAX_TIME_MS - retryOffset(MAX_SCHEDULE_LENGTH))) {
+  if (typeof start !== 'number' || !(Math.abs(start) <= MAX_TIME_MS)) {
     throw new RangeError(`firstFailureAt must be UNIX milliseconds or a valid Date, got ${String(firstFailureAt)}.`);
   }
   if (typeof count !== 'number' || !Number.isInteger(count) || count < 0 || count > MAX_SCHEDULE_LENGTH) {
     throw new RangeError(`count must be an integer from 0 to ${MAX_SCHEDULE_LENGTH}, got ${String(count)}.`);
+  }
+  if (count > 0 && start + retryOffset(count) > MAX_TIME_MS) {
+    throw new RangeError(`The schedule from ${String(firstFailureAt)} runs past the last valid Date.`);
   }
   const schedule: ScheduledRetry[] = [];
   let offsetMs = 0;

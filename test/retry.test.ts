@@ -154,13 +154,22 @@ describe('retrySchedule', () => {
     const latest = 8.64e15 - retryOffset(10_000);
     const schedule = retrySchedule(latest, 10_000);
     expect(new Date(schedule.at(-1)!.at).getTime()).toBe(8.64e15);
-    expect(new Date(retrySchedule(-latest, 1)[0]!.at).getTime()).not.toBeNaN();
+    expect(new Date(retrySchedule(-8.64e15, 1)[0]!.at).getTime()).not.toBeNaN();
+    // Only as far as the schedule reaches: the last valid Date itself starts an empty one.
+    expect(retrySchedule(new Date(8.64e15), 0)).toEqual([]);
+    expect(retrySchedule(8.64e15 - 30_000, 1)[0]!.at).toBe(8.64e15);
+    expect(() => retrySchedule(8.64e15 - 29_999, 1)).toThrow(RangeError);
   });
 
-  it.each([Number.NaN, Number.POSITIVE_INFINITY, new Date('not a date'), '2025-01-01', 8.64e15, -8.64e15, 1e300])(
-    'throws RangeError for first failure %s',
-    (first) => {
-      expect(() => retrySchedule(first as number, 1)).toThrow(RangeError);
-    },
-  );
+  it.each([
+    Number.NaN,
+    Number.POSITIVE_INFINITY,
+    new Date('not a date'),
+    '2025-01-01',
+    8.64e15 + 1,
+    -8.64e15 - 1,
+    1e300,
+  ])('throws RangeError for first failure %s', (first) => {
+    expect(() => retrySchedule(first as number, 1)).toThrow(RangeError);
+  });
 });

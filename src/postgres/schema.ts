@@ -86,8 +86,8 @@ export function schemaFor(options: SchemaOptions): Schema {
     if (sqlState(error) !== '42601') return undefined;
     return new PayhookError(
       'INVALID_ARGUMENT',
-      `PostgreSQL refused the table name ${table} (${describeError(error)}): ` +
-        'a reserved key word (order, user…) needs another name.',
+      `PostgreSQL refused a statement for the table name ${table} (${describeError(error)}): ` +
+        'a reserved key word (order, user…) cannot be one, so give another name; otherwise the server lacks syntax payhook uses.',
       { cause: error },
     );
   }

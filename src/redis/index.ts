@@ -9,6 +9,7 @@
 import type { ClaimOptions, ClaimResult, CompleteOptions, DedupStore } from '../dedup/store.js';
 import { checkKey, checkLease, checkRetention, checkToken, newClaimToken } from '../dedup/token.js';
 import { PayhookError } from '../errors.js';
+import { describeError } from '../lib/misuse.js';
 
 export type { ClaimOptions, ClaimResult, CompleteOptions, DedupStore } from '../dedup/store.js';
 
@@ -224,8 +225,7 @@ export function createRedisStore(options: RedisStoreOptions): DedupStore {
     try {
       return await send(args);
     } catch (cause) {
-      const reason = cause instanceof Error ? cause.message : String(cause);
-      throw new PayhookError('STORE_UNAVAILABLE', `Redis ${what} failed: ${reason}`, { cause });
+      throw new PayhookError('STORE_UNAVAILABLE', `Redis ${what} failed: ${describeError(cause)}`, { cause });
     }
   }
 

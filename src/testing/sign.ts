@@ -47,10 +47,7 @@ export interface SignWebhookOptions {
   host?: string;
   /** The HTTP method. @defaultValue `'POST'` */
   method?: string;
-  /**
-   * More headers to send; the `x-api-*` ones are signed, as the service does.
-   * A `Host` here must be the signed host (to sign another one, use `host`).
-   */
+  /** More headers to send; the `x-api-*` ones are signed, as the service does. */
   headers?: Readonly<Record<string, string>>;
 }
 
@@ -132,8 +129,8 @@ let encoder: TextEncoder | undefined;
  * (sent byte for byte, so unusual spacing or number spelling can be tested).
  *
  * @throws {@link payhook!PayhookError | PayhookError} `INVALID_ARGUMENT` for a missing or bad `url`
- * or `timestamp` or a `Host` in `headers` that is not the signed host, `INVALID_KEY` for a key that
- * cannot sign as the service does (a `CryptoKey` must use SHA-256), `INVALID_BODY`
+ * or `timestamp`, `INVALID_KEY` for a key that cannot sign as the service does (a `CryptoKey` must use
+ * SHA-256), `INVALID_BODY`
  * for a body that is not a JSON object or is past the bounds every receiver
  * holds bodies to (nested more than 64 levels deep, more than 1,000 top-level
  * members or 4,096 characters of top-level names), `MALFORMED_PATH` /
@@ -164,13 +161,6 @@ export async function signWebhook(delivery: object | string, options: SignWebhoo
   const timestamp = resolveTimestamp(options.timestamp);
   const headers: Record<string, string> = { host, 'content-type': 'application/json' };
   for (const [name, value] of Object.entries(options.headers ?? {})) headers[name.toLowerCase()] = String(value);
-  // toRequest and sendWebhook send to `url`, whose host would arrive instead: such a delivery could never verify.
-  if (headers['host'] !== host) {
-    throw new PayhookError(
-      'INVALID_ARGUMENT',
-      `The Host header ${JSON.stringify(headers['host'])} in "headers" differs from the host signed for the url (${JSON.stringify(host)}): give the "host" option to sign another Host.`,
-    );
-  }
   if (timestamp !== undefined) headers['x-api-timestamp'] = timestamp;
   delete headers['signature'];
   const canonical = buildCanonicalString({ method, path: url.pathname, headers, query: url.search, body });

@@ -93,6 +93,13 @@ describe('createRedisStore', () => {
       code: 'STORE_UNAVAILABLE',
     });
     await expect(failing.release('tx', 'token')).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+    // A client error whose message is no text is still a STORE_UNAVAILABLE (it was a TypeError building the message).
+    const odd = Object.defineProperty(new Error('x'), 'message', { value: Symbol('lost') });
+    const oddClient = createRedisStore({ client: { sendCommand: () => Promise.reject(odd) } });
+    await expect(oddClient.claim('tx', { leaseMs: 1000 })).rejects.toMatchObject({
+      code: 'STORE_UNAVAILABLE',
+      message: 'Redis SET NX PX failed: Symbol(lost)',
+    });
   });
 
   it('refuses something that is not a Redis client', () => {

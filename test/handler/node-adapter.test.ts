@@ -288,7 +288,7 @@ describe('a body sent with a Content-Encoding', () => {
 });
 
 describe('maxBodyBytes for a body a parser left on req.body', () => {
-  it('takes a body of exactly maxBodyBytes, and refuses one byte more (413), by the length it declares', async () => {
+  it('takes a body of exactly maxBodyBytes, and refuses one byte more (413), by its size', async () => {
     const delivery = signDelivery(webhookBody());
     const length = Buffer.byteLength(delivery.body);
     const answers: Array<[number, string | undefined]> = [];
