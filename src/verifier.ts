@@ -159,11 +159,8 @@ function failure(code: VerifyWebhookErrorCode, message: string, issues?: readonl
 
 const mismatch = (): VerifyWebhookResult => failure('SIGNATURE_MISMATCH', MISMATCH);
 
-/** Internal: the refusal of a request without a `signature` header (or an empty one), for which nothing else is read. */
-export const UNSIGNED: VerifyWebhookError = {
-  code: 'MISSING_SIGNATURE',
-  message: 'The request has no signature header.',
-};
+/** Internal: why a request without a `signature` header (or an empty one) is refused; nothing else is read for it. */
+export const UNSIGNED = 'The request has no signature header.';
 
 function checkedRequest(request: WebhookRequest): WebhookRequest {
   const { method, url, headers, body } = Object(request) as Partial<WebhookRequest>;
@@ -196,7 +193,7 @@ export function createVerifier(settings: VerifierSettings): PreparedVerifier {
     const scheme = await ready();
 
     const signature = getHeader(headers, 'signature');
-    if (!signature) return { ok: false, error: UNSIGNED };
+    if (!signature) return failure('MISSING_SIGNATURE', UNSIGNED);
 
     const size = bodySize(body, maxBodyBytes);
     if (size > maxBodyBytes) {

@@ -46,7 +46,7 @@ async function deliver(flow: Flow, input: DeliveryInput, deadline: Deadline): Pr
   }
 
   // Nothing else is read for a request without a signature, its body least of all.
-  if (!getHeader(headers, 'signature')) return report.refuse(UNSIGNED.code, UNSIGNED.message, { headers: CLOSE });
+  if (!getHeader(headers, 'signature')) return report.refuse('MISSING_SIGNATURE', UNSIGNED, { headers: CLOSE });
 
   const received = await receiveBody(input, settings, deadline, report);
   if (received instanceof Answer) return received;

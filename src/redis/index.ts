@@ -180,7 +180,8 @@ function milliseconds(name: 'leaseMs' | 'retentionMs', ms: number): string {
  * `storeTimeoutMs`). A claim or release that fails (its reply lost when the
  * connection drops, though Redis may have run it) is followed by a release
  * with the same token, which the client sends once connected again, so the
- * claim does not hold the delivery for a lease; keep the offline queue on. Run it on a Redis whose `maxmemory-policy` is
+ * claim does not hold the delivery for a lease; keep the offline queue on.
+ * Run it on a Redis whose `maxmemory-policy` is
  * `noeviction` (Redis's default): every key has a TTL, so an evicting policy
  * may drop completed deliveries and let their redeliveries through. A client
  * that does not resolve replies (node-redis legacy mode) is `INVALID_ARGUMENT`
