@@ -9,6 +9,22 @@ import { collectInto } from '../helpers/logs.js';
 
 const WEBHOOK_URL = 'https://shop.example.kg/webhooks/payments';
 
+const CHUNK_BYTES = 64 * 1_024;
+
+/** An endless body of 64 KiB chunks, each a macrotask apart as from a socket (a stream that never yields would starve every timer), and how much was pulled from it. */
+function endlessBody(): { stream: ReadableStream<Uint8Array>; pulled: () => number } {
+  let pulled = 0;
+  const chunk = new Uint8Array(CHUNK_BYTES);
+  const stream = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      await new Promise((resolve) => setImmediate(resolve));
+      pulled += chunk.length;
+      controller.enqueue(chunk);
+    },
+  });
+  return { stream, pulled: () => pulled };
+}
+
 /** A Web handler with these limits, and the ids onPayment received. */
 /** A POST of `body` as a stream, with `headers`, as a platform hands the handler a request being received. */
 function streamRequest(headers: HeadersInit, body: ReadableStream<Uint8Array>): Request {
@@ -97,21 +113,12 @@ describe('maxBodyBytes for a body without Content-Length (Web handler)', () => {
   it('stops reading an endless body once 8 MiB past the limit have been dropped, and answers 413', async () => {
     const { handler, calls } = handlerFor({ maxBodyBytes: 1_024, bodyTimeoutMs: 2_000 });
     const delivery = signDelivery(webhookBody());
-    let pulled = 0;
-    const chunk = new Uint8Array(64 * 1_024);
-    // Each chunk a macrotask apart, as from a socket (a stream that never yields would starve every timer).
-    const endless = new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        await new Promise((resolve) => setImmediate(resolve));
-        pulled += chunk.length;
-        controller.enqueue(chunk);
-      },
-    });
-    const response = await handler(streamRequest(delivery.headers, endless));
+    const endless = endlessBody();
+    const response = await handler(streamRequest(delivery.headers, endless.stream));
     expect(response.status).toBe(413);
     // Read to the limit and the 8 MiB dropped past it (the stream pulls a chunk or two ahead), not until the deadline.
-    expect(pulled).toBeGreaterThan(1_024 + 8 * 1_048_576);
-    expect(pulled).toBeLessThanOrEqual(1_024 + 8 * 1_048_576 + 4 * chunk.length);
+    expect(endless.pulled()).toBeGreaterThan(1_024 + 8 * 1_048_576);
+    expect(endless.pulled()).toBeLessThanOrEqual(1_024 + 8 * 1_048_576 + 4 * CHUNK_BYTES);
     expect(calls).toEqual([]);
   });
 
@@ -152,20 +159,12 @@ describe('maxBodyBytes for a body without Content-Length (Web handler)', () => {
   it('reads a body sent with both Transfer-Encoding and a small Content-Length in bounded chunks (workerd)', async () => {
     const { handler, calls } = handlerFor({ maxBodyBytes: 1_024, bodyTimeoutMs: 5_000 });
     const delivery = signDelivery(webhookBody());
-    let pulled = 0;
-    const chunk = new Uint8Array(64 * 1_024);
-    const endless = new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        await new Promise((resolve) => setImmediate(resolve));
-        pulled += chunk.length;
-        controller.enqueue(chunk);
-      },
-    });
+    const endless = endlessBody();
     // The declared 100 bytes are no bound once a Transfer-Encoding is there: taken for one, the body was read whole.
     const headers = { ...delivery.headers, 'content-length': '100', 'transfer-encoding': 'chunked' };
-    const response = await handler(streamRequest(headers, endless));
+    const response = await handler(streamRequest(headers, endless.stream));
     expect(response.status).toBe(413);
-    expect(pulled).toBeLessThanOrEqual(1_024 + 8 * 1_048_576 + 4 * chunk.length);
+    expect(endless.pulled()).toBeLessThanOrEqual(1_024 + 8 * 1_048_576 + 4 * CHUNK_BYTES);
     expect(calls).toEqual([]);
   });
 
