@@ -63,9 +63,10 @@ delivery and every retry is signed when it starts (a new x-api-timestamp,
 the same body), so late ones stay inside the receiver's 5-minute window.
 An attempt counts as answered once the whole answer has arrived, or its
 first 8 KiB: the rest of a longer answer is not read (the connection is
-closed), and the first 200 characters are shown. When the receiver refuses, the code in its answer is turned into the likely cause
-(the test key not accepted, a webhookUrl that differs, a clock) and the
-command that tells them apart.
+closed), and the first 200 characters are shown. When the receiver
+refuses, the code in its answer is turned into the likely cause (the test
+key not accepted, a webhookUrl that differs, a clock) and the command that
+tells them apart.
 
 --tamper first sends a control: the same delivery, not forged, dated a day
 ago. A receiver that verifies this key for this URL checks the signature
