@@ -1,6 +1,9 @@
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { bodySize } from '../src/lib/json-body.js';
+import { warmBinaryStrings } from './helpers/fast-check.js';
+
+beforeAll(warmBinaryStrings);
 
 // bodySize decides BODY_TOO_LARGE for a text body before anything else reads
 // it. Oracle: the UTF-8 length TextEncoder gives (a lone surrogate is written

@@ -1,7 +1,10 @@
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { buildCanonicalString, type CanonicalRequest } from '../src/canonical.js';
 import { isPayhookError } from '../src/errors.js';
+import { warmBinaryStrings } from './helpers/fast-check.js';
+
+beforeAll(warmBinaryStrings);
 
 // Properties of the canonical string (CONTRACT §1). The body oracle is the
 // contract's rule written out again independently, literally: top-level keys

@@ -5,6 +5,9 @@ import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { importPublicKey } from '../src/keys.js';
 import { verifySignature } from '../src/signature.js';
+import { warmBinaryStrings } from './helpers/fast-check.js';
+
+beforeAll(warmBinaryStrings);
 
 // Verification never says yes to anything but the exact signature over the
 // exact canonical bytes. Signatures are made with node:crypto and the

@@ -9,6 +9,9 @@ import { signDelivery, webhookBody, type SignedDelivery } from '../helpers/sign.
 import { storeContract } from '../dedup/contract.js';
 import { expectDistinctKeys } from '../helpers/distinct-keys.js';
 import { objectStub, startWorkers, storeThrough, WEBHOOK_URL, worker, type Backend } from './workerd.js';
+import { warmBinaryStrings } from '../helpers/fast-check.js';
+
+beforeAll(warmBinaryStrings);
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

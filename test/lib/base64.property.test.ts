@@ -1,7 +1,10 @@
 import { Buffer } from 'node:buffer';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { decodeBase64Lenient, encodeBase64 } from '../../src/lib/base64.js';
+import { warmBinaryStrings } from '../helpers/fast-check.js';
+
+beforeAll(warmBinaryStrings);
 
 // Oracle: node's Buffer encoders. The decoder must read back every spelling
 // the contract allows (standard / URL-safe, padded or not, surrounding

@@ -1,9 +1,12 @@
 import { createPublicKey, createSign, generateKeyPairSync, randomBytes } from 'node:crypto';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { importKeys } from '../../src/lib/key-import.js';
 import type { RsaJsonWebKey } from '../../src/lib/key-types.js';
 import { couldBeSignature, withPublicNumbers, type KeysWithNumbers } from '../../src/lib/rsa-filter.js';
+import { warmBinaryStrings } from '../helpers/fast-check.js';
+
+beforeAll(warmBinaryStrings);
 
 // couldBeSignature lets verifyWebhook refuse a large body without parsing
 // it. It may only ever rule out what Web Crypto would refuse for every

@@ -3,12 +3,15 @@
 // encodings, and no large body parsed for a signature no key can have made.
 import { constants, createHash, privateEncrypt } from 'node:crypto';
 import fc from 'fast-check';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { webCryptoScheme } from '../../src/lib/signature-scheme.js';
 import { nodeCryptoScheme } from '../../src/node/node-crypto-scheme.js';
 import { prepareVerifier, type VerifyWebhookOptions } from '../../src/verify-webhook.js';
 import { fixtures } from '../conformance/fixtures.js';
 import { PRIVATE_KEY, PUBLIC_KEY, signDelivery, webhookBody } from '../helpers/sign.js';
+import { warmBinaryStrings } from '../helpers/fast-check.js';
+
+beforeAll(warmBinaryStrings);
 
 const privateEncryptRaw = (block: Buffer): Buffer =>
   privateEncrypt({ key: PRIVATE_KEY, padding: constants.RSA_NO_PADDING }, block);

@@ -6,6 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { storeContract } from '../dedup/contract.js';
 import { expectDistinctKeys } from '../helpers/distinct-keys.js';
 import { databaseFile, runScenario, startStore, type RunningStore, type Runtime } from './runtimes.js';
+import { warmBinaryStrings } from '../helpers/fast-check.js';
+
+beforeAll(warmBinaryStrings);
 
 const runtimes: Runtime[] = ['node22', 'node24', 'deno', 'bun'];
 
