@@ -36,7 +36,11 @@ export interface SqliteStatementLike {
   run(...parameters: unknown[]): unknown;
   /** The first row as an object, or `undefined` (node:sqlite) / `null` (bun:sqlite) when there is none. */
   get(...parameters: unknown[]): unknown;
-  /** Every row, as objects; runs the statement to its end, so a failed commit throws. */
+  /**
+   * Every row; runs the statement to its end, so a failed commit throws. The
+   * store only counts the rows, so their shape (objects, or arrays under
+   * `node:sqlite`'s `returnArrays`) does not matter.
+   */
   all(...parameters: unknown[]): unknown[];
 }
 
@@ -146,7 +150,7 @@ const SWEEP_BATCH = 64;
 
 interface Statements {
   claim: SqliteStatementLike;
-  read: SqliteStatementLike;
+  completed: SqliteStatementLike;
   complete: SqliteStatementLike;
   release: SqliteStatementLike;
   sweep: SqliteStatementLike;
@@ -171,7 +175,11 @@ function prepare(database: SqliteDatabaseLike, name: string): Statements {
        ON CONFLICT (key) DO UPDATE SET state = 'claimed', token = excluded.token, expires_at = excluded.expires_at
        WHERE ${expired(table)} RETURNING token`,
     ),
-    read: database.prepare(`SELECT state FROM ${table} WHERE key = ? AND NOT ${expired(table)}`),
+    // A row whose presence is the answer: a driver may hand rows back as objects or, set so for the whole
+    // connection (node:sqlite's `returnArrays`), as arrays; the store only counts them, never reads a column.
+    completed: database.prepare(
+      `SELECT 1 FROM ${table} WHERE key = ? AND state = 'completed' AND NOT ${expired(table)}`,
+    ),
     // Our claim, or nothing live there (absent, or expired and not re-taken):
     // the work is done, record it.
     complete: database.prepare(
@@ -326,8 +334,7 @@ export function createSqliteStore(options: SqliteStoreOptions): DedupStore {
           }
           // Held or completed; or released by another process in between,
           // which reads as held: the service retries either way.
-          const row = statements.read.get(stored, now) as { state?: unknown } | null | undefined;
-          return row?.state === 'completed' ? { status: 'completed' } : { status: 'in-progress' };
+          return statements.completed.all(stored, now).length > 0 ? { status: 'completed' } : { status: 'in-progress' };
         },
       );
     },

@@ -107,7 +107,7 @@ export async function startStore(runtime: Runtime, database: string): Promise<Ru
 }
 
 /**
- * Runs `script` (commit-busy.mjs, shared-transaction.mjs: a scenario in this
+ * Runs `script` (commit-busy.mjs, shared-transaction.mjs, row-arrays.mjs: a scenario in this
  * folder) in `runtime` on a fresh file with the bundled store, and returns
  * the JSON line it prints.
  */

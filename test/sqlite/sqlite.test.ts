@@ -70,6 +70,16 @@ for (const runtime of runtimes) {
       });
     });
 
+    // node:sqlite (Bun's too) can hand every row of a connection back as an array. A handled delivery sent
+    // again must still read as completed: read as in-progress, it got 409 for the whole retention, then ran again.
+    it('tells a completed delivery from a held one on a connection that returns rows as arrays', async () => {
+      expect(await runScenario(runtime, 'row-arrays.mjs')).toEqual({
+        arrays: true,
+        completed: 'completed',
+        held: 'in-progress',
+      });
+    });
+
     // The merchant's one connection, with another delivery's transaction open across an await: a claim written
     // inside it would be undone by its ROLLBACK after being reported taken, and the next copy claimed as well.
     it('waits for a transaction other code holds open on its connection, never writing inside it', async () => {
