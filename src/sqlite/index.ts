@@ -120,14 +120,21 @@ const MAX_BUSY_PAUSE_MS = 50;
  * (5) or SQLITE_LOCKED (6), or one of their extended codes. node:sqlite puts
  * the extended code in `errcode`, bun:sqlite its primary code in `errno` and
  * the name in `code` (`SQLITE_BUSY`), better-sqlite3 the extended name in
- * `code` (`SQLITE_BUSY_SNAPSHOT`).
+ * `code` (`SQLITE_BUSY_SNAPSHOT`). Deno's node:sqlite leaves `errcode` off
+ * what `exec` throws (the table's set-up): there SQLite's own message for 5
+ * and 6 tells.
  */
 function isBusy(error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false;
-  const { errcode, errno, code } = error as { errcode?: unknown; errno?: unknown; code?: unknown };
+  const { errcode, errno, code, message } = error as Record<string, unknown>;
   const primary = (value: unknown) =>
     typeof value === 'number' && value >= 0 && ((value & 0xff) === 5 || (value & 0xff) === 6);
-  return primary(errcode) || primary(errno) || (typeof code === 'string' && /^SQLITE_(BUSY|LOCKED)/.test(code));
+  return (
+    primary(errcode) ||
+    primary(errno) ||
+    (typeof code === 'string' && /^SQLITE_(BUSY|LOCKED)/.test(code)) ||
+    (code === 'ERR_SQLITE_ERROR' && errcode === undefined && /^database (table )?is locked$/.test(String(message)))
+  );
 }
 
 const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -197,7 +204,8 @@ function prepare(database: SqliteDatabaseLike, name: string): Statements {
 /**
  * Creates a {@link DedupStore} in a SQLite database: deliveries handled
  * before a restart stay handled after it, with no server to run. It creates
- * its table on the spot (synchronously: SQLite is in-process).
+ * its table on the spot (synchronously: SQLite is in-process), or, when
+ * another connection holds the file at that moment, at its first call.
  *
  * - `claim` is one `INSERT … ON CONFLICT … DO UPDATE … WHERE` the old row
  *   expired `… RETURNING`: atomic, also between several processes sharing the
@@ -226,8 +234,9 @@ function prepare(database: SqliteDatabaseLike, name: string): Statements {
  *
  * @throws {@link payhook!PayhookError | PayhookError} `INVALID_ARGUMENT` for a missing database, a
  * bad table name, clock or `busyTimeoutMs`; `STORE_UNAVAILABLE` when the
- * table cannot be created (also when the file is busy at that moment: that
- * one step runs synchronously, and is not retried).
+ * table cannot be created. A file locked by another connection at that
+ * moment is no error: the first call sets the table up, waiting for the
+ * lock as every call does.
  *
  * @example
  * ```ts
@@ -269,6 +278,17 @@ export function createSqliteStore(options: SqliteStoreOptions): DedupStore {
     return new PayhookError('STORE_UNAVAILABLE', `SQLite ${what} failed${busy}: ${describeError(cause)}`, { cause });
   }
 
+  // The table is set up now, so a file that cannot hold it fails at start-up. A file locked at that
+  // moment (rollback journal: even reading the schema waits for an EXCLUSIVE lock) is not waited for
+  // here, which would stop the event loop: the first call sets up, in attempt(), as it waits for any lock.
+  let statements: Statements | undefined;
+  try {
+    statements = prepare(database, table);
+  } catch (cause) {
+    if (!isBusy(cause)) throw unavailable('creating the table', cause);
+  }
+  const ready = (): Statements => (statements ??= prepare(database, table));
+
   // Each step is one synchronous run of statements that never opens a
   // transaction itself, so one open now is someone else's.
   const inOtherTransaction = (): boolean => database.isTransaction === true || database.inTransaction === true;
@@ -280,15 +300,16 @@ export function createSqliteStore(options: SqliteStoreOptions): DedupStore {
    * tried again after a timer, until busyTimeoutMs has passed (real time, as
    * the timers are; the injected clock is for expiry only). Each statement
    * commits on its own, so the one that found the file busy changed nothing,
-   * and running again those before it (the sweep) is harmless.
+   * and running again those before it (the sweep, the set-up) is harmless.
    */
-  async function attempt<T>(what: string, check: () => void, step: () => T): Promise<T> {
+  async function attempt<T>(what: string, check: () => void, step: (statements: Statements) => T): Promise<T> {
     check();
     const deadline = Date.now() + busyTimeoutMs;
     for (let tries = 0; ; tries++) {
       let cause: unknown;
       try {
-        if (!inOtherTransaction()) return step();
+        // The table is set up first if the file was locked when the store was created.
+        if (!inOtherTransaction()) return step(ready());
         // A write made now would join that transaction: its ROLLBACK would
         // undo a claim already reported taken. Waited for like a lock.
         cause = new Error('other code has a transaction open on this connection (give the store one of its own)');
@@ -305,13 +326,6 @@ export function createSqliteStore(options: SqliteStoreOptions): DedupStore {
     }
   }
 
-  let statements: Statements;
-  try {
-    statements = prepare(database, table);
-  } catch (cause) {
-    throw unavailable('creating the table', cause);
-  }
-
   return {
     claim: (key: string, claimOptions: ClaimOptions): Promise<ClaimResult> => {
       const token = newClaimToken();
@@ -321,20 +335,20 @@ export function createSqliteStore(options: SqliteStoreOptions): DedupStore {
           checkKey(key);
           checkLease(claimOptions?.leaseMs);
         },
-        (): ClaimResult => {
+        ({ sweep, claim, completed }): ClaimResult => {
           const now = clock();
-          statements.sweep.run(now);
+          sweep.run(now);
           const stored = storedKey(key);
           // all(), not get(): node:sqlite's get() reads the first row and resets the statement without
           // looking at the reset, and the reset is where the claim commits. A commit refused because
           // another connection reads the file (rollback journal) was then lost, with the claim reported
           // taken; all() runs the statement to its end and throws it, so it is tried again.
-          if (statements.claim.all(stored, token, now + claimOptions.leaseMs, now).length > 0) {
+          if (claim.all(stored, token, now + claimOptions.leaseMs, now).length > 0) {
             return { status: 'claimed', token };
           }
           // Held or completed; or released by another process in between,
           // which reads as held: the service retries either way.
-          return statements.completed.all(stored, now).length > 0 ? { status: 'completed' } : { status: 'in-progress' };
+          return completed.all(stored, now).length > 0 ? { status: 'completed' } : { status: 'in-progress' };
         },
       );
     },
@@ -346,10 +360,10 @@ export function createSqliteStore(options: SqliteStoreOptions): DedupStore {
           checkToken(token);
           checkRetention(completeOptions?.retentionMs);
         },
-        () => {
+        ({ complete }) => {
           const { retentionMs } = completeOptions;
           const now = clock();
-          statements.complete.run(storedKey(key), retentionMs === Infinity ? null : now + retentionMs, token, now);
+          complete.run(storedKey(key), retentionMs === Infinity ? null : now + retentionMs, token, now);
         },
       ),
     release: (key: string, token: string): Promise<void> =>
@@ -359,8 +373,8 @@ export function createSqliteStore(options: SqliteStoreOptions): DedupStore {
           checkKey(key);
           checkToken(token);
         },
-        () => {
-          statements.release.run(storedKey(key), token);
+        ({ release }) => {
+          release.run(storedKey(key), token);
         },
       ),
   };

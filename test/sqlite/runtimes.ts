@@ -107,8 +107,8 @@ export async function startStore(runtime: Runtime, database: string): Promise<Ru
 }
 
 /**
- * Runs `script` (commit-busy.mjs, shared-transaction.mjs, row-arrays.mjs: a scenario in this
- * folder) in `runtime` on a fresh file with the bundled store, and returns
+ * Runs `script` (commit-busy.mjs, shared-transaction.mjs, row-arrays.mjs,
+ * locked-start.mjs: a scenario in this folder) in `runtime` on a fresh file with the bundled store, and returns
  * the JSON line it prints.
  */
 export async function runScenario(runtime: Runtime, script: string): Promise<Record<string, unknown>> {

@@ -70,6 +70,18 @@ for (const runtime of runtimes) {
       });
     });
 
+    // Rollback journal: while another connection holds the file, even finding the existing table waits for it.
+    // Creating the store threw at once then, saying the file had stayed locked for busyTimeoutMs.
+    it('starts while another connection holds the file, and sets up in its first call, waiting for the lock', async () => {
+      expect(await runScenario(runtime, 'locked-start.mjs')).toEqual({
+        created: 'ok',
+        claim: 'claimed',
+        waited: true,
+        outlasted: 'STORE_UNAVAILABLE',
+        said: true,
+      });
+    });
+
     // node:sqlite (Bun's too) can hand every row of a connection back as an array. A handled delivery sent
     // again must still read as completed: read as in-progress, it got 409 for the whole retention, then ran again.
     it('tells a completed delivery from a held one on a connection that returns rows as arrays', async () => {

@@ -54,6 +54,30 @@ describe('createSqliteStore', () => {
     );
   });
 
+  // Rollback journal: while another connection holds the file, even finding the table waits. The synchronous
+  // set-up cannot wait (it would stop the event loop), so the first call does, as it waits for any lock.
+  it('starts on a file locked at creation, and sets the table up in its first call, waiting with timers', async () => {
+    const lock = { held: true, setUps: 0 };
+    const db = database({
+      exec: () => {
+        lock.setUps++;
+        if (lock.held) busy();
+      },
+      prepare: (sql) => ({
+        run: () => undefined,
+        get: () => undefined,
+        all: () => (sql.includes('RETURNING') ? [{}] : []),
+      }),
+    });
+    const store = createSqliteStore({ database: db, busyTimeoutMs: 2_000 });
+    setTimeout(() => (lock.held = false), 60);
+    expect((await store.claim('k', { leaseMs: 1_000 })).status).toBe('claimed');
+    const setUps = lock.setUps;
+    expect(setUps).toBeGreaterThan(2);
+    await store.release('k', 't');
+    expect(lock.setUps).toBe(setUps); // set up once
+  });
+
   it('rejects (never throws) with STORE_UNAVAILABLE when a statement fails', async () => {
     const store = createSqliteStore({ database: database(), busyTimeoutMs: 20 });
     const calls = [
@@ -174,6 +198,9 @@ describe('createSqliteStore', () => {
         Object.assign(new Error('database is locked'), { code: 'ERR_SQLITE_ERROR', errcode: 517 }),
       'node:sqlite SQLITE_LOCKED': () =>
         Object.assign(new Error('database table is locked'), { code: 'ERR_SQLITE_ERROR', errcode: 6 }),
+      // Deno's node:sqlite, from exec() (the table's set-up): no errcode, SQLite's own message.
+      'Deno node:sqlite exec SQLITE_BUSY': () =>
+        Object.assign(new Error('database is locked'), { code: 'ERR_SQLITE_ERROR' }),
       'bun:sqlite SQLITE_BUSY': () => Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY', errno: 5 }),
       'better-sqlite3 SQLITE_BUSY_RECOVERY': () =>
         Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY_RECOVERY' }),
