@@ -85,7 +85,12 @@ export interface SqliteStoreOptions {
   database: SqliteDatabaseLike;
   /**
    * The table the store creates (if missing) and uses: letters, digits and
-   * `_`, not starting with a digit or `sqlite_` (SQLite keeps those names).
+   * `_`, not starting with a digit or `sqlite_` (SQLite keeps those names),
+   * nor ending in `_expires_at`: the store also creates an index named
+   * `<table>_expires_at`, and tables and indexes share one set of names.
+   * Leave that name to the store: an index of yours so named, on another
+   * table, would be taken for its own (each claim's sweep of expired rows
+   * would then read the whole table).
    * @defaultValue `'payhook_deliveries'`
    */
   table?: string;
@@ -264,8 +269,12 @@ export function createSqliteStore(options: SqliteStoreOptions): DedupStore {
     throw misuse('createSqliteStore needs { database }: an open DatabaseSync (node:sqlite) or Database (bun:sqlite).');
   }
   const table = options.table ?? 'payhook_deliveries';
-  if (typeof table !== 'string' || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(table) || /^sqlite_/i.test(table)) {
-    throw misuse('table must be a name of letters, digits and _, not starting with a digit or sqlite_.');
+  // Tables and indexes share SQLite's names, and each store names its index <table>_expires_at.
+  if (typeof table !== 'string' || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(table) || /^sqlite_|_expires_at$/i.test(table)) {
+    throw misuse(
+      'table must be a name of letters, digits and _, not starting with a digit or sqlite_, ' +
+        'nor ending in _expires_at (the store names its index <table>_expires_at).',
+    );
   }
   const clock = storeClock(options.now);
   const busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;

@@ -30,6 +30,10 @@ describe('createSqliteStore', () => {
       // SQLite keeps these names for itself: CREATE TABLE would fail as if the file were out of reach.
       { database: database(), table: 'sqlite_deliveries' },
       { database: database(), table: 'SQLITE_payhook' },
+      // Each store names its index <table>_expires_at, and tables and indexes share SQLite's names: a store on
+      // this table beside one on payhook_deliveries failed (STORE_UNAVAILABLE, "there is already an index named").
+      { database: database(), table: 'payhook_deliveries_expires_at' },
+      { database: database(), table: 'Shop_EXPIRES_AT' },
       { database: database(), now: 5 },
       { database: database(), busyTimeoutMs: -1 },
       { database: database(), busyTimeoutMs: Number.NaN },
