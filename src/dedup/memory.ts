@@ -25,8 +25,10 @@ export interface MemoryStoreOptions {
    * (that would run a payment twice): when the store is full, `claim`
    * rejects with `STORE_UNAVAILABLE`, the handler answers 503 and the
    * service retries later. Expired entries are dropped first, oldest first.
-   * Size it to the deliveries of one `retentionMs` (7 days by default); an
-   * entry takes a few hundred bytes.
+   * Size it to the deliveries of one `retentionMs` (7 days by default). On
+   * Node, with 36-character delivery ids, an entry takes about 560 bytes once
+   * completed and about 1.1 KB while claimed: 100 000 completed deliveries
+   * hold about 56 MB.
    * @defaultValue 100 000
    */
   maxEntries?: number;
