@@ -1,7 +1,7 @@
 import { createPublicKey, createSign, generateKeyPairSync } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { clearKeyCache, type RsaJsonWebKey } from '../src/keys.js';
+import { clearKeyCache } from '../src/keys.js';
 import { BETA_PUBLIC_KEY, PRODUCTION_PUBLIC_KEY, SERVICE_PUBLIC_KEYS } from '../src/service-keys.js';
 import { verifySignature } from '../src/signature.js';
 import { rejectionCodeOf } from './helpers/codes.js';
@@ -116,10 +116,10 @@ describe('verifySignature', () => {
   });
 
   it('verifies with a PKCS#1 PEM, a JWK and a CryptoKey of the same key', async () => {
-    const jwk = createPublicKey(publicPem).export({ format: 'jwk' }) as RsaJsonWebKey;
+    const jwk = createPublicKey(publicPem).export({ format: 'jwk' });
     const cryptoKey = await globalThis.crypto.subtle.importKey(
       'jwk',
-      jwk as JsonWebKey,
+      jwk,
       { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' },
       false,
       ['verify'],

@@ -48,7 +48,7 @@ function remember<K extends object | string>(
 const NOT_RSA_JWK = 'The JSON Web Key is not an RS256 public key.';
 const NOT_RSASSA_KEY = 'The CryptoKey is not a public RSASSA-PKCS1-v1_5 SHA-256 key for "verify".';
 
-async function importKey(format: 'spki' | 'jwk', data: Uint8Array | JsonWebKey): Promise<CryptoKey> {
+async function importKey(format: 'spki' | 'jwk', data: Uint8Array | RsaJsonWebKey): Promise<CryptoKey> {
   const subtle = (globalThis as { crypto?: Crypto }).crypto?.subtle;
   if (!subtle) {
     throw misuse('No Web Crypto (crypto.subtle) in this runtime.');

@@ -25,21 +25,44 @@ export interface CryptoKeyLike {
 }
 
 /**
- * An RSA public key as a JSON Web Key (`kty: "RSA"`, `n`, `e`).
+ * An RSA key as a JSON Web Key (`kty: "RSA"`, `n`, `e`, and `d` with the other
+ * private members for a private key). The members are those RFC 7517 and
+ * RFC 7518 register, all optional as in the standard `JsonWebKey` type, so a
+ * key from `crypto.subtle.exportKey('jwk', …)` or node:crypto's
+ * `KeyObject.export({ format: 'jwk' })` fits as it is. A key that is not an
+ * RSA key of the right use is refused when it is read, with `INVALID_KEY`.
  *
  * @example
  * ```ts
  * import type { RsaJsonWebKey } from 'payhook';
  *
- * const jwk: RsaJsonWebKey = { kty: 'RSA', n: '…', e: 'AQAB' };
+ * const jwk: RsaJsonWebKey = { kty: 'RSA', n: '…', e: 'AQAB', kid: 'payments-2025' };
  * ```
  */
 export interface RsaJsonWebKey {
-  kty: string;
+  kty?: string;
   n?: string;
   e?: string;
   alg?: string;
-  [member: string]: unknown;
+  use?: string;
+  key_ops?: readonly string[];
+  ext?: boolean;
+  kid?: string;
+  d?: string;
+  p?: string;
+  q?: string;
+  dp?: string;
+  dq?: string;
+  qi?: string;
+  oth?: readonly object[];
+  crv?: string;
+  x?: string;
+  y?: string;
+  k?: string;
+  x5u?: string;
+  x5c?: readonly string[];
+  x5t?: string;
+  'x5t#S256'?: string;
 }
 
 /**

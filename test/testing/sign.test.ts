@@ -17,6 +17,7 @@ import { fixtures } from '../conformance/fixtures.js';
 
 const conformanceKey = fixtures.keys['conformance-2048']!;
 const URL_ = 'https://shop.example.kg/webhooks/payments';
+const RS256 = { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' };
 
 describe('TEST_KEY_PAIR', () => {
   it('is the conformance-2048 test pair, never a service key', () => {
@@ -115,7 +116,7 @@ describe('signWebhook', () => {
     const cryptoKey = await crypto.subtle.importKey('jwk', jwk, { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' }, false, [
       'sign',
     ]);
-    for (const privateKey of [conformanceKey.privateKeyPem!, jwk as { kty: string }, cryptoKey]) {
+    for (const privateKey of [conformanceKey.privateKeyPem!, jwk, cryptoKey]) {
       const signed = await signWebhook(body, { url: URL_, timestamp: 1, privateKey });
       expect(signed.headers['signature']).toBe(reference.headers['signature']);
     }
@@ -129,6 +130,13 @@ describe('signWebhook', () => {
     await expect(
       signWebhook(body, { url: URL_, privateKey: '-----BEGIN PRIVATE KEY-----\n!!\n-----END PRIVATE KEY-----' }),
     ).rejects.toMatchObject({ code: 'INVALID_KEY' });
+    const { kty: _kty, ...withoutKty } = await crypto.subtle.exportKey(
+      'jwk',
+      await crypto.subtle.importKey('pkcs8', pemBytes(TEST_KEY_PAIR.privateKey) as BufferSource, RS256, true, ['sign']),
+    );
+    for (const privateKey of [withoutKty, { ...withoutKty, kty: 'EC' }, { ...withoutKty, kty: 'oct' }]) {
+      await expect(signWebhook(body, { url: URL_, privateKey })).rejects.toMatchObject({ code: 'INVALID_KEY' });
+    }
     await expect(signWebhook(body, { url: '/hook' })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
     await expect(signWebhook(body, { url: '' })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
     await expect(signWebhook('[1,2]', { url: URL_ })).rejects.toMatchObject({ code: 'INVALID_BODY' });
