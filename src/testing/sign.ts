@@ -127,14 +127,22 @@ let encoder: TextEncoder | undefined;
  *
  * The body may be an object (written with `JSON.stringify`) or JSON text
  * (sent byte for byte, so unusual spacing or number spelling can be tested).
+ * `''`, `null` or `'null'` sign a delivery without a body: the canonical
+ * string's body line is then empty, as the service signs one.
+ *
+ * What is signed is not checked for HTTP: a header value with whitespace
+ * around it, for instance, verifies when given to `verifyWebhook` directly,
+ * and {@link toRequest} and {@link sendWebhook} refuse it.
  *
  * @throws {@link payhook!PayhookError | PayhookError} `INVALID_ARGUMENT` for a missing or bad `url`
  * or `timestamp`, `INVALID_KEY` for a key that cannot sign as the service does (a `CryptoKey` must use
  * SHA-256), `INVALID_BODY`
- * for a body that is not a JSON object or is past the bounds every receiver
- * holds bodies to (nested more than 64 levels deep, more than 1,000 top-level
- * members or 4,096 characters of top-level names), `MALFORMED_PATH` /
- * `MALFORMED_QUERY` for a URL the receiver could not read either.
+ * for a body that is JSON but not an object (an array, a string), that is not
+ * JSON, that `JSON.stringify` cannot write (a `BigInt`, a cycle), or that is
+ * past the bounds every receiver holds bodies to (nested more than 64 levels
+ * deep, more than 1,000 top-level members or 4,096 characters of top-level
+ * names), `MALFORMED_PATH` / `MALFORMED_QUERY` for a URL the receiver could
+ * not read either.
  *
  * @example
  * ```ts
@@ -154,7 +162,13 @@ export async function signWebhook(delivery: object | string, options: SignWebhoo
   const url = resolveUrl(options.url, options.host);
   const host = options.host ?? url.host;
   const method = options.method ?? 'POST';
-  const body = typeof delivery === 'string' ? delivery : JSON.stringify(delivery);
+  let body: string | undefined;
+  try {
+    body = typeof delivery === 'string' ? delivery : JSON.stringify(delivery);
+  } catch (cause) {
+    // A BigInt, a cycle or a throwing toJSON: JSON.stringify's TypeError, which would otherwise escape as it is.
+    throw new PayhookError('INVALID_BODY', `The delivery cannot be written as JSON: ${String(cause)}.`, { cause });
+  }
   if (typeof body !== 'string') {
     throw new PayhookError('INVALID_BODY', 'The delivery must be a JSON object or JSON text.');
   }
@@ -171,20 +185,46 @@ export async function signWebhook(delivery: object | string, options: SignWebhoo
   return { method, url: url.href, headers, body, canonical };
 }
 
+const notSendable = (problem: string, cause?: unknown): PayhookError =>
+  new PayhookError(
+    'INVALID_ARGUMENT',
+    `The signed delivery cannot be sent over HTTP as it is: ${problem}. Pass it to verifyWebhook directly instead.`,
+    cause === undefined ? undefined : { cause },
+  );
+
 /**
- * HTTP strips whitespace around a header value (`Headers` does too), so a
- * padded value would arrive changed and its signature never verify: refused
- * with `INVALID_ARGUMENT` rather than sent.
+ * What `Request` and `fetch` would refuse with a bare `TypeError`, or send
+ * changed so that the signature no longer verifies, refused with
+ * `INVALID_ARGUMENT` and a message that says why.
  */
-function checkSendable(headers: Readonly<Record<string, string>>): void {
-  for (const [name, value] of Object.entries(headers)) {
-    if (/^[\t\n\r ]|[\t\n\r ]$/.test(value)) {
-      throw new PayhookError(
-        'INVALID_ARGUMENT',
-        `The header ${JSON.stringify(name)} has whitespace around its value, which HTTP strips, so the delivery would arrive with a signature that does not verify. Pass it to verifyWebhook directly, or use a value such as "12:00" to test a malformed timestamp.`,
+function sendableInit(signed: SignedWebhook, url: string): RequestInit & { headers: Record<string, string> } {
+  for (const [name, value] of Object.entries(signed.headers)) {
+    if (!/^[\w!#$%&'*+.^`|~-]+$/.test(name)) {
+      throw notSendable(`the header name ${JSON.stringify(name)} is not an HTTP token (no spaces or separators)`);
+    }
+    // HTTP carries bytes: a character above U+00FF (Cyrillic, say) or a control character has no place in a value.
+    if (/[^\t\x20-\x7e\x80-\xff]/.test(value)) {
+      throw notSendable(
+        `the header ${JSON.stringify(name)} holds a character HTTP cannot carry (a control character such as NUL or a line break, or one above U+00FF); percent-encode text that is not Latin-1`,
+      );
+    }
+    // HTTP strips whitespace around a value (`Headers` does too), so the signature would not verify on arrival.
+    if (/^[\t ]|[\t ]$/.test(value)) {
+      throw notSendable(
+        `the header ${JSON.stringify(name)} has whitespace around its value, which HTTP strips; to test a malformed timestamp over HTTP, use a value such as "12:00"`,
       );
     }
   }
+  if (/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*@/i.test(url)) {
+    throw notSendable(
+      'its URL holds credentials (user:password@), which fetch refuses to send; sign for the URL without them and pass an Authorization header in "headers"',
+    );
+  }
+  const noBody = /^(?:GET|HEAD)$/i.test(signed.method);
+  if (noBody && signed.body !== '') {
+    throw notSendable(`a ${signed.method.toUpperCase()} request cannot carry a body; sign it with the body ''`);
+  }
+  return { method: signed.method, headers: { ...signed.headers }, ...(noBody ? {} : { body: signed.body }) };
 }
 
 function withoutHost(headers: Readonly<Record<string, string>>): Record<string, string> {
@@ -193,14 +233,26 @@ function withoutHost(headers: Readonly<Record<string, string>>): Record<string, 
   return out;
 }
 
+/** `new Request`, with what a runtime still refuses (a method such as `TRACE`) as `INVALID_ARGUMENT`. */
+function newRequest(url: string, init: RequestInit): Request {
+  try {
+    return new Request(url, init);
+  } catch (cause) {
+    throw notSendable(String(cause), cause);
+  }
+}
+
 /**
  * Turns a signed delivery into a Web `Request`, to call a fetch-style
  * handler (`payhook/web`, Hono, Next.js route handlers, Workers) directly.
  * Its URL is `signed.url`, so the handler sees the signed host and path.
  *
- * @throws {@link payhook!PayhookError | PayhookError} `INVALID_ARGUMENT` for a header value with
- * whitespace around it, which `Request` would strip (the signature would
- * then never verify).
+ * @throws {@link payhook!PayhookError | PayhookError} `INVALID_ARGUMENT` for what would not arrive
+ * as signed: a header value with whitespace around it (which `Request`
+ * strips, so the signature would never verify), a control character or one
+ * above U+00FF in a header value, a header name that is not an HTTP token, a
+ * body on a `GET` or `HEAD` (a delivery signed with the body `''` is sent
+ * without one), a URL with credentials, or a method the runtime refuses.
  *
  * @example
  * ```ts
@@ -217,13 +269,12 @@ function withoutHost(headers: Readonly<Record<string, string>>): Record<string, 
  * ```
  */
 export function toRequest(signed: SignedWebhook): Request {
-  checkSendable(signed.headers);
-  const init = { method: signed.method, headers: { ...signed.headers }, body: signed.body };
+  const init = sendableInit(signed, signed.url);
   try {
     return new Request(signed.url, init);
   } catch {
     // Runtimes that forbid setting Host take it from the URL, which is the same.
-    return new Request(signed.url, { ...init, headers: withoutHost(signed.headers) });
+    return newRequest(signed.url, { ...init, headers: withoutHost(init.headers) });
   }
 }
 
@@ -238,9 +289,11 @@ export function toRequest(signed: SignedWebhook): Request {
  * get (and retry).
  *
  * @throws {@link payhook!PayhookError | PayhookError} `INVALID_ARGUMENT` for a `baseUrl` that is
- * not an absolute URL, or a header value with whitespace around it (HTTP
- * strips it, so the signature would not verify on arrival); network errors
- * reject as `fetch` rejects.
+ * not an absolute URL, or for what would not arrive as signed, as
+ * {@link toRequest} refuses it (a header value with whitespace around it, a
+ * header value or name HTTP cannot carry, a body on a `GET` or `HEAD`, a URL
+ * with credentials when there is no `baseUrl`); network errors reject as
+ * `fetch` rejects.
  *
  * @example
  * ```ts
@@ -252,7 +305,6 @@ export function toRequest(signed: SignedWebhook): Request {
  * ```
  */
 export async function sendWebhook(signed: SignedWebhook, baseUrl?: string): Promise<Response> {
-  checkSendable(signed.headers);
   let target = signed.url;
   if (baseUrl !== undefined) {
     let base: URL;
@@ -266,10 +318,7 @@ export async function sendWebhook(signed: SignedWebhook, baseUrl?: string): Prom
     const signedUrl = new URL(signed.url);
     target = `${base.origin}${signedUrl.pathname}${signedUrl.search}`;
   }
-  return fetch(target, {
-    method: signed.method,
-    headers: withoutHost(signed.headers),
-    body: signed.body,
-    redirect: 'manual',
-  });
+  const init = sendableInit(signed, target);
+  // Built first so that what fetch would refuse is told apart from a network error (both a TypeError).
+  return fetch(newRequest(target, { ...init, headers: withoutHost(init.headers), redirect: 'manual' }));
 }

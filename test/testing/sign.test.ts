@@ -122,6 +122,16 @@ describe('signWebhook', () => {
     }
   });
 
+  it("signs '', null and 'null' as a delivery without a body, whose body line is empty", async () => {
+    for (const delivery of ['', null, 'null']) {
+      const signed = await signWebhook(delivery as string, { url: URL_, timestamp: 1 });
+      expect(signed.canonical.split('\n').at(-1)).toBe('');
+      // The signature verifies; only then is the missing payment refused.
+      const result = await verifyWebhook(signed, { publicKeys: TEST_KEY_PAIR.publicKey, now: 1 });
+      expect(result.ok ? null : result.error.code).toBe('INVALID_PAYLOAD');
+    }
+  });
+
   it('refuses what it cannot sign with a coded error', async () => {
     const body = createTestWebhook();
     await expect(signWebhook(body, { url: URL_, privateKey: TEST_KEY_PAIR.publicKey })).rejects.toMatchObject({
@@ -141,6 +151,14 @@ describe('signWebhook', () => {
     await expect(signWebhook(body, { url: '' })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
     await expect(signWebhook('[1,2]', { url: URL_ })).rejects.toMatchObject({ code: 'INVALID_BODY' });
     await expect(signWebhook('{nope', { url: URL_ })).rejects.toMatchObject({ code: 'INVALID_BODY' });
+    const cycle: Record<string, unknown> = { ...body };
+    cycle['self'] = cycle;
+    for (const delivery of [{ ...body, amount: 100n }, cycle]) {
+      await expect(signWebhook(delivery, { url: URL_ })).rejects.toMatchObject({
+        code: 'INVALID_BODY',
+        message: expect.stringContaining('cannot be written as JSON') as string,
+      });
+    }
   });
 
   it('refuses a CryptoKey with another hash than SHA-256, whose signatures could never verify', async () => {
@@ -246,6 +264,54 @@ describe('toRequest and sendWebhook refuse what HTTP would change', () => {
       { publicKeys: TEST_KEY_PAIR.publicKey, now: 1763712000000 },
     );
     expect(result.ok ? null : result.error.code).toBe('MALFORMED_TIMESTAMP');
+  });
+
+  it('refuses, naming the header, a value HTTP cannot carry and a name that is no HTTP token', async () => {
+    for (const [headers, name] of [
+      [{ 'x-api-shop': 'ключ' }, 'x-api-shop'],
+      [{ 'x-api-shop': 'a\u0000b' }, 'x-api-shop'],
+      [{ 'x-api-shop': 'a\r\nx-api-evil: 1' }, 'x-api-shop'],
+      [{ 'x-api-shop': 'a\u0001b' }, 'x-api-shop'],
+      [{ 'x api shop': 'seven' }, 'x api shop'],
+      [{ 'x-api-shop:': 'seven' }, 'x-api-shop:'],
+    ] as const) {
+      const signed = await signWebhook(createTestWebhook(), { url: URL_, headers });
+      expect(() => toRequest(signed)).toThrow(
+        expect.objectContaining({ code: 'INVALID_ARGUMENT', message: expect.stringContaining(JSON.stringify(name)) }),
+      );
+      await expect(sendWebhook(signed, 'http://127.0.0.1:9')).rejects.toMatchObject({
+        code: 'INVALID_ARGUMENT',
+        message: expect.stringContaining(JSON.stringify(name)) as string,
+      });
+    }
+    // Latin-1 text is bytes HTTP carries as they are.
+    const latin1 = await signWebhook(createTestWebhook(), { url: URL_, headers: { 'x-api-shop': 'Müller' } });
+    expect(toRequest(latin1).headers.get('x-api-shop')).toBe('Müller');
+  });
+
+  it('refuses a GET or HEAD with a body, and sends one without a body as it was signed', async () => {
+    for (const method of ['GET', 'HEAD', 'get']) {
+      const signed = await signWebhook(createTestWebhook(), { url: URL_, method });
+      expect(() => toRequest(signed)).toThrow(
+        expect.objectContaining({ code: 'INVALID_ARGUMENT', message: expect.stringContaining('cannot carry a body') }),
+      );
+      await expect(sendWebhook(signed, 'http://127.0.0.1:9')).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    }
+    const empty = await signWebhook('', { url: URL_, method: 'GET' });
+    const request = toRequest(empty);
+    expect(request.method).toBe('GET');
+    expect(await request.text()).toBe('');
+  });
+
+  it('refuses a URL with credentials, and a method the runtime does not send', async () => {
+    const withCredentials = await signWebhook(createTestWebhook(), { url: 'https://user:pw@shop.example.kg/hook' });
+    expect(() => toRequest(withCredentials)).toThrow(
+      expect.objectContaining({ code: 'INVALID_ARGUMENT', message: expect.stringContaining('credentials') }),
+    );
+    await expect(sendWebhook(withCredentials)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    const trace = await signWebhook(createTestWebhook(), { url: URL_, method: 'TRACE' });
+    expect(() => toRequest(trace)).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
+    await expect(sendWebhook(trace, 'http://127.0.0.1:9')).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
   });
 });
 
