@@ -65,15 +65,21 @@ export interface TestWebhookBody {
 }
 
 /**
- * What {@link createTestWebhook} may change. Every other key is put into the
- * body as given (a value of `undefined` removes that key, to build incomplete
- * bodies); `variant`, `now` and `webhookUrl` steer the defaults and are not body fields.
+ * What {@link createTestWebhook} may change. The keys declared here take
+ * their default when they are missing or `undefined`, as options do;
+ * `variant`, `now` and `webhookUrl` steer the defaults and are not body
+ * fields. Every other key is put into the body as given, and a value of
+ * `undefined` removes it, to build incomplete bodies (`requestDate:
+ * undefined`). To build a body without one of the declared keys, take it
+ * out of the result instead (see the example).
  *
  * @example
  * ```ts
- * import type { TestWebhookOverrides } from 'payhook/testing';
+ * import { createTestWebhook, type TestWebhookOverrides } from 'payhook/testing';
  *
  * const overrides: TestWebhookOverrides = { variant: 'card', status: 'failed', amount: 250, fields: { orderId: 'A-17' } };
+ * // status: undefined would mean the default status; a body without one is made like this:
+ * const { status: _status, ...withoutStatus } = createTestWebhook(overrides);
  * ```
  */
 export interface TestWebhookOverrides {
@@ -99,7 +105,7 @@ export interface TestWebhookOverrides {
    * @defaultValue `'https://shop.example.kg/webhooks/payments'`
    */
   webhookUrl?: string;
-  /** Any other body key, or `undefined` to remove one. */
+  /** Any other body key, or `undefined` to remove it (the keys declared above take their default instead). */
   [key: string]: unknown;
 }
 
@@ -132,6 +138,7 @@ function digits(count: number): string {
  * const paid = createTestWebhook();
  * const failedCard = createTestWebhook({ variant: 'card', status: 'FAILED', amount: 250 });
  * const noRequestDate = createTestWebhook({ requestDate: undefined });
+ * const { status: _status, ...noStatus } = createTestWebhook(); // status: undefined would keep the default
  * const web = createTestWebhook({ variant: 'web', webhookUrl: 'https://pay.example.kg/hooks/payments' });
  * ```
  */

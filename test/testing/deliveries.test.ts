@@ -1,6 +1,6 @@
 import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
-import { createTestWebhook, TEST_WEBHOOK_VARIANTS } from '../../src/testing/index.js';
+import { createTestWebhook, TEST_WEBHOOK_VARIANTS, type TestWebhookOverrides } from '../../src/testing/index.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -86,6 +86,27 @@ describe('createTestWebhook', () => {
       amount: 100,
       fields: { amount: 5 },
     });
+  });
+
+  it('keeps the default for a declared key given as undefined; a body without one is made by taking it out', () => {
+    // Written as JavaScript would (exactOptionalPropertyTypes refuses an explicit undefined for these keys).
+    const body = createTestWebhook({
+      status: undefined,
+      amount: undefined,
+      transactionId: undefined,
+      id: undefined,
+      fields: undefined,
+      variant: undefined,
+      now: undefined,
+      webhookUrl: undefined,
+    } as unknown as TestWebhookOverrides);
+    expect(body).toMatchObject({ status: 'SUCCEEDED', amount: 100, fields: { amount: 100 } });
+    expect(body.id).toBe(`${body.transactionId}_DEBIT`);
+    expect(Object.keys(body).sort()).toEqual(Object.keys(createTestWebhook()).sort());
+    // As the README and the TSDoc show it.
+    const { status: _status, ...noStatus } = createTestWebhook();
+    expect('status' in noStatus).toBe(false);
+    expect(noStatus).toHaveProperty('transactionId');
   });
 
   it('puts the given webhookUrl into the web and signed-body bodies, never as a body field', () => {
