@@ -6,7 +6,6 @@
  */
 import type { DedupStore } from '../dedup/store.js';
 import type { KeyInput } from '../keys.js';
-import type { Parked } from '../park.js';
 import type { ServiceEnvironment } from '../service-keys.js';
 import type { VerifyWebhookOptions, WebhookRequest, WebhookUrlOption } from '../verify-webhook.js';
 import type { PaymentWebhook } from '../webhook/types.js';
@@ -78,11 +77,16 @@ export interface WebhookHandlerBaseOptions extends Omit<
    * a duplicate), logged with its reason (event `parked`) and handed to
    * `deadLetter`, if you gave one, to review later.
    *
+   * Any other result, or none, means applied, so a hand-off may return what
+   * its call resolves with (`(webhook) => queue.publish(webhook.raw)`). An
+   * object with `park` but no reason (`{ park: '' }`) fails as if the
+   * function threw.
+   *
    * It is given every delivery, whatever its status: a function that takes
    * only some (`(webhook: SucceededPaymentWebhook) => …`) does not compile.
    */
   // A property, not a method: TypeScript checks a method's parameters both ways, which let such a function through.
-  onPayment: (webhook: PaymentWebhook, context: PaymentContext) => Promise<Parked | void> | Parked | void;
+  onPayment: (webhook: PaymentWebhook, context: PaymentContext) => unknown;
   /**
    * Where claims and completed deliveries are recorded.
    * @defaultValue `createMemoryStore()` — one process only; use

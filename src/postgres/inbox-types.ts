@@ -3,7 +3,6 @@
  *
  * @module
  */
-import type { Parked } from '../park.js';
 import type { PaymentWebhook } from '../webhook/types.js';
 import type { PostgresClientLike } from './driver.js';
 
@@ -99,7 +98,10 @@ export interface InboxDelivery {
  * the row done in the same transaction; throw to roll your statements back
  * and retry the row later; return `park(reason)` (from `payhook`) to
  * acknowledge a delivery you will not apply: the row is marked `parked` with
- * the reason, never retried, and counted in the stats.
+ * the reason, never retried, and counted in the stats. Any other result, or
+ * none, means applied (the function may return what its last query
+ * resolves with); an object with `park` but no reason (`{ park: '' }`) fails
+ * as if the function threw.
  *
  * @example
  * ```ts
@@ -130,11 +132,7 @@ export interface InboxDelivery {
  * };
  * ```
  */
-export type InboxHandler = (
-  webhook: PaymentWebhook,
-  tx: InboxTransaction,
-  delivery: InboxDelivery,
-) => Promise<void | Parked> | void | Parked;
+export type InboxHandler = (webhook: PaymentWebhook, tx: InboxTransaction, delivery: InboxDelivery) => unknown;
 
 /**
  * What one {@link PostgresInbox.processNext} call did: nothing was due

@@ -11,6 +11,9 @@ const onPayment = async (): Promise<void> => {};
 const webhookUrl = 'https://shop.example.kg/webhooks/payments';
 declare const pem: string;
 declare const someFlag: boolean;
+declare const queue: { publish(message: unknown): Promise<string> };
+declare const db: { insert(row: object): Promise<{ rowCount: number }> };
+declare const handled: string[];
 
 describe('handler options', () => {
   it('accept keys by environment or by publicKeys, with webhookUrl or allowAnyHost: true', () => {
@@ -48,7 +51,7 @@ describe('handler options', () => {
     createWebhookHandler({ environment: 'production', webhookUrl });
   });
 
-  it('take an onPayment that returns nothing or park(...), and nothing else', () => {
+  it('take an onPayment that returns anything: park(...) parks, any other result or none means applied', () => {
     createWebhookHandler({ environment: 'production', webhookUrl, onPayment: () => {} });
     createWebhookHandler({ environment: 'production', webhookUrl, onPayment: () => park('unknown order') });
     createNodeWebhookHandler({
@@ -57,10 +60,14 @@ describe('handler options', () => {
       onPayment: (webhook) =>
         Promise.resolve(webhook.amount > 100 ? park('amount differs', { amount: webhook.amount }) : undefined),
     });
-    // @ts-expect-error a value that is not park(...) means nothing to the handler
-    createWebhookHandler({ environment: 'production', webhookUrl, onPayment: () => Promise.resolve('done') });
-    // @ts-expect-error nor does a bare reason
-    createNodeWebhookHandler({ environment: 'production', webhookUrl, onPayment: () => ({ reason: 'unknown order' }) });
+    // Concise hand-offs that return what their call resolves with: a queue's message id, an inserted row.
+    createWebhookHandler({ environment: 'production', webhookUrl, onPayment: (webhook) => queue.publish(webhook.raw) });
+    createNodeWebhookHandler({
+      environment: 'production',
+      webhookUrl,
+      onPayment: async (webhook) => db.insert({ id: webhook.id, status: webhook.status }),
+    });
+    createWebhookHandler({ environment: 'production', webhookUrl, onPayment: (webhook) => handled.push(webhook.id) });
   });
 
   it('refuse an onPayment that takes only some statuses: it is given every delivery', () => {
