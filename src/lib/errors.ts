@@ -34,7 +34,27 @@
  * }
  * ```
  */
-export type PayhookErrorCode = keyof typeof ERROR_CODES;
+export type PayhookErrorCode =
+  | 'MISSING_HOST'
+  | 'MALFORMED_PATH'
+  | 'MALFORMED_QUERY'
+  | 'URL_MISMATCH'
+  | 'INVALID_BODY'
+  | 'INVALID_PAYLOAD'
+  | 'INVALID_KEY'
+  | 'WEAK_KEY'
+  | 'MISSING_SIGNATURE'
+  | 'SIGNATURE_MISMATCH'
+  | 'MISSING_TIMESTAMP'
+  | 'MALFORMED_TIMESTAMP'
+  | 'TIMESTAMP_OUT_OF_WINDOW'
+  | 'BODY_TOO_LARGE'
+  | 'BODY_TIMEOUT'
+  | 'INVALID_ARGUMENT'
+  | 'METHOD_NOT_ALLOWED'
+  | 'DELIVERY_IN_PROGRESS'
+  | 'STORE_UNAVAILABLE'
+  | 'HANDLER_FAILED';
 
 /**
  * Internal: what a code means to a receiving handler — the HTTP status it
@@ -45,12 +65,14 @@ export type PayhookErrorCode = keyof typeof ERROR_CODES;
 export type CodeFacts = readonly [status: number, retriable: boolean, wording?: string];
 
 /**
- * Internal: the one table of error codes, a {@link CodeFacts} row each. The
- * union above, `isPayhookError`, the handlers' statuses and their 5xx
- * wording all come from it, so a new code is one line here (and one row in
- * the documentation above).
+ * Internal: the one table of error codes, a `CodeFacts` row each, one for
+ * every code of the union above (its type refuses a missing or extra one).
+ * `isPayhookError`, the handlers' statuses and their 5xx wording come from
+ * it, so a new code is one name in the union, one line here and one row in
+ * the documentation above. The union is written out rather than derived
+ * from this table so that the published declarations show its names.
  */
-export const ERROR_CODES = {
+export const ERROR_CODES: { readonly [Code in PayhookErrorCode]: CodeFacts } = {
   MISSING_HOST: [400, false],
   MALFORMED_PATH: [400, false],
   MALFORMED_QUERY: [400, false],
@@ -71,7 +93,7 @@ export const ERROR_CODES = {
   DELIVERY_IN_PROGRESS: [409, true],
   STORE_UNAVAILABLE: [503, true, 'The deduplication store is unavailable'],
   HANDLER_FAILED: [500, true, 'The webhook handler failed'],
-} as const;
+};
 
 /** Internal: what the table says of `code` (its return type checks every row's shape). */
 export function codeFacts(code: PayhookErrorCode): CodeFacts {
