@@ -14,7 +14,7 @@ import type { WebhookHandlerOptions } from '../../src/handler/options.js';
 import { createNodeWebhookHandler } from '../../src/node/index.js';
 import { PayhookError } from '../../src/lib/errors.js';
 import { MAX_BODY_MEMBERS, MAX_BODY_NAMES_LENGTH } from '../../src/lib/json-body.js';
-import { park, type Parked } from '../../src/park.js';
+import { park } from '../../src/park.js';
 import { verifyWebhook } from '../../src/verify-webhook.js';
 import { createWebhookHandler } from '../../src/web/index.js';
 import { listen, send, type HttpAnswer, type RunningServer } from '../helpers/http.js';
@@ -95,7 +95,7 @@ export function behaviourSuite(kind: AdapterKind): void {
       ...options,
       onPayment: async (webhook, context) => {
         receiver.calls.push(webhook.id);
-        return onPayment(webhook, context);
+        return await onPayment(webhook, context);
       },
     };
     let server: RunningServer;
@@ -610,7 +610,7 @@ export function behaviourSuite(kind: AdapterKind): void {
 
       it('is answered 500, not acknowledged as applied, when onPayment returns a park without a reason', async () => {
         for (const parked of [{ park: '' }, { park: undefined, details: 'order 17' }]) {
-          const r = await serve({}, () => parked as unknown as Parked);
+          const r = await serve({}, () => parked);
           const answer = await send(r.port, signDelivery(webhookBody()));
           expect([answer.status, answer.json?.code], JSON.stringify(parked)).toEqual([500, 'HANDLER_FAILED']);
           expect(r.logs[0]?.message).toMatch(/^onPayment threw: .*parked result needs a reason/);
