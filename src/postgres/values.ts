@@ -6,18 +6,9 @@
  */
 import { misuse } from '../lib/misuse.js';
 
-// A lone surrogate, which UTF-8 cannot carry: drivers send U+FFFD instead, so two keys would collide.
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
-
-/**
- * A string as a `text` value, one-to-one: PostgreSQL text holds no NUL and
- * drivers replace lone surrogates, so such a string (or one that starts with
- * `"`, to keep the mapping one-to-one) is stored as its JSON literal instead,
- * which starts with `"`. Everything else is stored as it is.
- */
-export function asText(value: string): string {
-  return value.startsWith('"') || value.includes('\0') || LONE_SURROGATE.test(value) ? JSON.stringify(value) : value;
-}
+// A string as a `text` value, one-to-one (a lone surrogate, a NUL or a
+// leading `"` makes it its JSON literal): the mapping every store shares.
+export { storedKey as asText } from '../dedup/stored-key.js';
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0,62})?$/;
 

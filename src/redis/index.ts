@@ -7,6 +7,7 @@
  * @module
  */
 import type { ClaimOptions, ClaimResult, CompleteOptions, DedupStore } from '../dedup/store.js';
+import { storedKey } from '../dedup/stored-key.js';
 import { checkKey, checkLease, checkRetention, checkToken, newClaimToken } from '../dedup/token.js';
 import { PayhookError } from '../errors.js';
 import { describeError } from '../lib/misuse.js';
@@ -169,6 +170,10 @@ function milliseconds(name: 'leaseMs' | 'retentionMs', ms: number): string {
  *   has expired and nobody re-took it). Completed keys expire after
  *   `retentionMs` (`PX`), so the database does not grow without bound.
  *
+ * A key that UTF-8 cannot carry as it is (a lone surrogate), or one holding a
+ * NUL or starting with `"`, is stored as its JSON literal, so distinct keys
+ * stay distinct (clients would turn a lone surrogate into U+FFFD).
+ *
  * Works with `ioredis` (through `call`) and with `redis` / node-redis v4 and
  * later (through `sendCommand`), and with any client wrapped as
  * `{ sendCommand(args) }`. A failing command rejects with
@@ -260,7 +265,7 @@ export function createRedisStore(options: RedisStoreOptions): DedupStore {
     async claim(key: string, claimOptions: ClaimOptions): Promise<ClaimResult> {
       checkKey(key);
       checkLease(claimOptions?.leaseMs);
-      const redisKey = prefix + key;
+      const redisKey = prefix + storedKey(key);
       const token = newClaimToken();
       const lease = milliseconds('leaseMs', claimOptions.leaseMs);
       // Two tries: the key may expire or be released between SET and GET.
@@ -294,12 +299,13 @@ export function createRedisStore(options: RedisStoreOptions): DedupStore {
       checkRetention(completeOptions?.retentionMs);
       const retention =
         completeOptions.retentionMs === Infinity ? 'inf' : milliseconds('retentionMs', completeOptions.retentionMs);
-      await run('EVAL (complete)', ['EVAL', COMPLETE_SCRIPT, '1', prefix + key, CLAIMED + token, retention]);
+      await run('EVAL (complete)', ['EVAL', COMPLETE_SCRIPT, '1', prefix + storedKey(key), CLAIMED + token, retention]);
     },
     async release(key: string, token: string): Promise<void> {
       checkKey(key);
       checkToken(token);
-      await releaseOnFailure(prefix + key, token, run('EVAL (release)', releaseArgs(prefix + key, token)));
+      const redisKey = prefix + storedKey(key);
+      await releaseOnFailure(redisKey, token, run('EVAL (release)', releaseArgs(redisKey, token)));
     },
   };
 }

@@ -9,6 +9,7 @@
  * @module
  */
 import type { ClaimOptions, ClaimResult, CompleteOptions, DedupStore } from '../dedup/store.js';
+import { storedKey } from '../dedup/stored-key.js';
 import { checkKey, checkLease, checkRetention, checkToken, newClaimToken, storeClock } from '../dedup/token.js';
 import { PayhookError } from '../errors.js';
 import { describeError, misuse } from '../lib/misuse.js';
@@ -143,19 +144,6 @@ function isBusy(error: unknown): boolean {
 }
 
 const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-// A lone surrogate, which UTF-8 cannot carry: the drivers write U+FFFD instead.
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
-
-/**
- * A key as stored, one-to-one: SQLite text is UTF-8, so a key holding a lone
- * surrogate would collide with another (two deliveries, one record). Such a
- * key, one holding a NUL, or one starting with `"` (so the mapping stays
- * one-to-one) is stored as its JSON literal, which starts with `"`.
- */
-function storedKey(key: string): string {
-  return key.startsWith('"') || key.includes('\0') || LONE_SURROGATE.test(key) ? JSON.stringify(key) : key;
-}
 
 /** How many expired rows one claim deletes at most, so no claim is slow. */
 const SWEEP_BATCH = 64;

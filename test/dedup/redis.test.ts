@@ -5,6 +5,7 @@ import { Redis } from 'ioredis';
 import { createClient, RESP_TYPES } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisStore } from '../../src/redis/index.js';
+import { expectDistinctKeys } from '../helpers/distinct-keys.js';
 import { startRedisServer, type RedisServer } from '../helpers/redis-server.js';
 import { storeContract } from './contract.js';
 
@@ -39,6 +40,11 @@ describe('createRedisStore', () => {
     if (claim.status !== 'claimed') throw new Error('unreachable');
     await a.complete('tx-1', claim.token, { retentionMs: 60_000 });
     expect((await b.claim('tx-1', { leaseMs: 10_000 })).status).toBe('completed');
+  });
+
+  it('keeps distinct keys distinct, lone surrogates and NUL included, through both clients', async () => {
+    await expectDistinctKeys(createRedisStore({ client: ioredis, prefix: 'distinct-io:' }), 100);
+    await expectDistinctKeys(createRedisStore({ client: nodeRedis, prefix: 'distinct-nr:' }), 100);
   });
 
   it('writes prefixed keys with the lease and the retention as their TTL', async () => {
