@@ -107,6 +107,11 @@ const RELEASE_SCRIPT = `if redis.call('GET', KEYS[1]) == ARGV[1] then
 end
 return 0`;
 
+// A reply that no retry will change: the user may not run the command (an
+// ACL such as -@scripting), or the server does not have it (a Redis-compatible
+// service without EVAL). Misconfiguration, not an outage.
+const REFUSED = /^(NOPERM|ERR unknown command)/;
+
 type Send = (args: string[]) => Promise<unknown>;
 
 const decoder = new TextDecoder();
@@ -178,6 +183,10 @@ function milliseconds(name: 'leaseMs' | 'retentionMs', ms: number): string {
  * later (through `sendCommand`), and with any client wrapped as
  * `{ sendCommand(args) }`. A failing command rejects with
  * `STORE_UNAVAILABLE`; the delivery flow then answers 503 so the service retries.
+ * A command Redis refuses (`NOPERM` from an ACL such as `-@scripting`, or
+ * `ERR unknown command` from a service without `EVAL`) rejects with
+ * `INVALID_ARGUMENT`, answered 500 as misconfigured; the store's first claim
+ * runs a trivial script to find this out before any payment is handled.
  * `leaseMs` and `retentionMs` are sent as whole milliseconds (fractions
  * round up); a value above `Number.MAX_SAFE_INTEGER` is `INVALID_ARGUMENT`.
  * Commands are sent as the client sends them: configure its timeouts and
@@ -231,8 +240,26 @@ export function createRedisStore(options: RedisStoreOptions): DedupStore {
     try {
       return await send(args);
     } catch (cause) {
-      throw new PayhookError('STORE_UNAVAILABLE', `Redis ${what} failed: ${describeError(cause)}`, { cause });
+      const message = describeError(cause);
+      if (REFUSED.test(message)) {
+        throw new PayhookError(
+          'INVALID_ARGUMENT',
+          `Redis refused ${what}: ${message}. payhook needs GET, SET, DEL and EVAL (Lua scripts): grant them to the client's user (ACL +@scripting) or use a Redis that runs scripts.`,
+          { cause },
+        );
+      }
+      throw new PayhookError('STORE_UNAVAILABLE', `Redis ${what} failed: ${message}`, { cause });
     }
+  }
+
+  // Whether EVAL has worked once: until it has, a claim first runs a trivial
+  // script, so a Redis that refuses scripts fails the claim (the delivery
+  // answered 500, retried) rather than every complete after onPayment ran.
+  let scriptsWork = false;
+  async function checkScripts(): Promise<void> {
+    if (scriptsWork) return;
+    await run('EVAL', ['EVAL', 'return 1', '0']);
+    scriptsWork = true;
   }
 
   const text = async (what: string, args: string[]): Promise<string | null> => replyText(what, await run(what, args));
@@ -268,6 +295,7 @@ export function createRedisStore(options: RedisStoreOptions): DedupStore {
       const redisKey = prefix + storedKey(key);
       const token = newClaimToken();
       const lease = milliseconds('leaseMs', claimOptions.leaseMs);
+      await checkScripts();
       // Two tries: the key may expire or be released between SET and GET.
       for (let attempt = 0; attempt < 2; attempt++) {
         const set = await releaseOnFailure(

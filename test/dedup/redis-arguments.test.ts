@@ -54,7 +54,7 @@ describe('Redis numeric arguments', () => {
           const claim = await store.claim('k', { leaseMs: ms });
           if (claim.status !== 'claimed') return false;
           await store.complete('k', claim.token, { retentionMs: ms });
-          const sent = [commands[0]?.at(-1), commands[1]?.at(-1)];
+          const sent = [commands.at(-2)?.at(-1), commands.at(-1)?.at(-1)]; // SET, then EVAL (complete)
           return sent.every(
             (value) => value !== undefined && PLAIN_INTEGER.test(value) && Number(value) === Math.ceil(ms),
           );

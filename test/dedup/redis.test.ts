@@ -47,6 +47,37 @@ describe('createRedisStore', () => {
     await expectDistinctKeys(createRedisStore({ client: nodeRedis, prefix: 'distinct-nr:' }), 100);
   });
 
+  it('refuses a Redis that runs no scripts as misconfigured at the first claim, through both clients', async () => {
+    await ioredis.call('ACL', 'SETUSER', 'noscripts', 'on', '>pw', '~*', '+@all', '-@scripting');
+    const io = new Redis(server.port, '127.0.0.1', { username: 'noscripts', password: 'pw', lazyConnect: true });
+    await io.connect();
+    const nr = createClient({ url: `redis://noscripts:pw@127.0.0.1:${server.port}` });
+    await nr.connect();
+    try {
+      for (const [name, client] of [['ioredis', io] as const, ['node-redis', nr] as const]) {
+        const store = createRedisStore({ client, prefix: `noscripts-${name}:` });
+        // Claiming would work (SET, GET), but no completion could ever be recorded.
+        await expect(store.claim('tx', { leaseMs: 60_000 }), name).rejects.toMatchObject({
+          code: 'INVALID_ARGUMENT',
+          message: expect.stringMatching(/^Redis refused EVAL: NOPERM .*\+@scripting/),
+        });
+        expect(await ioredis.exists(`noscripts-${name}:tx`), name).toBe(0);
+        await expect(store.complete('tx', 'token', { retentionMs: 1000 }), name).rejects.toMatchObject({
+          code: 'INVALID_ARGUMENT',
+        });
+      }
+    } finally {
+      io.disconnect();
+      await nr.close();
+    }
+    const noEval = createRedisStore({
+      client: {
+        sendCommand: () => Promise.reject(new Error("ERR unknown command 'EVAL', with args beginning with: ")),
+      },
+    });
+    await expect(noEval.claim('tx', { leaseMs: 1000 })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+  });
+
   it('writes prefixed keys with the lease and the retention as their TTL', async () => {
     const store = createRedisStore({ client: ioredis, prefix: 'ttl:' });
     const claim = await store.claim('tx-ttl', { leaseMs: 30_000 });
@@ -104,7 +135,7 @@ describe('createRedisStore', () => {
     const oddClient = createRedisStore({ client: { sendCommand: () => Promise.reject(odd) } });
     await expect(oddClient.claim('tx', { leaseMs: 1000 })).rejects.toMatchObject({
       code: 'STORE_UNAVAILABLE',
-      message: 'Redis SET NX PX failed: Symbol(lost)',
+      message: 'Redis EVAL failed: Symbol(lost)', // the first claim's script check
     });
   });
 
