@@ -48,8 +48,28 @@ export interface NodeRedisLike {
 }
 
 /**
- * A Redis client payhook can use: an `ioredis` client, a `redis`
- * (node-redis) client, or any object with `sendCommand(args: string[])`
+ * A `redis` (node-redis v4 and later) cluster client (`createCluster`), told
+ * apart by its `masters`: payhook calls its
+ * `sendCommand(firstKey, isReadonly, args)`, where the key picks the node.
+ * (`sendCommand` is typed loosely so that an adapter written as
+ * `{ sendCommand: (args) => … }` still reads `args` as `string[]`.)
+ *
+ * @example
+ * ```ts
+ * import { createCluster } from 'redis';
+ * import type { NodeRedisClusterLike } from 'payhook/redis';
+ *
+ * const cluster: NodeRedisClusterLike = await createCluster({ rootNodes: [{ url: process.env.REDIS_URL }] }).connect();
+ * ```
+ */
+export interface NodeRedisClusterLike {
+  readonly masters: unknown;
+  readonly sendCommand: object;
+}
+
+/**
+ * A Redis client payhook can use: an `ioredis` client (`Redis` or
+ * `Cluster`), a `redis` (node-redis) client or cluster client, or any object with `sendCommand(args: string[])`
  * that sends one command and resolves its reply.
  *
  * @example
@@ -60,7 +80,7 @@ export interface NodeRedisLike {
  * const adapter: RedisClientLike = { sendCommand: (args) => myClient.command(args) };
  * ```
  */
-export type RedisClientLike = IoRedisLike | NodeRedisLike;
+export type RedisClientLike = IoRedisLike | NodeRedisLike | NodeRedisClusterLike;
 
 /**
  * Options of {@link createRedisStore}.
@@ -139,6 +159,15 @@ function commandSender(client: RedisClientLike): Send {
     return (args) => io.call(args[0] as string, ...args.slice(1));
   }
   if (typeof (client as NodeRedisLike).sendCommand === 'function') {
+    if ('masters' in client) {
+      // A node-redis cluster (createCluster): its sendCommand takes the key
+      // that picks the node first. Each command here names at most one key:
+      // SET/GET's first argument, EVAL's fourth (after the script and `1`).
+      const cluster = client as unknown as {
+        sendCommand(key: string | undefined, readonly: boolean, args: string[]): Promise<unknown>;
+      };
+      return (args) => cluster.sendCommand(args[0] === 'EVAL' ? args[3] : args[1], false, args);
+    }
     const nodeRedis = client as NodeRedisLike;
     return (args) => nodeRedis.sendCommand(args);
   }
