@@ -225,8 +225,9 @@ function milliseconds(name: 'leaseMs' | 'retentionMs', ms: number): string {
  * with the same token, which the client sends once connected again, so the
  * claim does not hold the delivery for a lease; keep the offline queue on.
  * Run it on a Redis whose `maxmemory-policy` is
- * `noeviction` (Redis's default): every key has a TTL, so an evicting policy
- * may drop completed deliveries and let their redeliveries through. A client
+ * `noeviction` (Redis's default): every key has a TTL (but a completion
+ * under `retentionMs: Infinity`), so an evicting policy may drop completed
+ * deliveries and let their redeliveries through. A client
  * that does not resolve replies (node-redis legacy mode) is `INVALID_ARGUMENT`
  * at the first claim.
  *
