@@ -139,6 +139,10 @@ beforeAll(async () => {
     `CREATE TABLE orders (id text PRIMARY KEY, amount_minor bigint NOT NULL, payment_status text, paid_at timestamptz,
       paid_by text)`,
   );
+  // Where the server block keeps what it parks (its deadLetter).
+  await admin.query(
+    'CREATE TABLE dead_letters (n bigserial PRIMARY KEY, reason text NOT NULL, capture jsonb NOT NULL)',
+  );
   // Every update of an order, recorded, so that "paid once" and "nothing changed" can be read back.
   await admin.query(`CREATE TABLE order_changes (n bigserial PRIMARY KEY, order_id text, old_status text,
     new_status text, paid_at_changed boolean)`);
@@ -242,6 +246,16 @@ describe('docs/stores.md: the store snippet (// server.ts) as a real receiver', 
     // A parked delivery is recorded as handled: its retry is a duplicate, not a second look.
     const retry = await send(delivery(unknown, 'SUCCEEDED', 100), baseUrl);
     expect(retry.answer).toMatchObject({ ok: true, duplicate: true });
+    // Each kept by the block's deadLetter, with the signed request to check again.
+    const { rows } = await admin.query<{ reason: string; capture: { body: string } }>(
+      'SELECT reason, capture FROM dead_letters ORDER BY n',
+    );
+    expect(
+      rows.filter((row) => row.reason.startsWith('unknown order') && row.capture.body.includes(unknown)),
+    ).toHaveLength(1);
+    expect(rows.filter((row) => row.reason.startsWith('amount differs') && row.capture.body.includes(id))).toHaveLength(
+      3,
+    );
   });
 
   it("paid twice: another payment's SUCCEEDED is parked; the paying one again changes nothing", async () => {
