@@ -14,13 +14,17 @@ import type { PaymentWebhookBase } from '../webhook/types.js';
  * ```ts
  * import type { OrderReferenceOptions } from 'payhook';
  *
- * const options: OrderReferenceOptions = { fieldIds: ['orderId'] };
+ * const byOrderId: OrderReferenceOptions = { fieldIds: ['orderId'] }; // paymentId is not read
+ * const either: OrderReferenceOptions = { fieldIds: ['orderId', 'paymentId'] };
  * ```
  */
 export interface OrderReferenceOptions {
   /**
-   * The `fieldId`s of your own `additionalData` entries that hold the order
-   * reference, tried in order after `paymentId`.
+   * The field ids that hold the order reference, tried in order, each in
+   * `fields` then in `data`: your own `additionalData` entries, and
+   * `'paymentId'` where you want the PaymentId read too. Only these are
+   * tried: `paymentId` is not read unless listed. At least one.
+   * @defaultValue `['paymentId']`
    */
   readonly fieldIds?: readonly string[];
 }
@@ -37,12 +41,13 @@ function asReference(value: unknown): string | undefined {
 
 /**
  * The merchant's reference of the order a webhook pays for, looked up where
- * the service puts the data you passed when creating the payment:
- *
- * 1. `fields.paymentId`: the PaymentId you passed to `POST /v1/payment`;
- * 2. `fields[fieldId]` for each of `options.fieldIds`: your own `additionalData` entries;
- * 3. `data.paymentId`, then `data[fieldId]` for each of `options.fieldIds`:
- *    WEB integrations carry the data you passed in `data`.
+ * the service puts the data you passed when creating the payment: for each
+ * field id, `fields[id]`, then `data[id]` (WEB integrations carry the data
+ * you passed in `data`). The field ids are `options.fieldIds` in their
+ * order, or, without them, `paymentId` alone: the PaymentId you passed to
+ * `POST /v1/payment`. So with `fieldIds: ['orderId']` a delivery's
+ * `paymentId` is never read, and cannot name another of your orders; list
+ * it (`['orderId', 'paymentId']`) to fall back on it.
  *
  * The first that is non-empty text, or a whole number up to
  * `Number.MAX_SAFE_INTEGER` either way (given as its text, `17` → `'17'`),
@@ -52,10 +57,10 @@ function asReference(value: unknown): string | undefined {
  * the transaction id you created the payment with, read `webhook.transactionId`.
  *
  * @param webhook - The verified webhook (its `fields` and `data` are read).
- * @param options - `fieldIds`: your own field ids to try after `paymentId`.
+ * @param options - `fieldIds`: the field ids to try, in order (default `['paymentId']`).
  * @returns The order reference as text, or `undefined`.
  * @throws PayhookError `INVALID_ARGUMENT` when there is no webhook (a failed result's `webhook`), or
- *   `fieldIds` is not an array of text.
+ *   `fieldIds` is not a non-empty array of text.
  *
  * @example
  * ```ts
@@ -64,6 +69,7 @@ function asReference(value: unknown): string | undefined {
  * declare const orders: Map<string, { amountMinor: number }>;
  *
  * function onPayment(webhook: PaymentWebhook) {
+ *   // Your orders keyed on your own orderId field: only it is read (add 'paymentId' to fall back on the PaymentId).
  *   const reference = orderReference(webhook, { fieldIds: ['orderId'] });
  *   const order = reference === undefined ? undefined : orders.get(reference);
  *   if (order === undefined) return park('unknown order', { reference });
@@ -78,15 +84,15 @@ export function orderReference(
   if (typeof webhook !== 'object' || webhook === null) {
     throw misuse('orderReference needs the webhook (result.webhook is there only when result.ok).');
   }
-  const fieldIds = options?.fieldIds ?? [];
-  // A string would be spread into its letters, each looked up as a field id (`'orderId'` → `o`, `r`, …).
-  if (!Array.isArray(fieldIds) || !fieldIds.every((fieldId) => typeof fieldId === 'string')) {
-    throw misuse("orderReference: fieldIds must be an array of field ids (['orderId'], not 'orderId').");
+  const fieldIds = options?.fieldIds ?? ['paymentId'];
+  // A string would be read as its letters, each looked up as a field id (`'orderId'` → `o`, `r`, …); an empty list
+  // would find no order, ever.
+  if (!Array.isArray(fieldIds) || fieldIds.length === 0 || !fieldIds.every((fieldId) => typeof fieldId === 'string')) {
+    throw misuse("orderReference: fieldIds must be a non-empty array of field ids (['orderId'], not 'orderId').");
   }
-  const keys = ['paymentId', ...fieldIds];
-  for (const group of [webhook.fields, webhook.data]) {
-    if (typeof group !== 'object' || group === null) continue;
-    for (const key of keys) {
+  for (const key of fieldIds) {
+    for (const group of [webhook.fields, webhook.data]) {
+      if (typeof group !== 'object' || group === null) continue;
       const reference = asReference(ownValue(group, key));
       if (reference !== undefined) return reference;
     }

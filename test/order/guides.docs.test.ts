@@ -69,6 +69,7 @@ async function load(file: string, name: string, orders: unknown): Promise<Apply>
   return module.guideHandler;
 }
 
+/** A delivery of `order` (named in paymentId and orderId: docs/orders.md keys its orders on orderId). */
 function delivery(order: string, transactionId: string, status: string): PaymentWebhook {
   return parseWebhook(
     createTestWebhook({
@@ -76,7 +77,7 @@ function delivery(order: string, transactionId: string, status: string): Payment
       id: `${transactionId}_DEBIT`,
       status,
       amount: 100,
-      fields: { paymentId: order },
+      fields: { paymentId: order, orderId: order },
     }),
   );
 }

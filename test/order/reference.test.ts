@@ -50,9 +50,11 @@ describe('orderReference', () => {
     expect(orderReference(parseWebhook(body('9007199254740991')))).toBe('9007199254740991');
     expect(orderReference(parseWebhook(body('-42')))).toBe('-42');
     // The next candidate is tried instead.
-    expect(orderReference(delivery({ fields: { paymentId: 2 ** 60, orderId: 'o' } }), { fieldIds: ['orderId'] })).toBe(
-      'o',
-    );
+    expect(
+      orderReference(delivery({ fields: { paymentId: 2 ** 60, orderId: 'o' } }), {
+        fieldIds: ['paymentId', 'orderId'],
+      }),
+    ).toBe('o');
   });
 
   it('falls back to your own field ids, in order, then to data (WEB integrations)', () => {
@@ -67,8 +69,30 @@ describe('orderReference', () => {
     ).toBe('f');
   });
 
+  it('with fieldIds, tries only those, in order, each in fields then data: paymentId never names another order', () => {
+    // An orderId-keyed shop: the PaymentId '42' is another customer's order id there.
+    const webhook = delivery({ fields: { paymentId: '42', orderId: '17' } });
+    expect(orderReference(webhook, { fieldIds: ['orderId'] })).toBe('17');
+    expect(orderReference(webhook, { fieldIds: ['orderId', 'paymentId'] })).toBe('17');
+    expect(orderReference(webhook, { fieldIds: ['paymentId', 'orderId'] })).toBe('42');
+    expect(orderReference(webhook)).toBe('42');
+    // No orderId: unknown order, unless paymentId is listed.
+    expect(orderReference(delivery({ fields: { paymentId: '42' } }), { fieldIds: ['orderId'] })).toBeUndefined();
+    expect(orderReference(delivery({ fields: { paymentId: '42' } }), { fieldIds: ['orderId', 'paymentId'] })).toBe(
+      '42',
+    );
+    // Each id in fields, then in data, before the next id.
+    const web = delivery({ fields: { paymentId: 'p' }, data: { orderId: 'd' } });
+    expect(orderReference(web, { fieldIds: ['orderId', 'paymentId'] })).toBe('d');
+    // An empty list would never find an order.
+    expect(() => orderReference(webhook, { fieldIds: [] })).toThrow(
+      expect.objectContaining({ code: 'INVALID_ARGUMENT' }),
+    );
+  });
+
   it('skips empty text, booleans and null, and gives undefined when nothing is left (park: unknown order)', () => {
-    expect(orderReference(delivery({ fields: { paymentId: '', orderId: 'o' } }), { fieldIds: ['orderId'] })).toBe('o');
+    const both = { fieldIds: ['paymentId', 'orderId'] };
+    expect(orderReference(delivery({ fields: { paymentId: '', orderId: 'o' } }), both)).toBe('o');
     expect(orderReference(delivery({ fields: { paymentId: null } }))).toBeUndefined();
     expect(orderReference(delivery({ fields: { paymentId: true } }))).toBeUndefined();
     expect(orderReference(delivery({}))).toBeUndefined();
@@ -85,12 +109,10 @@ describe('orderReference', () => {
       fc.property(fc.dictionary(keys, value), fc.dictionary(keys, value), (fields, data) => {
         const webhook = delivery({ fields, data });
         const usable = (v: unknown) => (typeof v === 'string' ? v !== '' : Number.isSafeInteger(v));
-        const order = ['paymentId', 'orderId'];
-        const candidates: unknown[] = [...order.map((k) => webhook.fields[k]), ...order.map((k) => webhook.data?.[k])];
+        const order = ['orderId', 'paymentId'];
+        const candidates: unknown[] = order.flatMap((k) => [webhook.fields[k], webhook.data?.[k]]);
         const first = candidates.find(usable) as string | number | undefined;
-        expect(orderReference(webhook, { fieldIds: ['orderId'] })).toBe(
-          first === undefined ? undefined : String(first),
-        );
+        expect(orderReference(webhook, { fieldIds: order })).toBe(first === undefined ? undefined : String(first));
       }),
       { numRuns: 2_000 },
     );
