@@ -124,6 +124,15 @@ describe.each(GUIDES)('the order code of $file', ({ file, name }) => {
       expect(orders.rows.get('o1')).toMatchObject({ paymentStatus: 'SUCCEEDED', paidBy: 't1' });
     });
 
+    it('parks a FAILED of the paying transaction after its SUCCEEDED, the order left paid', async () => {
+      orders.add('o3');
+      expect(await outcome(apply, delivery('o3', 't3', 'SUCCEEDED'))).toBe('applied');
+      expect(await outcome(apply, delivery('o3', 't3', 'FAILED'))).toBe('FAILED after SUCCEEDED');
+      expect(orders.rows.get('o3')).toMatchObject({ paymentStatus: 'SUCCEEDED', paidBy: 't3' });
+      // Another transaction's FAILED is an earlier try of the payer's: nothing to review.
+      expect(await outcome(apply, delivery('o3', 't3x', 'FAILED'))).toBe('applied');
+    });
+
     it('lets a second transaction pay an order whose first one FAILED', async () => {
       vi.spyOn(console, 'info').mockImplementation(() => {});
       orders.add('o2');
