@@ -1,3 +1,4 @@
+import { isCryptoKey } from './crypto-key.js';
 import { PayhookError } from './errors.js';
 import type { KeyInput, KeyOptions, RsaJsonWebKey } from './key-types.js';
 import { bytesOf, isBytes } from './json-body.js';
@@ -75,14 +76,6 @@ function importJwk(jwk: RsaJsonWebKey): Promise<CryptoKey> {
     ? importKey('jwk', publicPart)
     : Promise.reject(invalidKey(NOT_RSA_JWK));
 }
-
-// Web IDL gives a CryptoKey, from any realm, this class string; workerd gives it only from compatibility date
-// 2024-09-26 (before, "[object Object]"), so this runtime's own CryptoKey counts by `instanceof` too. An object
-// merely shaped like one is read as a JWK (and refused): taken as a key, it passed every check here and then
-// verified nothing.
-const isCryptoKey = (value: object): value is CryptoKey =>
-  Object.prototype.toString.call(value) === '[object CryptoKey]' ||
-  (typeof CryptoKey === 'function' && value instanceof CryptoKey);
 
 /**
  * The key for one input: a CryptoKey as it is, a PEM or JWK through its

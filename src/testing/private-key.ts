@@ -1,6 +1,7 @@
 import { PayhookError } from '../errors.js';
 import type { CryptoKeyLike, RsaJsonWebKey } from '../keys.js';
 import { decodeBase64Lenient } from '../lib/base64.js';
+import { isCryptoKey } from '../lib/crypto-key.js';
 
 /**
  * A private key in any form the testing helpers read: a PEM string (PKCS#8
@@ -89,18 +90,19 @@ export async function importPrivateKey(input: PrivateKeyInput): Promise<CryptoKe
   if (typeof input !== 'object' || input === null) {
     throw new PayhookError('INVALID_KEY', 'A private key must be a PEM string, a JSON Web Key or a CryptoKey.');
   }
-  if ('kty' in input) {
-    if (input.kty !== 'RSA' || typeof input.d !== 'string') {
+  if (!isCryptoKey(input)) {
+    const jwk = input as RsaJsonWebKey;
+    if (jwk.kty !== 'RSA' || typeof jwk.d !== 'string') {
       throw new PayhookError('INVALID_KEY', 'The JSON Web Key must be an RSA private key (kty "RSA" with member "d").');
     }
-    const { key_ops: _ops, alg: _alg, use: _use, ...jwk } = input;
+    const { key_ops: _ops, alg: _alg, use: _use, ...members } = jwk;
     try {
-      return await subtle().importKey('jwk', jwk as JsonWebKey, ALGORITHM, false, ['sign']);
+      return await subtle().importKey('jwk', members as JsonWebKey, ALGORITHM, false, ['sign']);
     } catch (cause) {
       throw new PayhookError('INVALID_KEY', 'The JSON Web Key cannot be imported as an RSA signing key.', { cause });
     }
   }
-  const key = input as CryptoKey;
+  const key = input;
   // Another hash signs without error, but the service's signatures (and every receiver) use SHA-256.
   const algorithm = key.algorithm as Partial<RsaHashedKeyAlgorithm> | undefined;
   if (

@@ -1,0 +1,13 @@
+/**
+ * What payhook takes for a `CryptoKey` (public keys and the testing
+ * helpers' private keys alike). Internal.
+ *
+ * @module
+ */
+// Web IDL gives a CryptoKey, from any realm, this class string; workerd gives it only from compatibility date
+// 2024-09-26 (before, "[object Object]"), so this runtime's own CryptoKey counts by `instanceof` too. An object
+// merely shaped like one is read as a JWK (and refused): taken as a key, it passed every check here and then
+// verified nothing.
+export const isCryptoKey = (value: object): value is CryptoKey =>
+  Object.prototype.toString.call(value) === '[object CryptoKey]' ||
+  (typeof CryptoKey === 'function' && value instanceof CryptoKey);
