@@ -5,7 +5,7 @@
 // claim whose handler was late settled when the handler ends. Internal.
 import type { ClaimResult, DedupStore } from '../dedup/store.js';
 import { isPayhookError, PayhookError } from '../lib/errors.js';
-import { describeError } from '../lib/misuse.js';
+import { describeError, misuse } from '../lib/misuse.js';
 import { describeParked, isParked } from '../park.js';
 import type { PaymentWebhook } from '../webhook/types.js';
 import { DUPLICATE, type Answer } from './answer.js';
@@ -124,10 +124,19 @@ export function createStoreCalls(settings: Settings): StoreCalls {
     report: DeliveryReport,
   ): Promise<void> {
     return deadline.race(pending, settings.leaseMs).then(
-      async (late) => {
-        if (late === LATE) {
+      async (landed) => {
+        if (landed === LATE) {
           const message = `The claim answered 503 had not landed after one lease (${settings.leaseMs} ms); no longer waiting to release it (should it land, it holds the delivery until its lease expires).`;
           report.log('error', 'bookkeeping-failed', message);
+          return;
+        }
+        // A result that is no claim is logged: what goes to waitUntil (or floats, on Node) must never reject.
+        let late: ClaimResult;
+        try {
+          late = checkedClaim(landed);
+        } catch (error) {
+          const message = `The claim answered 503 landed later; nothing was released: ${describeError(error)}`;
+          report.log('error', 'bookkeeping-failed', message, { error });
           return;
         }
         if (late.status !== 'claimed') return;
@@ -241,6 +250,26 @@ export async function claimDelivery(
   // progress across retries is worth an alert).
   const message = 'Another worker is handling this delivery; retry later.';
   return report.refuse('DELIVERY_IN_PROGRESS', message, { event: 'in-progress', level: 'info' });
+}
+
+/**
+ * A claim's result as {@link ClaimResult} says it is, read once; anything else
+ * (no object, a status of another name or that cannot be read, `claimed`
+ * without a token) is refused `INVALID_ARGUMENT`, saying what it is.
+ */
+function checkedClaim(result: unknown): ClaimResult {
+  let what: string;
+  try {
+    const { status, token } = Object(result) as { status?: unknown; token?: unknown };
+    if (status === 'claimed' && typeof token === 'string') return { status, token };
+    if (status === 'in-progress' || status === 'completed') return { status };
+    what = typeof result === 'object' && result !== null ? `status ${String(JSON.stringify(status))}` : String(result);
+  } catch (error) {
+    what = `a status that cannot be read (${describeError(error)})`;
+  }
+  throw misuse(
+    `The deduplication store's claim resolved ${what.slice(0, 80)}, not a claim result: its status must be "claimed" (with a string token), "in-progress" or "completed".`,
+  );
 }
 
 /** A store's own INVALID_ARGUMENT: it is not set up for payhook (a table missing, a privilege not granted). */

@@ -420,6 +420,52 @@ export function behaviourSuite(kind: AdapterKind): void {
       ]);
     });
 
+    it('logs bookkeeping-failed, never an unhandled rejection, when a claim answered 503 lands as no claim result', async () => {
+      const unhandled: unknown[] = [];
+      const listener = (reason: unknown): void => void unhandled.push(reason);
+      process.on('unhandledRejection', listener);
+      try {
+        const unreadable = {
+          get status(): never {
+            throw new Error('row decoder broke');
+          },
+        };
+        const landings: Array<[unknown, string]> = [
+          [undefined, 'undefined'],
+          [null, 'null'],
+          [unreadable, 'a status that cannot be read (row decoder broke)'],
+        ];
+        for (const [late, what] of landings) {
+          const store: DedupStore = {
+            // The claim lands 100 ms after storeTimeoutMs, as something that is not a claim result.
+            claim: async () => {
+              await sleep(150);
+              return late as never;
+            },
+            complete: async () => {},
+            release: async () => {},
+          };
+          const r = await serve({ store, storeTimeoutMs: 50 });
+          expect((await send(r.port, signDelivery(webhookBody()))).status).toBe(503);
+          await waitFor(() => r.logs.length > 1);
+          expect(r.logs.map(shape), what).toEqual([
+            ['store-unavailable', 'error', 503, 'STORE_UNAVAILABLE'],
+            ['bookkeeping-failed', 'error', undefined, undefined],
+          ]);
+          expect(r.logs[1]?.message).toBe(
+            `The claim answered 503 landed later; nothing was released: The deduplication store's claim resolved ${what}, ` +
+              'not a claim result: its status must be "claimed" (with a string token), "in-progress" or "completed".',
+          );
+          expect(r.logs[1]?.error).toMatchObject({ code: 'INVALID_ARGUMENT' });
+        }
+        // A rejection left unhandled would end a Node process; give one the time to surface.
+        await sleep(50);
+        expect(unhandled).toEqual([]);
+      } finally {
+        process.off('unhandledRejection', listener);
+      }
+    });
+
     it('logs a client that goes away mid-body as aborted (info), reports no error, and handles nothing', async () => {
       const r = await serve();
       const delivery = signDelivery(webhookBody());
