@@ -16,6 +16,10 @@
  * - `completed`: the delivery was handled within the retention period.
  *   Answer 200 without processing it again.
  *
+ * The handlers take no other result: any other `status` (`'CLAIMED'`, say),
+ * `claimed` without a string `token`, or no object at all is answered 500
+ * `INVALID_ARGUMENT` with the log event `misconfigured`.
+ *
  * @example
  * ```ts
  * import type { ClaimResult } from 'payhook';

@@ -13,11 +13,14 @@ import { LATE, type Deadline } from './deadline.js';
 import type { DeliveryReport } from './report.js';
 import type { Settings } from './settings.js';
 
-/** Internal: a claim that failed or missed its deadline; `after` releases the claim should it land later. */
+/**
+ * Internal: a claim that failed, missed its deadline (`after` releases the claim should it land later), or
+ * resolved no claim result (a misconfigured store).
+ */
 export interface FailedClaim {
   readonly status: 'failed';
   readonly error: unknown;
-  readonly after: Promise<void>;
+  readonly after?: Promise<void>;
 }
 
 /** Internal: `after`, for waitUntil with the answer, is a store call that missed its deadline, still on its way. */
@@ -32,7 +35,10 @@ export interface Released extends Landing {
 
 /** Internal: the store calls of one handler. */
 export interface StoreCalls {
-  /** Claims `key`; a failure (or a missed deadline) resolves `failed`, with the release of a claim that lands later. */
+  /**
+   * Claims `key`; a failure (or a missed deadline) resolves `failed`, with the release of a claim that lands later,
+   * and so does a result that is no claim result (`INVALID_ARGUMENT`).
+   */
   claim(key: string, deadline: Deadline, report: DeliveryReport): Promise<ClaimResult | FailedClaim>;
   /** Records a handled delivery; a failure is reported (the answer stays 200), never thrown. */
   record(key: string, token: string, deadline: Deadline, report: DeliveryReport): Promise<Landing>;
@@ -158,11 +164,18 @@ export function createStoreCalls(settings: Settings): StoreCalls {
   return {
     async claim(key, deadline, report) {
       const pending = start((s) => s.claim(key, claimOptions));
+      let result: ClaimResult;
       try {
-        return await call('claim', pending, deadline);
+        result = await call('claim', pending, deadline);
       } catch (error) {
         // Handed to the platform's waitUntil with the 503, so a serverless function lives to release it.
         return { status: 'failed', error, after: releaseWhenLanded(key, pending, deadline, report) };
+      }
+      try {
+        // Any other result is a store misconfigured, not a delivery in progress (which every retry would find: 409).
+        return checkedClaim(result);
+      } catch (error) {
+        return { status: 'failed', error };
       }
     },
 
@@ -235,7 +248,7 @@ export async function claimDelivery(
       cause: claimed.error,
       event: misconfigured ? 'misconfigured' : 'store-unavailable',
       level: 'error',
-      after: claimed.after,
+      ...(claimed.after && { after: claimed.after }),
     });
   }
   if (claimed.status === 'claimed') return claimed.token;

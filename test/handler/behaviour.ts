@@ -392,6 +392,34 @@ export function behaviourSuite(kind: AdapterKind): void {
       expect(r.calls).toEqual([]);
     });
 
+    it('answers 500 INVALID_ARGUMENT (misconfigured), not 409 for ever, when the store claims with no claim result', async () => {
+      const results: Array<[unknown, string]> = [
+        [{ status: 'CLAIMED', token: 't-1' }, 'status "CLAIMED"'],
+        [{ status: 'done' }, 'status "done"'],
+        [{ state: 'claimed', token: 't-1' }, 'status undefined'],
+        // The token is missing, which the message's list says.
+        [{ status: 'claimed' }, 'status "claimed"'],
+        [undefined, 'undefined'],
+      ];
+      for (const [result, what] of results) {
+        const store: DedupStore = {
+          claim: () => Promise.resolve(result as never),
+          complete: async () => {},
+          release: async () => {},
+        };
+        const r = await serve({ store });
+        const answer = await send(r.port, signDelivery(webhookBody()));
+        expect([answer.status, answer.json?.code], what).toEqual([500, 'INVALID_ARGUMENT']);
+        expect(r.logs.map(shape)).toEqual([['misconfigured', 'error', 500, 'INVALID_ARGUMENT']]);
+        expect(r.logs[0]?.message).toBe(
+          `The deduplication store's claim resolved ${what}, not a claim result: ` +
+            'its status must be "claimed" (with a string token), "in-progress" or "completed".',
+        );
+        expect(r.errors).toEqual([['INVALID_ARGUMENT', 500]]);
+        expect(r.calls).toEqual([]);
+      }
+    });
+
     it('releases a claim that lands after storeTimeoutMs with its own token, so the retry is processed', async () => {
       const memory = createMemoryStore();
       let slow = true;
