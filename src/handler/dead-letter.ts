@@ -105,7 +105,8 @@ export async function deadLetterParked(
 
 /**
  * Internal: a park that came after the answer (onPayment missed its deadline) still reaches `deadLetter` before
- * its claim is completed; false when the hand-off failed, so the claim is released and the retry parks it again.
+ * its claim is completed, and is logged `parked` as one in time is; false when the hand-off failed, so the claim
+ * is released and the retry parks it again.
  */
 export async function deadLetterLatePark(
   settings: Settings,
@@ -115,7 +116,12 @@ export async function deadLetterLatePark(
   report: DeliveryReport,
 ): Promise<boolean> {
   const failed = await handOff(settings, parkedDelivery(parked, claim), deadline);
-  if (failed === undefined) return true;
+  if (failed === undefined) {
+    // No status: the answer was the 500 of the timeout. How the claim is settled is logged next.
+    const message = `Parked by onPayment (${describeParked(parked)}) after its deadline (answered 500); recorded as handled once its claim is settled, never retried.`;
+    report.log('warn', 'parked', message);
+    return true;
+  }
   // Answered (500) already: logged, not refused a second time.
   const message = `${failed.message} The claim is released for the retry.`;
   report.log('error', 'handler-failed', message, { error: failed.cause });

@@ -75,7 +75,10 @@ export interface WebhookHandlerBaseOptions extends Omit<
    * return `park(reason, details?)` from `payhook`. The delivery is answered
    * 200 (`{ ok: true, parked: true }`), recorded as handled (a redelivery is
    * a duplicate), logged with its reason (event `parked`) and handed to
-   * `deadLetter`, if you gave one, to review later.
+   * `deadLetter`, if you gave one, to review later. A park returned after
+   * `handlerTimeoutMs` is logged and handed on the same way once it comes;
+   * the delivery was answered 500 by then, and the retry gets 200 as a
+   * duplicate.
    *
    * Any other result, or none, means applied, so a hand-off may return what
    * its call resolves with (`(webhook) => queue.publish(webhook.raw)`). An

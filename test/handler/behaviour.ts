@@ -738,6 +738,35 @@ export function behaviourSuite(kind: AdapterKind): void {
         expect((await send(r.port, delivery)).json).toEqual({ ok: true, duplicate: true });
       });
 
+      it('a park that comes after the deadline is logged parked with its reason, as one in time is, with or without deadLetter', async () => {
+        for (const deadLetter of [undefined, () => {}]) {
+          const r = await serve(
+            { handlerTimeoutMs: 100, ...(deadLetter && { deadLetter }) },
+            () => new Promise((resolve) => setTimeout(() => resolve(park('unknown order', { late: true })), 150)),
+          );
+          const delivery = signDelivery(webhookBody());
+          expect((await send(r.port, delivery)).status).toBe(500);
+          await waitFor(() => r.logs.some((record) => record.event === 'late-handler-settled'));
+          expect((await send(r.port, delivery)).json).toEqual({ ok: true, duplicate: true });
+          const label = deadLetter ? 'with deadLetter' : 'without deadLetter';
+          expect(r.logs.map(shape), label).toEqual([
+            ['handler-timeout', 'error', 500, 'HANDLER_FAILED'],
+            // Not answered 200: the record carries no status, as the other records after the answer.
+            ['parked', 'warn', undefined, undefined],
+            ['late-handler-settled', 'warn', undefined, undefined],
+            ['duplicate', 'info', 200, undefined],
+          ]);
+          expect(r.logs[1]?.message, label).toBe(
+            'Parked by onPayment (unknown order {"late":true}) after its deadline (answered 500); ' +
+              'recorded as handled once its claim is settled, never retried.',
+          );
+          expect(r.logs[1], label).toMatchObject({
+            key: `${delivery.id}:SUCCEEDED`,
+            transactionId: delivery.transactionId,
+          });
+        }
+      });
+
       it('a late park whose deadLetter fails is released for the retry, reported to onError once', async () => {
         let failing = true;
         const r = await serve(

@@ -805,8 +805,9 @@ describe('deduplication key and handler context', () => {
     const late = await handler(toRequest(delivery), { waitUntil: (promise) => void pending.push(promise) });
     expect(late.status).toBe(500);
     await Promise.all(pending);
-    expect(logs.map((record) => record.event)).toEqual(['handler-timeout', 'late-handler-settled']);
+    expect(logs.map((record) => record.event)).toEqual(['handler-timeout', 'parked', 'late-handler-settled']);
     expect(logs[1]?.message).toContain('unknown order');
+    expect(logs[2]?.message).toContain('unknown order');
     expect(await (await handler(toRequest(delivery))).json()).toEqual({ ok: true, duplicate: true });
   });
 });
