@@ -3,7 +3,7 @@
 // Each step returns what the next needs, or the answer that ends the
 // delivery; no step calls the next. The adapters only translate their
 // platform's request into a DeliveryInput and the Answer into a response. Internal.
-import { isPayhookError, PayhookError } from '../lib/errors.js';
+import { isPayhookError, PayhookError, type PayhookErrorCode } from '../lib/errors.js';
 import { getHeader } from '../lib/headers.js';
 import { describeError, misuse } from '../lib/misuse.js';
 import { holdsTestKey } from '../lib/test-key.js';
@@ -173,7 +173,14 @@ export function createDeliveryFlow(
   };
 }
 
-/** Verifies; only misconfiguration throws (a bad key, a clock that returns no time), answered here. */
+/** The codes of a misconfiguration, each answered 500: what `verify` throws keeps its code only when it is one. */
+const MISCONFIGURED: ReadonlySet<PayhookErrorCode> = new Set(['INVALID_KEY', 'WEAK_KEY', 'INVALID_ARGUMENT']);
+
+/**
+ * Verifies; only misconfiguration throws (a bad key, a clock that returns no time), answered here. A request's
+ * code thrown by the merchant's clock or webhookUrl function is answered INVALID_ARGUMENT: as a 4xx it would
+ * blame the sender, and its message would reach the sender (a 4xx body carries it, whatever exposeErrors says).
+ */
 async function verify(
   settings: Settings,
   request: WebhookRequest,
@@ -182,7 +189,7 @@ async function verify(
   try {
     return await settings.verifier.verify(request);
   } catch (error) {
-    const code = isPayhookError(error) ? error.code : 'INVALID_ARGUMENT';
+    const code = isPayhookError(error) && MISCONFIGURED.has(error.code) ? error.code : 'INVALID_ARGUMENT';
     const message = `The webhook handler is misconfigured: ${describeError(error)}`;
     return report.refuse(code, message, { cause: error, event: 'misconfigured', level: 'error' });
   }

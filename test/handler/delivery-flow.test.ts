@@ -7,6 +7,7 @@ import type { ClaimResult, DedupStore } from '../../src/dedup/store.js';
 import type { WebhookHandlerError, WebhookLogRecord } from '../../src/handler/hooks.js';
 import type { WebhookHandlerOptions } from '../../src/handler/options.js';
 import { createNodeWebhookHandler } from '../../src/node/index.js';
+import { PayhookError, type PayhookErrorCode } from '../../src/lib/errors.js';
 import { park } from '../../src/park.js';
 import type { RsaJsonWebKey } from '../../src/lib/key-types.js';
 import type { WebhookUrlOption } from '../../src/verify-webhook.js';
@@ -224,6 +225,45 @@ describe('now: a fixed value or a clock read per delivery', () => {
     expect([response.status, ((await response.json()) as { code?: string }).code]).toEqual([500, 'INVALID_ARGUMENT']);
     expect(errors).toEqual([['INVALID_ARGUMENT', 500]]);
     expect(calls).toBe(0);
+  });
+
+  it("answers a PayhookError of a request's code thrown by a clock or webhookUrl function 500 INVALID_ARGUMENT, its text only in the log", async () => {
+    const thrown = (code: PayhookErrorCode) => () => {
+      throw new PayhookError(code, 'tenant db at 10.0.0.5 refused user shop_rw');
+    };
+    const cases: Array<[Partial<WebhookHandlerOptions>, PayhookErrorCode]> = [
+      [{ webhookUrl: thrown('INVALID_BODY') }, 'INVALID_ARGUMENT'],
+      [{ webhookUrl: thrown('URL_MISMATCH') }, 'INVALID_ARGUMENT'],
+      [{ now: thrown('TIMESTAMP_OUT_OF_WINDOW') }, 'INVALID_ARGUMENT'],
+      [{ now: thrown('DELIVERY_IN_PROGRESS') }, 'INVALID_ARGUMENT'],
+      // A misconfiguration's own code stays.
+      [{ webhookUrl: thrown('WEAK_KEY') }, 'WEAK_KEY'],
+      [{ now: thrown('INVALID_KEY') }, 'INVALID_KEY'],
+    ];
+    for (const [options, code] of cases) {
+      const errors: WebhookHandlerError[] = [];
+      const logs: WebhookLogRecord[] = [];
+      const handler = createWebhookHandler({
+        ...base,
+        ...options,
+        onError: (error) => void errors.push(error),
+        logger: collectInto(logs),
+      });
+      const response = await handler(toRequest(signDelivery(webhookBody())));
+      expect([response.status, await response.json()], code).toEqual([
+        500,
+        {
+          ok: false,
+          code,
+          message: 'The webhook handler is misconfigured; the delivery was not processed. Retry later.',
+        },
+      ]);
+      const told = 'The webhook handler is misconfigured: tenant db at 10.0.0.5 refused user shop_rw';
+      expect(errors).toEqual([expect.objectContaining({ code, status: 500, message: told })]);
+      expect(logs.map((record) => [record.event, record.level, record.status, record.code])).toEqual([
+        ['misconfigured', 'error', 500, code],
+      ]);
+    }
   });
 });
 
