@@ -208,7 +208,8 @@ export function createStoreCalls(settings: Settings): StoreCalls {
     },
 
     settleLate(work, key, token, deadline, report) {
-      const settled = (message: string) => () => report.log('warn', 'late-handler-settled', message);
+      const settled = (message: string, error?: unknown) => () =>
+        report.log('warn', 'late-handler-settled', message, { error });
       return work
         .then(
           (value) =>
@@ -221,7 +222,7 @@ export function createStoreCalls(settings: Settings): StoreCalls {
             ),
           (error: unknown) =>
             release(key, token, deadline).then(
-              settled(`After its deadline: ${describeError(error)}; the claim was released for the retry.`),
+              settled(`After its deadline: ${describeError(error)}; the claim was released for the retry.`, error),
             ),
         )
         .catch((error: unknown) => {

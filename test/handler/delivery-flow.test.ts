@@ -1037,6 +1037,25 @@ describe('store failures, as onError and the log tell them', () => {
     expect(logs[1]?.error).toMatchObject({ code: 'STORE_UNAVAILABLE' });
   });
 
+  it('logs late-handler-settled with its error when a late handler throws, its claim released', async () => {
+    const failure = new Error('ERP timed out');
+    let fail!: () => void;
+    const { response, logs, settled } = await deliverWithWaitUntil({
+      store: createMemoryStore(),
+      handlerTimeoutMs: 50,
+      onPayment: () => new Promise<void>((_resolve, reject) => (fail = () => reject(failure))),
+    });
+    expect(response.status).toBe(500);
+    fail();
+    await settled();
+    expect(logs.map((record) => [record.event, record.level])).toEqual([
+      ['handler-timeout', 'error'],
+      ['late-handler-settled', 'warn'],
+    ]);
+    expect(logs[1]?.message).toBe('After its deadline: ERP timed out; the claim was released for the retry.');
+    expect(logs[1]?.error).toBe(failure);
+  });
+
   it('logs bookkeeping-failed when a late handler finishes but its claim cannot be recorded', async () => {
     const memory = createMemoryStore();
     const store: DedupStore = {
