@@ -150,7 +150,9 @@ describe('explainVerificationFailure', () => {
     const signed = await delivery(registeredUrl);
     const dropped = await explainVerificationFailure(received(signed, '/hook'), { ...testKeys, registeredUrl });
     expect(dropped.changes).toEqual([{ part: 'query', received: '', expected: 'token=s3cr%20et&shop=7' }]);
-    expect(dropped.fix).toContain("set `webhookUrl: 'https://shop.example.kg/hook?token=s3cr%20et&shop=7'`");
+    // The fix's URL hides the query; the change names its parameters, never their values.
+    expect(dropped.fix).toContain("set `webhookUrl: 'https://shop.example.kg/hook?…'`");
+    expect(dropped.message).toContain('signature would verify with query `?token=…&shop=…` (your request has none)');
     expect(dropped.fix).toContain('the query string does not reach payhook');
     // The signed-body variant names its callback URL in the body: no hint needed.
     const body = createTestWebhook({ variant: 'signed-body', fields: { webhook_url: registeredUrl } });
@@ -168,6 +170,46 @@ describe('explainVerificationFailure', () => {
     expect(added.changes).toEqual([{ part: 'query', received: 'utm=1', expected: '' }]);
   });
 
+  it("never prints a registered URL's user, password or query values, and still names what to fix", async () => {
+    const registeredUrl = 'https://hook:Pa55w0rd@shop.example.kg/hook?token=S3CRET';
+    const signed = await delivery('https://shop.example.kg/hook?token=S3CRET');
+    // webhookUrl set, the query gone on the way: URL_MISMATCH, the parameter named.
+    const mismatch = await explainVerificationFailure(received(signed, '/hook'), {
+      ...testKeys,
+      webhookUrl: registeredUrl,
+    });
+    expect(mismatch.code).toBe('URL_MISMATCH');
+    expect(mismatch.message).toContain('lacks the parameter "token"');
+    // The registered URL as a hint: the query is named by its parameters, the URL without its query values.
+    const dropped = await explainVerificationFailure(received(signed, '/hook'), { ...testKeys, registeredUrl });
+    expect(dropped.changes).toEqual([{ part: 'query', received: '', expected: 'token=S3CRET' }]);
+    expect(dropped.message).toContain('signature would verify with query `?token=…` (your request has none)');
+    expect(dropped.fix).toContain("set `webhookUrl: 'https://shop.example.kg/hook?…'`");
+    // Signed for another host: the URL to set, its query hidden.
+    const elsewhere = await delivery('https://other.example.kg/hook?token=S3CRET');
+    const host = await explainVerificationFailure(received(elsewhere, '/hook?token=S3CRET'), {
+      ...testKeys,
+      webhookUrl: registeredUrl,
+    });
+    expect(host.fix).toContain("set `webhookUrl: 'https://other.example.kg/hook?…'`");
+    // Nothing makes it verify: the queries tried are listed by their parameters.
+    const tampered = { ...signed, body: signed.body.replace('"amount":100', '"amount":900') };
+    const nothing = await explainVerificationFailure(received(tampered, '/hook'), { ...testKeys, registeredUrl });
+    expect(nothing.message).toContain('queries `(none)`, `?token=…`');
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+    await explainSignatureMismatch({ ...testKeys, webhookUrl: registeredUrl })(
+      received(elsewhere, '/hook?token=S3CRET'),
+    );
+    const printed = warn.mock.calls.map((call) => String(call[0]));
+    warn.mockRestore();
+    expect(printed).toHaveLength(1);
+    for (const text of [mismatch, dropped, host, nothing]
+      .flatMap((one) => [one.message, one.fix ?? ''])
+      .concat(printed)) {
+      expect(text).not.toMatch(/Pa55w0rd|S3CRET/);
+    }
+  });
+
   it('names a query added to or changed on the way, which did reach payhook', async () => {
     const registeredUrl = 'https://shop.example.kg/hook?shop=7&lang=ru';
     const signed = await delivery(registeredUrl);
@@ -177,14 +219,17 @@ describe('explainVerificationFailure', () => {
     });
     expect(extended.changes).toEqual([{ part: 'query', received: 'shop=7&lang=ru&utm=x', expected: 'shop=7&lang=ru' }]);
     expect(extended.fix).toContain(
-      'something adds to the query string on the way (the service signed `?shop=7&lang=ru`)',
+      'something adds to the query string on the way (the service signed `?shop=…&lang=…`)',
     );
     const changed = await explainVerificationFailure(received(signed, '/hook?shop=8&lang=ru'), {
       ...testKeys,
       registeredUrl,
     });
     expect(changed.changes).toEqual([{ part: 'query', received: 'shop=8&lang=ru', expected: 'shop=7&lang=ru' }]);
-    expect(changed.fix).toContain('the query string is changed on the way (the service signed `?shop=7&lang=ru`)');
+    expect(changed.fix).toContain('the query string is changed on the way (the service signed `?shop=…&lang=…`)');
+    expect(changed.message).toContain(
+      'signature would verify with query `?shop=…&lang=…` (your request has other values)',
+    );
     for (const diagnosis of [extended, changed]) expect(diagnosis.fix).not.toContain('does not reach payhook');
   });
 
@@ -201,7 +246,7 @@ describe('explainVerificationFailure', () => {
       { part: 'query', received: '', expected: 'shop=7' },
     ]);
     expect(diagnosis.verifiedCanonical).toBe(signed.canonical);
-    expect(diagnosis.fix).toContain(`set \`webhookUrl: '${registeredUrl}'\``);
+    expect(diagnosis.fix).toContain("set `webhookUrl: 'https://shop.example.kg/api/webhooks/payments?…'`");
   });
 
   it('with webhookUrl set, names the part of it that differs from what was signed', async () => {

@@ -17,7 +17,7 @@ import { signatureLength, verifyWithKeys } from '../lib/rsa-verify.js';
 import { readSigned } from '../lib/signed-read.js';
 import { pinWebhookUrl, registeredUrl, signedTarget, targetHead, type PinnedUrl } from '../lib/signed-target.js';
 import { candidatesFor } from './candidates.js';
-import { describeChange, fixFor, quote, REGISTERED_URL_ADVICE } from './fixes.js';
+import { describeChange, fixFor, quote, quoteQuery, REGISTERED_URL_ADVICE } from './fixes.js';
 import { candidateKeys } from './keys.js';
 import { searchVariants } from './search.js';
 import type { DiagnosisChange, ExplainOptions, ExplainRequest, VerificationDiagnosis } from './types.js';
@@ -219,7 +219,7 @@ async function explain(request: ExplainRequest, options: ExplainOptions): Promis
     fix: hostUnknown ? REGISTERED_URL_ADVICE : null,
     message:
       `No likely cause makes the signature verify. Tried hosts ${tried.hosts.map(quote).join(', ')}; ` +
-      `paths ${tried.paths.map(quote).join(', ')}; queries ${tried.queries.map(quote).join(', ')}; ` +
+      `paths ${tried.paths.map(quote).join(', ')}; queries ${candidates.queries.map(quoteQuery).join(', ')}; ` +
       `keys ${triedKeys.join(', ') || 'none'}${droppable.length > 0 ? `; without ${droppable.join(', ')}` : ''}. ` +
       (notes.length > 0 ? `Also: ${notes.join('; ')}. ` : '') +
       (hostUnknown

@@ -6,6 +6,7 @@
  * @module
  */
 import type { SignedTarget } from '../lib/signed-target.js';
+import { redactQuery, redactUrl } from '../lib/url.js';
 import type { Candidates } from './candidates.js';
 import { environmentKeyName, TEST_KEY_NAME } from './keys.js';
 import type { DiagnosisChange } from './types.js';
@@ -13,6 +14,15 @@ import type { DiagnosisChange } from './types.js';
 /** A value in backquotes, `(none)` for the empty one. */
 export function quote(value: unknown): string {
   return `\`${value === '' ? '(none)' : String(value)}\``;
+}
+
+/**
+ * A query as a diagnosis prints it, in backquotes: `?` and its parameter
+ * names, never its values (the registered URL's query may hold a secret,
+ * and a diagnosis goes to logs); `(none)` for none.
+ */
+export function quoteQuery(query: string): string {
+  return quote(query === '' ? '' : `?${redactQuery(query)}`);
 }
 
 /** What to do when the host the service signed cannot be known from the request. */
@@ -67,8 +77,13 @@ function queryReason({ received, expected }: DiagnosisChange): string {
     if (!arrived.getAll(name).includes(value)) kept = false;
   });
   return kept
-    ? `something adds to the query string on the way (the service signed ${quote('?' + expected)})`
-    : `the query string is changed on the way (the service signed ${quote('?' + expected)})`;
+    ? `something adds to the query string on the way (the service signed ${quoteQuery(expected)})`
+    : `the query string is changed on the way (the service signed ${quoteQuery(expected)})`;
+}
+
+/** One side of a change as printed: a query by its parameter names only. */
+function shown(change: DiagnosisChange, side: 'received' | 'expected'): string {
+  return change.part === 'query' ? quoteQuery(change[side]) : quote(change[side]);
 }
 
 /** The fix for a key change: the environment to configure, the test key to keep out, or the key to add. */
@@ -119,7 +134,7 @@ export function fixFor(
   if (urlParts.length > 0) {
     const why = urlParts.map((change) =>
       target.pinned
-        ? `your \`webhookUrl\` has the ${change.part} ${quote(change.received)}, but the service signed ${quote(change.expected)}`
+        ? `your \`webhookUrl\` has the ${change.part} ${shown(change, 'received')}, but the service signed ${shown(change, 'expected')}`
         : urlReason(change, target, candidates),
     );
     // Trusting X-Forwarded-Host fixes it when that header holds the signed
@@ -135,7 +150,10 @@ export function fixFor(
           : forwarded && onlyHost === target.received.host
             ? ', or turn `trustForwardedHeaders` off'
             : '';
-    fixes.push(`set \`webhookUrl: '${signedUrl}'\`, the URL the service signed: ${why.join('; ')}${trustSwitch}`);
+    // Its query as `?…`: the change above names the parameters when the query is what differs.
+    fixes.push(
+      `set \`webhookUrl: '${redactUrl(signedUrl)}'\`, the URL the service signed: ${why.join('; ')}${trustSwitch}`,
+    );
   }
   for (const change of changes) {
     if (change.part === 'header') {
@@ -165,10 +183,13 @@ export function describeChange(change: DiagnosisChange, forwarded: boolean, pinn
       return `Host ${quote(change.expected)} (${has} ${quote(change.received)}${forwarded && !pinned ? ' in X-Forwarded-Host, which you trust' : ''})`;
     case 'path':
       return `path ${quote(change.expected)} (${has} ${quote(change.received)})`;
-    case 'query':
-      return change.expected === ''
-        ? `no query string (${has} ${quote('?' + change.received)})`
-        : `query ${quote('?' + change.expected)} (${has} ${change.received === '' ? 'none' : quote('?' + change.received)})`;
+    case 'query': {
+      const [expected, received] = [quoteQuery(change.expected), quoteQuery(change.received)];
+      if (change.expected === '') return `no query string (${has} ${received})`;
+      if (change.received === '') return `query ${expected} (${has} none)`;
+      // Values are not printed: the same names may differ only in them.
+      return `query ${expected} (${has} ${expected === received ? 'other values' : received})`;
+    }
     case 'header':
       return `header ${quote(change.received)} removed`;
     case 'key':

@@ -128,9 +128,15 @@ export interface VerificationDiagnosis {
    * `configured key 2`, or an alternative's name.
    */
   readonly keyName: string | null;
-  /** What to do, in one sentence or two; `null` when there is nothing to fix. */
+  /**
+   * What to do, in one sentence or two; `null` when there is nothing to fix.
+   * Like `message`, it is written for logs: a URL in it has no user or
+   * password and its query shows as `?…`, a query shows its parameter names
+   * only (`?token=…`); `changes`, `tried` and the canonical strings hold them
+   * as they are.
+   */
   readonly fix: string | null;
-  /** A readable summary: the finding, the fix, or what was tried. */
+  /** A readable summary: the finding, the fix, or what was tried (without query values, as `fix`). */
   readonly message: string;
   /** Every value tried, by part, when a search ran. */
   readonly tried: {

@@ -7,6 +7,7 @@ import { codeFacts, type PayhookErrorCode } from '../lib/errors.js';
 import { describeError } from '../lib/misuse.js';
 import { answer, type Answer } from './answer.js';
 import { registeredUrl } from '../lib/signed-target.js';
+import { redactUrl } from '../lib/url.js';
 import type { WebhookRequest, WebhookUrlOption } from '../verify-webhook.js';
 import type { WebhookHandlerError, WebhookLogEvent, WebhookLogRecord } from './hooks.js';
 import type { WebhookHandlerOptions } from './options.js';
@@ -206,14 +207,7 @@ export function describeChecks(
     webhookUrl === undefined
       ? `the ${host}, path and query each request arrives with (allowAnyHost)`
       : typeof webhookUrl === 'string'
-        ? withoutSecrets(webhookUrl)
+        ? redactUrl(webhookUrl)
         : 'the URL your webhookUrl list or function picks';
   return `Checked with ${keys.join(' and ')}, for ${url}.`;
-}
-
-// A registered URL may carry a secret in its query (a token, even as a bare
-// name) or its user and password: only the scheme, host and path are printed.
-function withoutSecrets(webhookUrl: string): string {
-  const { protocol, host, pathname, search } = new URL(webhookUrl);
-  return `${protocol}//${host}${pathname}${search === '' ? '' : '?…'}`;
 }

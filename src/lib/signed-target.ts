@@ -45,14 +45,17 @@ export function pinWebhookUrl(webhookUrl: unknown): PinnedUrl {
     throw misuse('webhookUrl must be an absolute URL (https://…), or a list or a function of them.');
   }
   // The service signs the query as a map, one value per name: no request could match such a URL.
+  // Named by the parameter, not the URL: a webhookUrl function's misuse reaches the log, and the URL may hold a secret.
   const names = new Set<string>();
-  let count = 0;
+  let twice: string | undefined;
   url.searchParams.forEach((_value, name) => {
+    if (names.has(name)) twice ??= name;
     names.add(name);
-    count++;
   });
-  if (names.size !== count) {
-    throw misuse(`webhookUrl ${webhookUrl} names a query parameter more than once; the service signs each name once.`);
+  if (twice !== undefined) {
+    throw misuse(
+      `webhookUrl names a query parameter more than once (${JSON.stringify(twice)}); the service signs each name once.`,
+    );
   }
   return { url: webhookUrl, host: url.host, path: url.pathname, query: url.search.slice(1) };
 }
@@ -157,8 +160,8 @@ function samePath(registered: string, received: string): boolean {
 
 /**
  * Why a request's query does not carry the registered one: a parameter it
- * lacks or gives another value, or `undefined` when it carries every one
- * (it may add others).
+ * lacks or gives another value (the words before "the registered
+ * webhookUrl"), or `undefined` when it carries every one (it may add others).
  */
 function missingFrom(registered: string, received: string): string | undefined {
   if (registered === '') return undefined;
@@ -167,8 +170,9 @@ function missingFrom(registered: string, received: string): string | undefined {
   new URLSearchParams(registered).forEach((value, name) => {
     const values = got.getAll(name);
     if (problem !== undefined) return;
-    if (values.length === 0) problem = `lacks the parameter ${JSON.stringify(name)}`;
-    else if (values.some((one) => one !== value)) problem = `gives the parameter ${JSON.stringify(name)} another value`;
+    if (values.length === 0) problem = `lacks the parameter ${JSON.stringify(name)} of`;
+    else if (values.some((one) => one !== value))
+      problem = `gives the parameter ${JSON.stringify(name)} another value than`;
   });
   return problem;
 }
@@ -256,7 +260,8 @@ export function signedTarget(request: TargetRequest, options: TargetOptions): Si
       ? undefined
       : pinned === undefined
         ? 'The request fits none of the registered webhookUrl values (by path and query).'
-        : missing && `The request's query ${missing}: the registered webhookUrl is ${pinned.url}.`;
+        : // Only what is wrong: the sender is answered this, and the registered URL may hold a secret.
+          missing && `The request's query ${missing} the registered webhookUrl.`;
   let host: string | undefined;
   let hostSource: HostSource | undefined;
   if (pinned !== undefined) [host, hostSource] = [pinned.host, 'webhookUrl'];

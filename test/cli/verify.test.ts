@@ -223,12 +223,8 @@ describe('payhook verify', () => {
     const file = await capture(asCaptured(signed, '/webhooks/payments'));
     const result = await run(['verify', '--request', file, '--key', testKey, '--registered-url', registered]);
     expect(result.code).toBe(1);
-    expect(result.stdout).toContain(
-      'signature would verify with query `?token=s3cr%20et&shop=7` (your request has none)',
-    );
-    expect(result.stdout).toContain(
-      "set `webhookUrl: 'https://shop.example.kg/webhooks/payments?token=s3cr%20et&shop=7'`",
-    );
+    expect(result.stdout).toContain('signature would verify with query `?token=…&shop=…` (your request has none)');
+    expect(result.stdout).toContain("set `webhookUrl: 'https://shop.example.kg/webhooks/payments?…'`");
     // Without the hint there is no trace of the query: it says what it tried.
     const blind = await run(['verify', '--request', file, '--key', testKey]);
     expect(blind.code).toBe(1);

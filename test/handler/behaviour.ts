@@ -196,6 +196,28 @@ export function behaviourSuite(kind: AdapterKind): void {
       expect(r.calls).toHaveLength(2);
     });
 
+    it("answers 401 URL_MISMATCH naming the parameter, never the registered URL's password or query values", async () => {
+      // Anyone holding one genuine delivery (for their own shop) can send it here without the registered query.
+      const r = await serve({
+        webhookUrl: 'https://hook:Pa55w0rd@shop.example.kg/webhooks/payments?shop=7&token=S3CRET',
+      });
+      const lacking = await send(r.port, signDelivery(webhookBody()));
+      const guessed = await send(r.port, signDelivery(webhookBody(), { target: '/webhooks/payments?shop=7&token=x' }));
+      expect([lacking.status, lacking.json?.code, guessed.status, guessed.json?.code]).toEqual([
+        401,
+        'URL_MISMATCH',
+        401,
+        'URL_MISMATCH',
+      ]);
+      // What the merchant needs to fix it: the parameter, and what is wrong with it.
+      expect(lacking.json?.message).toContain('lacks the parameter "shop"');
+      expect(guessed.json?.message).toContain('gives the parameter "token"');
+      expect(guessed.json?.message).toContain('another value');
+      await waitFor(() => r.logs.length === 2);
+      const said = [lacking.text, guessed.text, ...r.logs.map((record) => record.message)].join('\n');
+      expect(said).not.toMatch(/Pa55w0rd|S3CRET|shop=7/);
+    });
+
     it('hands onSignatureMismatch a lossless capture of the refused delivery', async () => {
       const captures: CapturedDelivery[] = [];
       const r = await serve({ onSignatureMismatch: (_req, { capture }) => void captures.push(capture) });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { splitUrl } from '../../src/lib/url.js';
+import { redactQuery, redactUrl, splitUrl } from '../../src/lib/url.js';
 
 describe('splitUrl', () => {
   it.each([
@@ -21,5 +21,27 @@ describe('splitUrl', () => {
       path: '/%D0%B2%D0%B5%D0%B1',
       query: 'a=%2B&b=x+y',
     });
+  });
+});
+
+describe('redactUrl and redactQuery', () => {
+  it.each([
+    ['https://shop.example.kg/webhooks/payments', 'https://shop.example.kg/webhooks/payments'],
+    ['https://hook:Pa55w0rd@shop.example.kg/hook?token=S3CRET#x', 'https://shop.example.kg/hook?…'],
+    ['http://user@localhost:3000/a%2Fb?9f86d081884c7d65', 'http://localhost:3000/a%2Fb?…'],
+    ['https://shop.example.kg/hook?', 'https://shop.example.kg/hook'],
+    ['/hook?shop=7', '/hook?…'],
+  ])('redactUrl(%j) is %j: no user information, no query', (url, shown) => {
+    expect(redactUrl(url)).toBe(shown);
+  });
+
+  it.each([
+    ['token=S3CRET&shop=7', 'token=…&shop=…'],
+    // A bare name may itself be the secret.
+    ['9f86d081884c7d65', '…'],
+    ['a=&b', 'a=…&…'],
+    ['', ''],
+  ])('redactQuery(%j) is %j: names kept, values hidden', (query, shown) => {
+    expect(redactQuery(query)).toBe(shown);
   });
 });
