@@ -33,6 +33,9 @@ const VERIFY_CAPTURE =
   'save the refused delivery in the receiver (onSignatureMismatch hands you { capture }) and run ' +
   "payhook verify --request failed.json with the receiver's keys (--env production or beta, --key <public pem>, --test-key)";
 
+// Every x-api-* header is signed, x-api-timestamp included.
+const PROXY = 'a proxy dropped or changed x-api-timestamp (or another x-api-* header) on the way';
+
 function signatureMismatch(context: SendContext): Cause {
   if (context.tampered) return { causes: ['expected: --tamper changed the amount after signing'] };
   if (context.asCaptured) {
@@ -42,6 +45,7 @@ function signatureMismatch(context: SendContext): Cause {
           "service's, for a real delivery) is accepted: add --resign to sign it again with the test key",
         'the capture was changed after it was signed (a body or header edited, or a forged delivery captured): ' +
           'payhook verify tells which',
+        PROXY,
       ],
       diagnose: 'payhook verify --request <capture> --env beta (or production)',
     };
@@ -65,7 +69,7 @@ function signatureMismatch(context: SendContext): Cause {
     : context.urlChosen && !context.urlFromCapture
       ? [key, url]
       : [url, key];
-  return { causes: order, diagnose: VERIFY_CAPTURE };
+  return { causes: [...order, PROXY], diagnose: VERIFY_CAPTURE };
 }
 
 function timestampOutOfWindow(context: SendContext): Cause {
@@ -92,11 +96,19 @@ const FIXED: Readonly<Record<string, Cause>> = {
     causes: ['the signature header did not arrive: a proxy in front of the receiver drops it'],
     diagnose: 'payhook verify --request <capture of what arrived> --env beta',
   },
+  // x-api-timestamp is signed, and the signature is checked first: a proxy that drops or changes it is a mismatch.
   MISSING_TIMESTAMP: {
-    causes: ['the x-api-timestamp header did not arrive: a proxy in front of the receiver drops it'],
+    causes: [
+      'the delivery was signed without an x-api-timestamp header, which the service always sends and signs: a ' +
+        "hand-made test (signWebhook with timestamp: null), not the service's (a proxy that drops the header gives " +
+        'SIGNATURE_MISMATCH)',
+    ],
   },
   MALFORMED_TIMESTAMP: {
-    causes: ['the x-api-timestamp header was changed on the way (it is not UNIX milliseconds)'],
+    causes: [
+      'the delivery was signed with an x-api-timestamp that is not UNIX milliseconds: a hand-made test, not the ' +
+        "service's (a proxy that changes the header gives SIGNATURE_MISMATCH)",
+    ],
   },
   MISSING_HOST: {
     causes: [

@@ -36,7 +36,7 @@ describe('the refusal causes payhook send prints', () => {
   it('names a Host chosen with --host first for a signature mismatch', () => {
     const causes = likelyCause(401, 'SIGNATURE_MISMATCH', { ...context, hostGiven: true })?.causes ?? [];
     expect(causes[0]).toContain('--host signed for another Host');
-    expect(causes).toHaveLength(3);
+    expect(causes).toHaveLength(4);
     expect(likelyCause(401, 'SIGNATURE_MISMATCH', context)?.causes[0]).toContain('TEST key');
   });
 
@@ -45,6 +45,26 @@ describe('the refusal causes payhook send prints', () => {
     expect(causes[0]).toContain('the one the capture recorded: changed since?');
     expect(causes[0]).toContain('--webhook-url');
     expect(causes[1]).toContain('TEST key');
+  });
+
+  it('takes a missing or malformed timestamp for a delivery signed so, and a proxy that drops or changes it for a mismatch', async () => {
+    // x-api-timestamp is signed and the signature is checked first: a proxy that drops or changes it breaks the signature.
+    for (const code of ['MISSING_TIMESTAMP', 'MALFORMED_TIMESTAMP']) {
+      const [cause = ''] = likelyCause(401, code, { ...context, asCaptured: true })?.causes ?? [];
+      expect(cause, code).toMatch(/^the delivery was signed with(out)? /);
+      expect(cause, code).not.toMatch(/proxy in front of the receiver drops|changed on the way/);
+      expect(cause, code).toContain('SIGNATURE_MISMATCH');
+    }
+    for (const about of [context, { ...context, asCaptured: true }]) {
+      expect(likelyCause(401, 'SIGNATURE_MISMATCH', about)?.causes).toContainEqual(
+        expect.stringContaining('a proxy dropped or changed x-api-timestamp (or another x-api-* header)'),
+      );
+    }
+    const doc = await readFile(new URL('../../docs/troubleshooting.md', import.meta.url), 'utf8');
+    const row = (code: string) => doc.split('\n').find((line) => line.startsWith(`| \`${code}\``)) ?? '';
+    expect(row('MISSING_TIMESTAMP')).not.toContain('a proxy drops');
+    expect(row('MALFORMED_TIMESTAMP')).not.toContain('changed on the way');
+    expect(row('SIGNATURE_MISMATCH')).toContain('a proxy dropped or changed `x-api-timestamp`');
   });
 
   it('for a capture replayed as captured, names --resign and a capture changed after signing', () => {
