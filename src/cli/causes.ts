@@ -21,6 +21,8 @@ export interface SendContext {
   hostGiven: boolean;
   /** A capture replayed byte for byte (no --resign). */
   asCaptured: boolean;
+  /** The URL posted to carries a query (given, or added from the signed URL or the capture). */
+  querySent: boolean;
 }
 
 /** The likely causes, most likely first, and the command that tells them apart, for one refusal code. */
@@ -91,6 +93,22 @@ function timestampOutOfWindow(context: SendContext): Cause {
   };
 }
 
+const QUERY_LACKING =
+  "the URL you send to lacks a query parameter of the receiver's registered webhookUrl, or gives it another value: " +
+  'send to the registered URL, query included (the answer names the parameter)';
+
+function urlMismatch(context: SendContext): Cause {
+  if (!context.querySent) return { causes: [QUERY_LACKING] };
+  // The query left with the delivery: the likelier loss is on the way.
+  return {
+    causes: [
+      'the query sent did not reach payhook as sent: a proxy or router in front of the receiver dropped or changed ' +
+        'it (the answer names the parameter)',
+      QUERY_LACKING,
+    ],
+  };
+}
+
 const FIXED: Readonly<Record<string, Cause>> = {
   MISSING_SIGNATURE: {
     causes: ['the signature header did not arrive: a proxy in front of the receiver drops it'],
@@ -122,12 +140,6 @@ const FIXED: Readonly<Record<string, Cause>> = {
     causes: [
       'the query string cannot be written into the canonical string, or (without webhookUrl) the app could read it ' +
         'otherwise than signed: check the URL you send to, or set webhookUrl',
-    ],
-  },
-  URL_MISMATCH: {
-    causes: [
-      "the URL you send to lacks a query parameter of the receiver's registered webhookUrl, or gives it another " +
-        'value: send to the registered URL, query included (the answer names the parameter)',
     ],
   },
   INVALID_BODY: {
@@ -168,6 +180,7 @@ const FIXED: Readonly<Record<string, Cause>> = {
 export const EXPLAINED_CODES: readonly string[] = [
   'SIGNATURE_MISMATCH',
   'TIMESTAMP_OUT_OF_WINDOW',
+  'URL_MISMATCH',
   ...Object.keys(FIXED),
 ];
 
@@ -186,6 +199,7 @@ export function likelyCause(status: number, code: string | undefined, context: S
   if (status === 200) return undefined;
   if (code === 'SIGNATURE_MISMATCH') return signatureMismatch(context);
   if (code === 'TIMESTAMP_OUT_OF_WINDOW') return timestampOutOfWindow(context);
+  if (code === 'URL_MISMATCH') return urlMismatch(context);
   if (code !== undefined && Object.hasOwn(FIXED, code)) return FIXED[code];
   if (status === 404) return { causes: ['nothing answers at this path: check the route your handler is mounted on'] };
   if (status === 401 || status === 400) {

@@ -179,6 +179,7 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
     dated: flags.age !== undefined || flags.timestamp !== undefined,
     hostGiven: flags.host !== undefined && !asCaptured,
     asCaptured,
+    querySent: URL.canParse(url) && new URL(url).search !== '',
   };
   // A forged or stale delivery: the receiver passes by refusing it (401), and a 200 is the failure.
   const mustRefuse = flags.tamper === true || Math.abs(offset) > SERVICE_WINDOW_MS;

@@ -12,6 +12,7 @@ const context: SendContext = {
   dated: false,
   hostGiven: false,
   asCaptured: false,
+  querySent: false,
 };
 
 describe('the refusal causes payhook send prints', () => {

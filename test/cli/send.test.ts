@@ -377,6 +377,18 @@ describe('payhook send', () => {
     expect(await verifies(received[1]!)).toBe(false);
   });
 
+  it('for URL_MISMATCH, names the URL sent to when it has no query, and a proxy or router when send sent one', async () => {
+    const { url, received } = await endpoint(() => 401, 0, 'URL_MISMATCH');
+    const bare = await run(['send', url]);
+    expect(bare.stdout).toContain('likely cause (URL_MISMATCH): the URL you send to lacks a query parameter');
+    // --webhook-url's query is added to the URL sent to: it left here, so something on the way dropped or changed it.
+    const withQuery = await run(['send', url, '--webhook-url', 'https://shop.example.kg/webhooks/payments?shop=7']);
+    expect(received[1]?.url).toBe('/webhooks/payments?shop=7');
+    expect(withQuery.stdout).toMatch(
+      /likely causes \(URL_MISMATCH\), most likely first:\n {4}- the query sent did not reach payhook as sent: a proxy or router/,
+    );
+  });
+
   // A receiver that refuses every delivery (without the test key, another webhookUrl, a proxy's 401) would refuse
   // the forgery SIGNATURE_MISMATCH too: the control shows it, and no forgery is sent.
   it.each([['SIGNATURE_MISMATCH'], ['URL_MISMATCH']])(
