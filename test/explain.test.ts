@@ -655,12 +655,23 @@ describe('a stripped path prefix', () => {
     expect(diagnosis.fix).not.toContain('originalUrl');
   });
 
-  it('with no proxy trace is the router (a mounted sub-app), and mentions req.originalUrl', async () => {
+  // payhook/node verifies req.originalUrl, so there a prefix (or a query) is lost before the app: a proxy. A router
+  // loses it only for verifyWebhook code of your own given req.url.
+  it('with no proxy trace names a proxy first, and a router only for your own verifyWebhook given req.url', async () => {
     const signed = await delivery('https://shop.example.kg/api/hook');
     const diagnosis = await explainVerificationFailure(received(signed, '/hook'), testKeys);
     expect(diagnosis.changes).toEqual([{ part: 'path', received: '/hook', expected: '/api/hook' }]);
-    expect(diagnosis.fix).toContain('your router strips the prefix `/api`');
-    expect(diagnosis.fix).toContain('req.originalUrl');
-    expect(diagnosis.fix).not.toContain('proxy');
+    expect(diagnosis.fix).toContain('a proxy strips the prefix `/api` before your app');
+    expect(diagnosis.fix).toContain(
+      'or a router, if your own verifyWebhook call gets `req.url`, not `req.originalUrl` as payhook/node',
+    );
+    expect(diagnosis.fix).not.toContain('your router strips');
+    const query = await delivery('https://shop.example.kg/hook?shop=7');
+    const dropped = await explainVerificationFailure(received(query, '/hook'), {
+      ...testKeys,
+      registeredUrl: 'https://shop.example.kg/hook?shop=7',
+    });
+    expect(dropped.fix).toContain('the query string does not reach payhook: a proxy drops it');
+    expect(dropped.fix).toContain('or a router, if your own verifyWebhook call gets `req.url`');
   });
 });

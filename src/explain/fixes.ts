@@ -29,7 +29,14 @@ export function quoteQuery(query: string): string {
 export const REGISTERED_URL_ADVICE =
   'give the URL registered with the service (`registeredUrl`, or `payhook verify --registered-url <url>`) so that its host is tried';
 
-/** Why the path differs: a proxy that said so, else the app's own router (which keeps the original URL). */
+/**
+ * payhook/node verifies `req.originalUrl`, so a prefix or query lost before it is a proxy's doing; a router's only
+ * where the merchant's own verifyWebhook call is given `req.url`.
+ */
+const OR_ROUTER =
+  ' (or a router, if your own verifyWebhook call gets `req.url`, not `req.originalUrl` as payhook/node)';
+
+/** Why the path differs: a proxy that said so, else a proxy in front of the app, or a router. */
 function pathReason(change: DiagnosisChange, candidates: Candidates): string {
   const { received, expected } = change;
   const prefix =
@@ -42,7 +49,7 @@ function pathReason(change: DiagnosisChange, candidates: Candidates): string {
       : `your proxy strips the prefix ${quote(prefix)} before the request reaches your app (it reports it in a header)`;
   }
   if (prefix === undefined) return 'the path your app sees is not the one the service called';
-  return `your router strips the prefix ${quote(prefix)} (verifying the original URL, \`req.originalUrl\` in Express, works too)`;
+  return `a proxy strips the prefix ${quote(prefix)} before your app${OR_ROUTER}`;
 }
 
 /** Why one URL part differs, for a receiver that does not pin `webhookUrl`. */
@@ -69,7 +76,7 @@ function urlReason(change: DiagnosisChange, target: SignedTarget, candidates: Ca
 function queryReason({ received, expected }: DiagnosisChange): string {
   if (expected === '') return 'the service signed no query string, so something appends one on the way';
   if (received === '') {
-    return 'the query string does not reach payhook (passing the full URL, `req.originalUrl` in Express, works too)';
+    return `the query string does not reach payhook: a proxy drops it${OR_ROUTER}`;
   }
   const arrived = new URLSearchParams(received);
   let kept = true;

@@ -200,7 +200,7 @@ describe('payhook verify', () => {
       'signature would verify with path `/api/webhooks/payments` (your request has `/webhooks/payments`)',
     );
     expect(result.stdout).toContain(
-      "set `webhookUrl: 'https://shop.example.kg/api/webhooks/payments'`, the URL the service signed: your router strips the prefix `/api`",
+      "set `webhookUrl: 'https://shop.example.kg/api/webhooks/payments'`, the URL the service signed: a proxy strips the prefix `/api` before your app",
     );
     // Judged with a webhookUrl, the line says whose host and path it holds: the registered URL's, not the request's.
     const pinned = await run([
