@@ -337,6 +337,25 @@ describe('explainVerificationFailure', () => {
     expect(diagnosis.checks).toBeLessThanOrEqual(600);
   });
 
+  it('names an altered signature header first when no key tried opens it as an RSA signature block', async () => {
+    const signed = await delivery('https://shop.example.kg/hook');
+    const original = signed.headers['signature'] ?? '';
+    // Lower-cased, it is still base64 of the same length (344 characters hold capitals), but not the signature.
+    expect(original.toLowerCase()).not.toBe(original);
+    for (const signature of [original.toLowerCase(), original.slice(0, -4)]) {
+      const request = received(signed, '/hook', { signature });
+      const diagnosis = await explainVerificationFailure(request, testKeys);
+      expect(diagnosis.code).toBe('SIGNATURE_MISMATCH');
+      expect(diagnosis.message).toMatch(
+        /^No key tried opens the signature as an RSA signature block, so no change of Host, path, query, header or body makes it verify: the `signature` header was altered on the way/,
+      );
+      // Nothing is searched for such a signature: only the as-received check ran.
+      expect(diagnosis.checks).toBe(1);
+      // Whatever the body, such a signature never verifies: a body changed is not the cause to chase.
+      expect(diagnosis.message).not.toContain('body was changed');
+    }
+  });
+
   it('reports bad deliveries by code instead of throwing', async () => {
     const signed = await delivery('https://shop.example.kg/hook');
     const { signature: _s, ...unsigned } = signed.headers;

@@ -173,7 +173,10 @@ async function explain(request: ExplainRequest, options: ExplainOptions): Promis
     queries: candidates.queries.map((query) => (query === '' ? '(none)' : `?${query}`)),
     keys: triedKeys,
   };
-  const found = await searchVariants(target, candidates, bodyLine, bytes, fitting, counter);
+  // verifyWebhook's early filter, over every key tried: when none opens the signature as a PKCS#1 block, no URL,
+  // header or body makes it verify, so nothing is searched.
+  const opens = couldBeSignature(bytes, await withPublicNumbers(usable.map((key) => key.imported)));
+  const found = opens ? await searchVariants(target, candidates, bodyLine, bytes, fitting, counter) : undefined;
   if (found !== undefined) {
     const changes: DiagnosisChange[] = found.key.configured
       ? [...found.changes]
@@ -208,6 +211,20 @@ async function explain(request: ExplainRequest, options: ExplainOptions): Promis
       'the request has no `x-api-timestamp` header, which the service always sends and signs (dropped on the way?)',
     );
   }
+  const keys = `keys ${triedKeys.join(', ') || 'none'}`;
+  const also = notes.length > 0 ? `Also: ${notes.join('; ')}. ` : '';
+  if (!opens) {
+    return result({
+      code: 'SIGNATURE_MISMATCH',
+      canonical,
+      checks: counter.checks,
+      tried: { hosts: [], paths: [], queries: [], keys: triedKeys },
+      message:
+        'No key tried opens the signature as an RSA signature block, so no change of Host, path, query, header or ' +
+        'body makes it verify: the `signature` header was altered on the way (cut short, or its letters changed), or ' +
+        `the delivery was signed by a key you do not have. Tried ${keys}. ${also}`.trimEnd(),
+    });
+  }
   // Nothing but the request named a host: the signed one may simply not have been tried.
   const hostUnknown = !candidates.hostKnown && !target.pinned;
   const { droppable } = candidates;
@@ -220,8 +237,7 @@ async function explain(request: ExplainRequest, options: ExplainOptions): Promis
     message:
       `No likely cause makes the signature verify. Tried hosts ${tried.hosts.map(quote).join(', ')}; ` +
       `paths ${tried.paths.map(quote).join(', ')}; queries ${candidates.queries.map(quoteQuery).join(', ')}; ` +
-      `keys ${triedKeys.join(', ') || 'none'}${droppable.length > 0 ? `; without ${droppable.join(', ')}` : ''}. ` +
-      (notes.length > 0 ? `Also: ${notes.join('; ')}. ` : '') +
+      `${keys}${droppable.length > 0 ? `; without ${droppable.join(', ')}` : ''}. ${also}` +
       (hostUnknown
         ? `Only the request named a host, so the one the service signed may not have been tried (if a proxy rewrote Host without X-Forwarded-Host): ${REGISTERED_URL_ADVICE}. `
         : '') +
@@ -248,7 +264,9 @@ async function explain(request: ExplainRequest, options: ExplainOptions): Promis
  * and the request), and searches variations of it.
  *
  * The search is bounded (at most 600 signature checks, about 20 ms, and
- * none when no key has the signature's length), and the body is parsed and
+ * none when no key tried opens the signature as an RSA signature block, as
+ * verifyWebhook's early filter judges it: then the `signature` header
+ * itself is named as altered), and the body is parsed and
  * its line written once, as verifyWebhook does, so it is safe in an error
  * path. It reports the first failure with the code verifyWebhook would give,
  * and never throws for a bad delivery (a missing `Host`, a body that is not
