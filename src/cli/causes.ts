@@ -7,7 +7,10 @@
 export interface SendContext {
   /** The registered URL the delivery was signed for; undefined for a capture sent as captured. */
   signedFor: string | undefined;
-  /** That URL came from --webhook-url or the capture, not from the target itself. */
+  /**
+   * That URL came from --webhook-url or the webhookUrl a capture recorded, not from the target itself or a
+   * capture's own Host and path.
+   */
   urlChosen: boolean;
   /** That URL is the webhookUrl a re-signed capture recorded (no --webhook-url). */
   urlFromCapture: boolean;

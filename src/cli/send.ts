@@ -172,7 +172,8 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
 
   const context: SendContext = {
     signedFor: signedUrl,
-    urlChosen: flags['webhook-url'] !== undefined || capture !== undefined,
+    // A capture without a recorded webhookUrl is signed for its own Host and path: chosen by no one.
+    urlChosen: flags['webhook-url'] !== undefined || urlFromCapture,
     urlFromCapture,
     keyFile: flags.key,
     tampered: flags.tamper === true,

@@ -166,6 +166,21 @@ describe('payhook send --request: replaying a capture', () => {
     expect(payments).toHaveLength(1);
   });
 
+  // The URL signed came from the capture's own Host and path, not from the user: a receiver pinned to another
+  // URL is the likelier cause than the key.
+  it('a capture without a recorded webhookUrl, signed again for its own URL, names the webhookUrl before the key', async () => {
+    const { url } = await receiver({ webhookUrl: 'https://shop.example.kg/api/webhooks/payments' });
+    const file = join(dir, 'raw-moved.http');
+    const signed = await signWebhook(createTestWebhook(), { url: WEBHOOK_URL });
+    const head = Object.entries(signed.headers).map(([name, value]) => `${name}: ${value}`);
+    await writeFile(file, ['POST /webhooks/payments HTTP/1.1', ...head, '', signed.body].join('\n'));
+    const result = await run(['send', '--request', file, '--to', url, '--resign']);
+    expect(result.stdout).toMatch(
+      /likely causes \(SIGNATURE_MISMATCH\), most likely first:\n {4}- the receiver's webhookUrl is not https:\/\/shop\.example\.kg\/webhooks\/payments/,
+    );
+    expect(result.code).toBe(1);
+  });
+
   it('a captured header Node cannot send is reported as no answer, not a stack', async () => {
     const { capture } = await captureFile('bad-header');
     const file = join(dir, 'bad-header-edited.json');
