@@ -115,7 +115,10 @@ function urlMismatch(context: SendContext): Cause {
 const FIXED: Readonly<Record<string, Cause>> = {
   MISSING_SIGNATURE: {
     causes: ['the signature header did not arrive: a proxy in front of the receiver drops it'],
-    diagnose: 'payhook verify --request <capture of what arrived> --env beta',
+    // No key matters without a signature; and the handler's onSignatureMismatch is not called for it.
+    diagnose:
+      'capture what arrives at the receiver (captureDelivery before the handler) and look for its signature ' +
+      'header: payhook send always sends one',
   },
   // x-api-timestamp is signed, and the signature is checked first: a proxy that drops or changes it is a mismatch.
   MISSING_TIMESTAMP: {

@@ -68,6 +68,19 @@ describe('the refusal causes payhook send prints', () => {
     expect(row('SIGNATURE_MISMATCH')).toContain('a proxy dropped or changed `x-api-timestamp`');
   });
 
+  // The handler captures only SIGNATURE_MISMATCH (onSignatureMismatch); the others are captured before it.
+  it('says how to capture what arrived for MISSING_SIGNATURE and URL_MISMATCH, and no key for a signature absent', async () => {
+    const diagnose = likelyCause(401, 'MISSING_SIGNATURE', context)?.diagnose ?? '';
+    expect(diagnose).toContain('captureDelivery');
+    expect(diagnose).not.toContain('--env');
+    const doc = await readFile(new URL('../../docs/troubleshooting.md', import.meta.url), 'utf8');
+    for (const code of ['MISSING_SIGNATURE', 'URL_MISMATCH']) {
+      const row = doc.split('\n').find((line) => line.startsWith(`| \`${code}\``)) ?? '';
+      expect(row, code).toContain('`captureDelivery` before the handler');
+      expect(row, code).toContain('`onSignatureMismatch` is called for `SIGNATURE_MISMATCH` only');
+    }
+  });
+
   it('for a capture replayed as captured, names --resign and a capture changed after signing', () => {
     const causes = likelyCause(401, 'SIGNATURE_MISMATCH', { ...context, asCaptured: true })?.causes ?? [];
     expect(causes[0]).toContain('--resign');
