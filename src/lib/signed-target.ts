@@ -170,9 +170,10 @@ function missingFrom(registered: string, received: string): string | undefined {
   new URLSearchParams(registered).forEach((value, name) => {
     const values = got.getAll(name);
     if (problem !== undefined) return;
-    if (values.length === 0) problem = `lacks the parameter ${JSON.stringify(name)} of`;
-    else if (values.some((one) => one !== value))
-      problem = `gives the parameter ${JSON.stringify(name)} another value than`;
+    // A name without a value may itself be the secret (`?9f86d…`): the sender is answered this, so it is not named.
+    const which = value === '' ? 'a parameter without a value' : `the parameter ${JSON.stringify(name)}`;
+    if (values.length === 0) problem = `lacks ${which} of`;
+    else if (values.some((one) => one !== value)) problem = `gives ${which} another value than`;
   });
   return problem;
 }

@@ -218,6 +218,15 @@ export function behaviourSuite(kind: AdapterKind): void {
       expect(said).not.toMatch(/Pa55w0rd|S3CRET|shop=7/);
     });
 
+    it('answers 401 URL_MISMATCH without naming a registered parameter that has no value (it may be the secret)', async () => {
+      const r = await serve({ webhookUrl: 'https://shop.example.kg/webhooks/payments?S3CRETTOKEN' });
+      const lacking = await send(r.port, signDelivery(webhookBody()));
+      expect([lacking.status, lacking.json?.code]).toEqual([401, 'URL_MISMATCH']);
+      expect(lacking.json?.message).toContain('lacks a parameter without a value');
+      await waitFor(() => r.logs.length === 1);
+      expect([lacking.text, ...r.logs.map((record) => record.message)].join('\n')).not.toContain('S3CRETTOKEN');
+    });
+
     it('hands onSignatureMismatch a lossless capture of the refused delivery', async () => {
       const captures: CapturedDelivery[] = [];
       const r = await serve({ onSignatureMismatch: (_req, { capture }) => void captures.push(capture) });
