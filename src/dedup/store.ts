@@ -17,7 +17,7 @@
  *   Answer 200 without processing it again.
  *
  * The handlers take no other result: any other `status` (`'CLAIMED'`, say),
- * `claimed` without a string `token`, or no object at all is answered 500
+ * `claimed` without a non-empty string `token`, or no object at all is answered 500
  * `INVALID_ARGUMENT` with the log event `misconfigured`.
  *
  * @example

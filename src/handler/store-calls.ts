@@ -275,14 +275,14 @@ function checkedClaim(result: unknown): ClaimResult {
   let what: string;
   try {
     const { status, token } = Object(result) as { status?: unknown; token?: unknown };
-    if (status === 'claimed' && typeof token === 'string') return { status, token };
+    if (status === 'claimed' && typeof token === 'string' && token !== '') return { status, token };
     if (status === 'in-progress' || status === 'completed') return { status };
     what = typeof result === 'object' && result !== null ? `status ${String(JSON.stringify(status))}` : String(result);
   } catch (error) {
     what = `a status that cannot be read (${describeError(error)})`;
   }
   throw misuse(
-    `The deduplication store's claim resolved ${what.slice(0, 80)}, not a claim result: its status must be "claimed" (with a string token), "in-progress" or "completed".`,
+    `The deduplication store's claim resolved ${what.slice(0, 80)}, not a claim result: its status must be "claimed" (with a non-empty string token), "in-progress" or "completed".`,
   );
 }
 

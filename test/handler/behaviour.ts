@@ -430,6 +430,8 @@ export function behaviourSuite(kind: AdapterKind): void {
         [{ state: 'claimed', token: 't-1' }, 'status undefined'],
         // The token is missing, which the message's list says.
         [{ status: 'claimed' }, 'status "claimed"'],
+        // An empty token: complete() would refuse it, and the delivery would be handled again after the lease.
+        [{ status: 'claimed', token: '' }, 'status "claimed"'],
         [undefined, 'undefined'],
       ];
       for (const [result, what] of results) {
@@ -444,7 +446,7 @@ export function behaviourSuite(kind: AdapterKind): void {
         expect(r.logs.map(shape)).toEqual([['misconfigured', 'error', 500, 'INVALID_ARGUMENT']]);
         expect(r.logs[0]?.message).toBe(
           `The deduplication store's claim resolved ${what}, not a claim result: ` +
-            'its status must be "claimed" (with a string token), "in-progress" or "completed".',
+            'its status must be "claimed" (with a non-empty string token), "in-progress" or "completed".',
         );
         expect(r.errors).toEqual([['INVALID_ARGUMENT', 500]]);
         expect(r.calls).toEqual([]);
@@ -513,7 +515,7 @@ export function behaviourSuite(kind: AdapterKind): void {
           ]);
           expect(r.logs[1]?.message).toBe(
             `The claim answered 503 landed later; nothing was released: The deduplication store's claim resolved ${what}, ` +
-              'not a claim result: its status must be "claimed" (with a string token), "in-progress" or "completed".',
+              'not a claim result: its status must be "claimed" (with a non-empty string token), "in-progress" or "completed".',
           );
           expect(r.logs[1]?.error).toMatchObject({ code: 'INVALID_ARGUMENT' });
         }
