@@ -87,11 +87,17 @@ export async function importPrivateKey(input: PrivateKeyInput): Promise<CryptoKe
     }
     return hit;
   }
-  if (typeof input !== 'object' || input === null) {
-    throw new PayhookError('INVALID_KEY', 'A private key must be a PEM string, a JSON Web Key or a CryptoKey.');
-  }
+  const notAKey = 'A private key must be a PEM string, a JSON Web Key or a CryptoKey.';
+  if (typeof input !== 'object' || input === null) throw new PayhookError('INVALID_KEY', notAKey);
   if (!isCryptoKey(input)) {
     const jwk = input as RsaJsonWebKey;
+    // An object with no JWK member at all (a node:crypto KeyObject, say) is not told what a JWK lacks.
+    if (jwk.kty === undefined && jwk.n === undefined && jwk.d === undefined) {
+      throw new PayhookError(
+        'INVALID_KEY',
+        `${notAKey} (A node:crypto KeyObject: pass its PEM, key.export({ type: 'pkcs8', format: 'pem' }).)`,
+      );
+    }
     if (jwk.kty !== 'RSA' || typeof jwk.d !== 'string') {
       throw new PayhookError('INVALID_KEY', 'The JSON Web Key must be an RSA private key (kty "RSA" with member "d").');
     }

@@ -151,6 +151,15 @@ describe('signWebhook', () => {
         message: expect.stringContaining('JSON Web Key') as string,
       });
     }
+    // An object with no JWK member (a node:crypto KeyObject) is told what a key may be, and how to pass one.
+    const { KeyObject } = await import('node:crypto');
+    const keyObject = KeyObject.from(
+      await crypto.subtle.importKey('pkcs8', pemBytes(TEST_KEY_PAIR.privateKey) as BufferSource, RS256, true, ['sign']),
+    );
+    await expect(signWebhook(body, { url: URL_, privateKey: keyObject as never })).rejects.toMatchObject({
+      code: 'INVALID_KEY',
+      message: expect.stringContaining('KeyObject: pass its PEM') as string,
+    });
     await expect(signWebhook(body, { url: '/hook' })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
     await expect(signWebhook(body, { url: '' })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
     await expect(signWebhook('[1,2]', { url: URL_ })).rejects.toMatchObject({ code: 'INVALID_BODY' });
