@@ -151,7 +151,9 @@ describe('explainVerificationFailure', () => {
     const dropped = await explainVerificationFailure(received(signed, '/hook'), { ...testKeys, registeredUrl });
     expect(dropped.changes).toEqual([{ part: 'query', received: '', expected: 'token=s3cr%20et&shop=7' }]);
     // The fix's URL hides the query; the change names its parameters, never their values.
-    expect(dropped.fix).toContain("set `webhookUrl: 'https://shop.example.kg/hook?…'`");
+    expect(dropped.fix).toContain(
+      "set `webhookUrl` to 'https://shop.example.kg/hook' with the query the service signed",
+    );
     expect(dropped.message).toContain('signature would verify with query `?token=…&shop=…` (your request has none)');
     expect(dropped.fix).toContain('the query string does not reach payhook');
     // The signed-body variant names its callback URL in the body: no hint needed.
@@ -184,14 +186,25 @@ describe('explainVerificationFailure', () => {
     const dropped = await explainVerificationFailure(received(signed, '/hook'), { ...testKeys, registeredUrl });
     expect(dropped.changes).toEqual([{ part: 'query', received: '', expected: 'token=S3CRET' }]);
     expect(dropped.message).toContain('signature would verify with query `?token=…` (your request has none)');
-    expect(dropped.fix).toContain("set `webhookUrl: 'https://shop.example.kg/hook?…'`");
+    expect(dropped.fix).toContain(
+      "set `webhookUrl` to 'https://shop.example.kg/hook' with the query the service signed",
+    );
     // Signed for another host: the URL to set, its query hidden.
     const elsewhere = await delivery('https://other.example.kg/hook?token=S3CRET');
     const host = await explainVerificationFailure(received(elsewhere, '/hook?token=S3CRET'), {
       ...testKeys,
       webhookUrl: registeredUrl,
     });
-    expect(host.fix).toContain("set `webhookUrl: 'https://other.example.kg/hook?…'`");
+    expect(host.fix).toContain("set `webhookUrl` to 'https://other.example.kg/hook' with the query the service signed");
+    // webhookUrl and the URL signed differ in query values only: said so, not "`?token=…`, but … `?token=…`".
+    const otherValue = await delivery('https://shop.example.kg/hook?token=OTHERVAL');
+    const values = await explainVerificationFailure(received(otherValue, '/hook?token=S3CRET'), {
+      ...testKeys,
+      webhookUrl: registeredUrl,
+      registeredUrl: 'https://shop.example.kg/hook?token=OTHERVAL',
+    });
+    expect(values.fix).toContain('your `webhookUrl` has other values in the query `?token=…` than the service signed');
+    expect(values.fix).not.toContain('but the service signed');
     // Nothing makes it verify: the queries tried are listed by their parameters.
     const tampered = { ...signed, body: signed.body.replace('"amount":100', '"amount":900') };
     const nothing = await explainVerificationFailure(received(tampered, '/hook'), { ...testKeys, registeredUrl });
@@ -246,7 +259,9 @@ describe('explainVerificationFailure', () => {
       { part: 'query', received: '', expected: 'shop=7' },
     ]);
     expect(diagnosis.verifiedCanonical).toBe(signed.canonical);
-    expect(diagnosis.fix).toContain("set `webhookUrl: 'https://shop.example.kg/api/webhooks/payments?…'`");
+    expect(diagnosis.fix).toContain(
+      "set `webhookUrl` to 'https://shop.example.kg/api/webhooks/payments' with the query the service signed",
+    );
   });
 
   it('with webhookUrl set, names the part of it that differs from what was signed', async () => {

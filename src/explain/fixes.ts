@@ -6,7 +6,7 @@
  * @module
  */
 import type { SignedTarget } from '../lib/signed-target.js';
-import { redactQuery, redactUrl } from '../lib/url.js';
+import { redactQuery, redactUrl, splitUrl } from '../lib/url.js';
 import type { Candidates } from './candidates.js';
 import { environmentKeyName, TEST_KEY_NAME } from './keys.js';
 import type { DiagnosisChange } from './types.js';
@@ -140,9 +140,12 @@ export function fixFor(
   );
   if (urlParts.length > 0) {
     const why = urlParts.map((change) =>
-      target.pinned
-        ? `your \`webhookUrl\` has the ${change.part} ${shown(change, 'received')}, but the service signed ${shown(change, 'expected')}`
-        : urlReason(change, target, candidates),
+      !target.pinned
+        ? urlReason(change, target, candidates)
+        : shown(change, 'received') === shown(change, 'expected')
+          ? // A query that differs only in values, which are not printed.
+            `your \`webhookUrl\` has other values in the query ${shown(change, 'received')} than the service signed`
+          : `your \`webhookUrl\` has the ${change.part} ${shown(change, 'received')}, but the service signed ${shown(change, 'expected')}`,
     );
     // Trusting X-Forwarded-Host fixes it when that header holds the signed
     // host; no longer trusting it fixes it when the Host received is the signed one.
@@ -157,10 +160,13 @@ export function fixFor(
           : forwarded && onlyHost === target.received.host
             ? ', or turn `trustForwardedHeaders` off'
             : '';
-    // Its query as `?…`: the change above names the parameters when the query is what differs.
-    fixes.push(
-      `set \`webhookUrl: '${redactUrl(signedUrl)}'\`, the URL the service signed: ${why.join('; ')}${trustSwitch}`,
-    );
+    // Its query values are not printed, so a URL with a query is not offered as a literal to paste.
+    const query = splitUrl(signedUrl).query;
+    const url =
+      query === ''
+        ? `set \`webhookUrl: '${redactUrl(signedUrl)}'\``
+        : `set \`webhookUrl\` to '${redactUrl(signedUrl).slice(0, -2)}' with the query the service signed (${quoteQuery(query)})`;
+    fixes.push(`${url}, the URL the service signed: ${why.join('; ')}${trustSwitch}`);
   }
   for (const change of changes) {
     if (change.part === 'header') {

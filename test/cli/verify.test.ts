@@ -224,7 +224,9 @@ describe('payhook verify', () => {
     const result = await run(['verify', '--request', file, '--key', testKey, '--registered-url', registered]);
     expect(result.code).toBe(1);
     expect(result.stdout).toContain('signature would verify with query `?token=…&shop=…` (your request has none)');
-    expect(result.stdout).toContain("set `webhookUrl: 'https://shop.example.kg/webhooks/payments?…'`");
+    expect(result.stdout).toContain(
+      "set `webhookUrl` to 'https://shop.example.kg/webhooks/payments' with the query the service signed",
+    );
     // Without the hint there is no trace of the query: it says what it tried.
     const blind = await run(['verify', '--request', file, '--key', testKey]);
     expect(blind.code).toBe(1);
