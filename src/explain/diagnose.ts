@@ -122,6 +122,15 @@ async function explain(request: ExplainRequest, options: ExplainOptions): Promis
 
   const triedKeys = usable.map((key) => key.name);
   const counter = { checks: 0 };
+  // A signature no key can verify, whatever was changed: nothing is searched.
+  const unverifiable = (message: string) =>
+    result({
+      code: 'SIGNATURE_MISMATCH',
+      canonical,
+      checks: counter.checks,
+      tried: { hosts: [], paths: [], queries: [], keys: triedKeys },
+      message,
+    });
   const timestamp = checkTimestamp(
     getHeader(headers, 'x-api-timestamp'),
     resolveClock({ now: options.now, toleranceMs: options.toleranceMs }),
@@ -153,14 +162,9 @@ async function explain(request: ExplainRequest, options: ExplainOptions): Promis
   }
 
   if (bytes === null) {
-    return result({
-      code: 'SIGNATURE_MISMATCH',
-      canonical,
-      checks: counter.checks,
-      tried: { hosts: [], paths: [], queries: [], keys: triedKeys },
-      message:
-        'The `signature` header is not base64, so no key can verify it: the header was altered on the way, or the request was not sent by the service.',
-    });
+    return unverifiable(
+      'The `signature` header is not base64, so no key can verify it: the header was altered on the way, or the request was not sent by the service.',
+    );
   }
   // Keys whose modulus fits the signature's length; none: nothing can verify, so nothing is built.
   const fitting = usable.filter((key) => bytes.length === signatureLength(key.imported));
@@ -214,16 +218,11 @@ async function explain(request: ExplainRequest, options: ExplainOptions): Promis
   const keys = `keys ${triedKeys.join(', ') || 'none'}`;
   const also = notes.length > 0 ? `Also: ${notes.join('; ')}. ` : '';
   if (!opens) {
-    return result({
-      code: 'SIGNATURE_MISMATCH',
-      canonical,
-      checks: counter.checks,
-      tried: { hosts: [], paths: [], queries: [], keys: triedKeys },
-      message:
-        'No key tried opens the signature as an RSA signature block, so no change of Host, path, query, header or ' +
+    return unverifiable(
+      'No key tried opens the signature as an RSA signature block, so no change of Host, path, query, header or ' +
         'body makes it verify: the `signature` header was altered on the way (cut short, or its letters changed), or ' +
         `the delivery was signed by a key you do not have. Tried ${keys}. ${also}`.trimEnd(),
-    });
+    );
   }
   // Nothing but the request named a host: the signed one may simply not have been tried.
   const hostUnknown = !candidates.hostKnown && !target.pinned;
