@@ -161,11 +161,11 @@ export function fixFor(
             ? ', or turn `trustForwardedHeaders` off'
             : '';
     // Its query values are not printed, so a URL with a query is not offered as a literal to paste.
-    const query = splitUrl(signedUrl).query;
+    const { query } = splitUrl(signedUrl);
     const url =
       query === ''
         ? `set \`webhookUrl: '${redactUrl(signedUrl)}'\``
-        : `set \`webhookUrl\` to '${redactUrl(signedUrl).slice(0, -2)}' with the query the service signed (${quoteQuery(query)})`;
+        : `set \`webhookUrl\` to '${redactUrl(signedUrl.slice(0, signedUrl.indexOf('?')))}' with the query the service signed (${quoteQuery(query)})`;
     fixes.push(`${url}, the URL the service signed: ${why.join('; ')}${trustSwitch}`);
   }
   for (const change of changes) {

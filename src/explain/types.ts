@@ -131,9 +131,8 @@ export interface VerificationDiagnosis {
   /**
    * What to do, in one sentence or two; `null` when there is nothing to fix.
    * Like `message`, it is written for logs: a URL in it has no user or
-   * password and its query shows as `?…`, a query shows its parameter names
-   * only (`?token=…`); `changes`, `tried` and the canonical strings hold them
-   * as they are.
+   * password, and a query shows its parameter names only (`?token=…`);
+   * `changes`, `tried` and the canonical strings hold them as they are.
    */
   readonly fix: string | null;
   /** A readable summary: the finding, the fix, or what was tried (without query values, as `fix`). */
