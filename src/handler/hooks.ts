@@ -145,7 +145,7 @@ export interface DuplicateDelivery {
  * | `rejected` | warn | refused before `onPayment`: method, body, signature, timestamp or request errors |
  * | `invalid-payload` | error | signed and fresh but not a webhook payhook understands, without `deadLetter` (400) |
  * | `dead-lettered` | warn | such a delivery, handed to `deadLetter` and answered 200 |
- * | `handler-failed` | error | `onPayment` or `deadLetter` threw, or `dedupKey` failed (500; 503 when what `onPayment` threw is a `STORE_UNAVAILABLE` error, such as the PostgreSQL inbox's) |
+ * | `handler-failed` | error | `onPayment` threw, `deadLetter` threw or missed `handlerTimeoutMs`, or `dedupKey` failed (500; 503 when what `onPayment` threw is a `STORE_UNAVAILABLE` error, such as the PostgreSQL inbox's; without a status for the `deadLetter` of a park that came after its 500) |
  * | `handler-timeout` | error | `onPayment` missed `handlerTimeoutMs` (500; the claim is settled when it finishes) |
  * | `late-handler-settled` | warn | a late `onPayment` finished after its 500, and its claim was settled (released, with what it threw in `error`, when it threw) |
  * | `store-unavailable` | error | the store could not claim the delivery (503) |
