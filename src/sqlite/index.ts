@@ -198,7 +198,8 @@ function prepare(database: SqliteDatabaseLike, name: string): Statements {
  * Creates a {@link DedupStore} in a SQLite database: deliveries handled
  * before a restart stay handled after it, with no server to run. It creates
  * its table on the spot (synchronously: SQLite is in-process), or, when
- * another connection holds the file at that moment, at its first call.
+ * another connection holds the file or other code has a transaction open on
+ * this connection at that moment, at its first call.
  *
  * - `claim` is one `INSERT … ON CONFLICT … DO UPDATE … WHERE` the old row
  *   expired `… RETURNING`: atomic, also between several processes sharing the
@@ -278,17 +279,18 @@ export function createSqliteStore(options: SqliteStoreOptions): DedupStore {
   // The table is set up now, so a file that cannot hold it fails at start-up. A file locked at that
   // moment (rollback journal: even reading the schema waits for an EXCLUSIVE lock) is not waited for
   // here, which would stop the event loop: the first call sets up, in attempt(), as it waits for any lock.
+  // Each step is one synchronous run of statements that never opens a
+  // transaction itself, so one open now is someone else's.
+  const inOtherTransaction = (): boolean => database.isTransaction === true || database.inTransaction === true;
+
   let statements: Statements | undefined;
   try {
-    statements = prepare(database, table);
+    // A table made inside a transaction other code holds open would go with its ROLLBACK: set up at the first call.
+    if (!inOtherTransaction()) statements = prepare(database, table);
   } catch (cause) {
     if (!isBusy(cause)) throw unavailable('creating the table', cause);
   }
   const ready = (): Statements => (statements ??= prepare(database, table));
-
-  // Each step is one synchronous run of statements that never opens a
-  // transaction itself, so one open now is someone else's.
-  const inOtherTransaction = (): boolean => database.isTransaction === true || database.inTransaction === true;
 
   /**
    * Runs a synchronous step as a store call: misuse and SQLite errors become

@@ -4,7 +4,8 @@
 // join that transaction, whose ROLLBACK would undo it after it was reported
 // taken. Prints one JSON line: what a claim made during the transaction and a
 // second claim of the same key after its ROLLBACK answered, the rows the file
-// holds, and what a claim answers when the transaction outlasts busyTimeoutMs.
+// holds, what a claim answers when the transaction outlasts busyTimeoutMs, and what a store created inside a
+// transaction that is then rolled back answers to its first claim.
 //   usage: <runtime> shared-transaction.mjs <bundled store module> <database file>
 import { pathToFileURL } from 'node:url';
 
@@ -39,4 +40,13 @@ const outlasted = await createSqliteStore({ database: shared, busyTimeoutMs: 100
   );
 shared.exec('COMMIT');
 
-console.log(JSON.stringify({ first: first.status, second: second.status, rows, outlasted }));
+// A store created while a transaction is open: a table made inside it would go with its ROLLBACK.
+shared.exec('BEGIN');
+const createdInside = createSqliteStore({ database: shared, table: 'made_in_transaction' });
+shared.exec('ROLLBACK');
+const afterRollback = await createdInside.claim('pay_4_DEBIT:SUCCEEDED', { leaseMs: 60_000 }).then(
+  (result) => result.status,
+  (error) => error.code,
+);
+
+console.log(JSON.stringify({ first: first.status, second: second.status, rows, outlasted, afterRollback }));

@@ -100,6 +100,7 @@ for (const runtime of runtimes) {
         second: 'in-progress',
         rows: 1,
         outlasted: 'STORE_UNAVAILABLE',
+        afterRollback: 'claimed',
       });
     });
   });

@@ -179,17 +179,27 @@ describe('createSqliteStore', () => {
     });
 
     it('rejects with STORE_UNAVAILABLE when the connection cannot say (closed)', async () => {
-      const closed = {
+      let isOpen = true;
+      const closing = {
         ...database(),
         get isTransaction(): boolean {
+          if (isOpen) return false;
           throw new Error('database is not open');
         },
       };
-      const store = createSqliteStore({ database: closed });
+      const store = createSqliteStore({ database: closing });
+      isOpen = false;
       await expect(store.claim('k', { leaseMs: 1_000 })).rejects.toMatchObject({
         code: 'STORE_UNAVAILABLE',
         message: expect.stringContaining('database is not open'),
       });
+      // Closed already when the store is made: the table cannot be set up, as the TSDoc says.
+      expect(() => createSqliteStore({ database: closing })).toThrow(
+        expect.objectContaining({
+          code: 'STORE_UNAVAILABLE',
+          message: expect.stringContaining('database is not open'),
+        }),
+      );
     });
   });
 
