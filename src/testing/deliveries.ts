@@ -66,7 +66,8 @@ export interface TestWebhookBody {
 
 /**
  * What {@link createTestWebhook} may change. The keys declared here take
- * their default when they are missing or `undefined`, as options do;
+ * their default when they are missing or `undefined`, as options do (any
+ * other value, `null` too, is sent as given);
  * `variant`, `now` and `webhookUrl` steer the defaults and are not body
  * fields. Every other key is put into the body as given, and a value of
  * `undefined` removes it, to build incomplete bodies (`requestDate:
@@ -177,12 +178,13 @@ export function createTestWebhook(overrides?: TestWebhookOverrides): TestWebhook
       'The "now" option must be a finite number of milliseconds or a valid Date.',
     );
   }
-  const tx = transactionId ?? uuid();
-  const total = amount ?? 100;
+  // Only undefined takes the default: anything else, null too, is sent as given (a body to test a refusal with).
+  const tx = transactionId === undefined ? uuid() : transactionId;
+  const total = amount === undefined ? 100 : amount;
   const body: TestWebhookBody = {
-    id: id ?? `${tx}_${variant === 'credit' ? 'CREDIT' : 'DEBIT'}`,
+    id: id === undefined ? `${tx}_${variant === 'credit' ? 'CREDIT' : 'DEBIT'}` : id,
     transactionId: tx,
-    status: status ?? 'SUCCEEDED',
+    status: status === undefined ? 'SUCCEEDED' : status,
     amount: total,
     fields: { amount: total, paymentId: uuid() },
     requestDate: Math.round(now) - 4_000,

@@ -37,9 +37,9 @@ export type WebhookFieldValue = string | number | boolean | null;
  */
 export interface KnownWebhookFields {
   /**
-   * Amount captured on the payment form, as a number. Numeric text (`"100"`,
-   * as a copy of the service's documentation shows it) is read as its number;
-   * `webhook.raw.fields.amount` keeps the text. Left out when it is neither.
+   * Amount captured on the payment form, as a number. Numeric text (`"100"`)
+   * is read as its number; `webhook.raw.fields.amount` keeps the text. Left
+   * out when it is neither.
    */
   readonly amount?: number;
   /** The PaymentId you passed to `POST /v1/payment`: usually your order id (see `orderReference`). */

@@ -109,6 +109,17 @@ describe('createTestWebhook', () => {
     expect(noStatus).toHaveProperty('transactionId');
   });
 
+  it('sends null for a declared key as given, never as the default', () => {
+    // JavaScript (or a cast) can pass null: a body to test that a null status is refused, not a SUCCEEDED one.
+    const body = createTestWebhook({
+      status: null,
+      amount: null,
+      transactionId: null,
+      id: null,
+    } as unknown as TestWebhookOverrides);
+    expect(body).toMatchObject({ status: null, amount: null, transactionId: null, id: null, fields: { amount: null } });
+  });
+
   it('puts the given webhookUrl into the web and signed-body bodies, never as a body field', () => {
     const webhookUrl = 'https://pay.example.kg/hooks/payments?shop=1';
     const web = createTestWebhook({ variant: 'web', webhookUrl });
