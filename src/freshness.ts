@@ -86,7 +86,9 @@ export function checkTimestamp(
       `The delivery is ${skewMs > 0 ? `${skewMs} ms old` : `${-skewMs} ms in the future`}; the window is ${toleranceMs} ms.` +
       // A sender that writes seconds instead of milliseconds is a common
       // mistake: say so rather than report a delivery 55 years old.
-      (Math.abs(now - value * 1000) <= toleranceMs ? ' It looks like seconds, not milliseconds.' : ''),
+      (Math.abs(now - value * 1000) <= toleranceMs
+        ? ' It looks like seconds, not milliseconds.'
+        : " Every delivery so? Check this server's clock."),
     timestamp: value,
     skewMs,
   };
