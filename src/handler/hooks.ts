@@ -97,10 +97,10 @@ export interface PaymentContext {
 export interface WebhookHandlerError {
   readonly code: PayhookErrorCode;
   /**
-   * What happened. For `SIGNATURE_MISMATCH` it ends with what the signature was checked against, from your
+   * What happened. For `SIGNATURE_MISMATCH` it goes on with what the signature was checked against, from your
    * options (`Checked with the service's production key, for https://shop.example.kg/webhooks/payments.`, a
-   * query shown as `?…`, a user and password left out); the answer the sender gets does not carry that sentence.
-   * The log line says the same.
+   * query shown as `?…`, a user and password left out), and where to find out why; the answer the sender gets
+   * carries neither. The log line says the same.
    */
   readonly message: string;
   /** The HTTP status the service was answered (or 200 for after-answer failures). */

@@ -132,13 +132,15 @@ describe('the line for a signature that does not verify', () => {
   }
 
   const MISMATCH = /^The signature does not verify: .*another environment\.$/;
+  // Where the log line sends a merchant to find out why.
+  const WHY = ' Why it fails: docs/troubleshooting.md (payhook verify, explainSignatureMismatch).';
 
   it('names the keys and the URL checked in the log and onError, never in the answer', async () => {
     const { status, answer, messages } = await refusal();
     expect(status).toBe(401);
     expect(answer.code).toBe('SIGNATURE_MISMATCH');
     expect(answer.message).toMatch(MISMATCH);
-    const said = `${answer.message!} Checked with your publicKeys, for ${WEBHOOK_URL}.`;
+    const said = `${answer.message!} Checked with your publicKeys, for ${WEBHOOK_URL}.${WHY}`;
     expect(messages.sort()).toEqual([`log ${said}`, `onError ${said}`]);
   });
 
@@ -155,7 +157,7 @@ describe('the line for a signature that does not verify', () => {
       expect(status).toBe(401);
       const line = messages.find((message) => message.startsWith('log '));
       expect(line).toMatch(
-        /Checked with the service's production key and the service's beta key, for https:\/\/shop\.example\.kg\/webhooks\/payments\?…\.$/,
+        /Checked with the service's production key and the service's beta key, for https:\/\/shop\.example\.kg\/webhooks\/payments\?…\. Why it fails: /,
       );
       expect(messages.join('\n')).not.toMatch(/s3cret|t0ken|shop=|9f86d/);
     }
@@ -164,13 +166,16 @@ describe('the line for a signature that does not verify', () => {
   it('names each environment once, and no publicKeys when the list is empty', async () => {
     const { messages } = await refusal({ environment: ['beta', 'beta'], publicKeys: [], webhookUrl: WEBHOOK_URL });
     expect(messages.find((message) => message.startsWith('log '))).toMatch(
-      /Checked with the service's beta key, for https:\/\/shop\.example\.kg\/webhooks\/payments\.$/,
+      /Checked with the service's beta key, for https:\/\/shop\.example\.kg\/webhooks\/payments\. Why it fails: /,
     );
   });
 
   it('says how the URL is chosen for a list, a function and allowAnyHost (with forwarded headers trusted or not)', async () => {
     const checked = async (options: Checked) =>
-      (await refusal(options)).messages.find((message) => message.startsWith('log '))?.replace(/^.*Checked/, 'Checked');
+      (await refusal(options)).messages
+        .find((message) => message.startsWith('log ') && message.endsWith(WHY))
+        ?.replace(/^.*Checked/, 'Checked')
+        .slice(0, -WHY.length);
     expect(await checked({ publicKeys: PUBLIC_KEY, webhookUrl: [WEBHOOK_URL, 'https://shop.example.kg/other'] })).toBe(
       'Checked with your publicKeys, for the URL your webhookUrl list or function picks.',
     );
