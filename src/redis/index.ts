@@ -59,7 +59,9 @@ export interface NodeRedisLike {
  * import { createCluster } from 'redis';
  * import type { NodeRedisClusterLike } from 'payhook/redis';
  *
- * const cluster: NodeRedisClusterLike = await createCluster({ rootNodes: [{ url: process.env.REDIS_URL }] }).connect();
+ * const cluster = createCluster({ rootNodes: [{ url: process.env.REDIS_URL }] });
+ * await cluster.connect(); // v4 resolves nothing, v5 the cluster: pass the cluster itself
+ * const client: NodeRedisClusterLike = cluster;
  * ```
  */
 export interface NodeRedisClusterLike {
