@@ -2,10 +2,12 @@
 // The runtime-neutral build must not lean on Node: starting from each
 // runtime-neutral entry of dist/ (ESM and CJS) and following its relative
 // imports into the shared chunks, no file may import or require a `node:`
-// module (or a bare Node built-in), nor reference the `Buffer` or `process`
-// globals. Parsed with the TypeScript compiler, so words inside strings and
-// comments ("process", "Buffer") do not count; property names (`x.process`)
-// do not either.
+// module (or a bare Node built-in) or a module named only at run time, nor
+// reference a Node-only global (`Buffer`, `process`, `global`, `setImmediate`,
+// `clearImmediate`, `__dirname`, `__filename`), also as a property of
+// `globalThis`. Parsed with the TypeScript compiler, so words inside strings
+// and comments ("process", "Buffer") do not count; property names of other
+// objects (`x.process`) do not either.
 //
 // payhook/node and the CLI are Node-only by design and are not scanned.
 // Usage: node scripts/check-core-build.mjs [dist directory]
@@ -18,7 +20,15 @@ import ts from 'typescript';
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = resolve(process.argv[2] ?? join(root, 'dist'));
 const ENTRIES = ['index', 'web', 'redis', 'postgres', 'cloudflare', 'sqlite', 'testing', 'explain'];
-const FORBIDDEN_GLOBALS = new Set(['Buffer', 'process']);
+const FORBIDDEN_GLOBALS = new Set([
+  'Buffer',
+  'process',
+  'global',
+  'setImmediate',
+  'clearImmediate',
+  '__dirname',
+  '__filename',
+]);
 const builtins = new Set(builtinModules);
 
 function isNodeModule(specifier) {
@@ -59,11 +69,25 @@ function scan(file) {
       ts.isStringLiteral(node.moduleSpecifier)
     ) {
       specifier(node, node.moduleSpecifier.text);
-    } else if (ts.isCallExpression(node) && node.arguments.length > 0 && ts.isStringLiteralLike(node.arguments[0])) {
+    } else if (ts.isCallExpression(node) && node.arguments.length > 0) {
       const callee = node.expression;
       if (callee.kind === ts.SyntaxKind.ImportKeyword || (ts.isIdentifier(callee) && callee.text === 'require')) {
-        specifier(node, node.arguments[0].text);
+        const [argument] = node.arguments;
+        if (ts.isStringLiteralLike(argument)) specifier(node, argument.text);
+        else problems.push(`${where(node)} loads a module named at run time`);
       }
+    } else if (
+      (ts.isPropertyAccessExpression(node) || ts.isElementAccessExpression(node)) &&
+      ts.isIdentifier(node.expression) &&
+      node.expression.text === 'globalThis'
+    ) {
+      const name = ts.isPropertyAccessExpression(node)
+        ? node.name.text
+        : ts.isStringLiteralLike(node.argumentExpression)
+          ? node.argumentExpression.text
+          : undefined;
+      if (name !== undefined && FORBIDDEN_GLOBALS.has(name))
+        problems.push(`${where(node)} references globalThis.${name}`);
     } else if (ts.isIdentifier(node) && FORBIDDEN_GLOBALS.has(node.text) && isReference(node)) {
       problems.push(`${where(node)} references ${node.text}`);
     }
@@ -97,6 +121,6 @@ const files = [...seen].map((file) => relative(dist, file)).sort();
 console.log(`check-core-build: scanned ${files.length} files (${files.join(', ')})`);
 for (const problem of problems) console.log(`FAIL ${problem}`);
 console.log(
-  `check-core-build: ${problems.length === 0 ? 'no node: import, no Buffer, no process' : `${problems.length} problem(s)`}`,
+  `check-core-build: ${problems.length === 0 ? 'no node: import, no Node global' : `${problems.length} problem(s)`}`,
 );
 process.exit(problems.length === 0 ? 0 : 1);

@@ -52,7 +52,7 @@ describe('check-core-build', () => {
       'chunk-a.js': 'export const x = globalThis.crypto.subtle ? "ok" : "";',
     });
     const { code, output } = scan(dir);
-    expect(output).toContain('no node: import, no Buffer, no process');
+    expect(output).toContain('no node: import, no Node global');
     expect(output).toContain('chunk-a.js');
     expect(code).toBe(0);
   });
@@ -71,6 +71,30 @@ describe('check-core-build', () => {
     expect(output).toMatch(/chunk-b\.js:3:\d+ loads the Node module "crypto"/);
     expect(output).toMatch(/index\.cjs:1:\d+ loads the Node module "node:util"/);
     expect(output.match(/index\.cjs:2:\d+ references process/g)).toHaveLength(2);
+  });
+
+  it('reports the other Node globals, also through globalThis, and a module named at run time', () => {
+    const dir = fakeDist({
+      'web.js': [
+        'setImmediate(() => {});',
+        'export const d = __dirname + __filename;',
+        'global.Buffer = 1;',
+        'export const env = globalThis.process.env;',
+        'export const b = globalThis["Buffer"];',
+        'const name = "fs"; await import(name);',
+        'export const ok = globalThis.crypto;',
+      ].join('\n'),
+    });
+    const { code, output } = scan(dir);
+    expect(code).toBe(1);
+    expect(output).toMatch(/web\.js:1:\d+ references setImmediate/);
+    expect(output).toMatch(/web\.js:2:\d+ references __dirname/);
+    expect(output).toMatch(/web\.js:2:\d+ references __filename/);
+    expect(output).toMatch(/web\.js:3:\d+ references global\b/);
+    expect(output).toMatch(/web\.js:4:\d+ references globalThis\.process/);
+    expect(output).toMatch(/web\.js:5:\d+ references globalThis\.Buffer/);
+    expect(output).toMatch(/web\.js:6:\d+ loads a module named at run time/);
+    expect(output).not.toMatch(/web\.js:7/);
   });
 
   it('fails when an entry is missing', () => {
