@@ -197,7 +197,7 @@ export function createPostgresInbox(options: PostgresInboxOptions): PostgresInbo
     if (row === undefined) return { outcome: 'idle' };
     const delivery: InboxDelivery = {
       id: String(row['id']),
-      deliveryId: String(row['delivery_id']),
+      deliveryId: String(row['delivery']),
       status: String(row['status']),
       attempt: Number(row['attempts']) + 1,
     };
@@ -239,7 +239,7 @@ export function createPostgresInbox(options: PostgresInboxOptions): PostgresInbo
 
   async function stats(): Promise<InboxStats> {
     const [row] = await guarded('stats', () => run(sql.stats));
-    const oldest = row?.['oldest_pending_ms'];
+    const oldest = row?.['oldest'];
     return {
       pending: Number(row?.['pending'] ?? 0),
       retrying: Number(row?.['retrying'] ?? 0),

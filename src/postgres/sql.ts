@@ -3,7 +3,10 @@
  * table names it touches, so all of them can be read (and snapshot-tested)
  * in one place. Table names reach here only after `checkTable` has accepted
  * them as plain identifiers; values always travel as parameters, as text
- * cast in the statement itself so both drivers send them alike.
+ * cast in the statement itself so both drivers send them alike. Every column
+ * payhook reads back is named by one lower-case word (`AS oldest`), which a
+ * column-name transform of the merchant's client (postgres.js's
+ * `postgres.camel` or `kebab`) leaves as it is.
  *
  * @module
  */
@@ -129,7 +132,7 @@ export function inboxSql(table: string) {
   return {
     enqueue: `INSERT INTO ${table} (delivery_id, status, body) VALUES ($1::text, $2::text, $3::text::json)
 ON CONFLICT (delivery_id, status) DO NOTHING`,
-    take: `SELECT id::text AS id, delivery_id, status, body::text AS body, attempts FROM ${table}
+    take: `SELECT id::text AS id, delivery_id AS delivery, status, body::text AS body, attempts FROM ${table}
 WHERE state = 'pending' AND next_attempt_at <= clock_timestamp()
 ORDER BY next_attempt_at, id LIMIT 1 FOR UPDATE SKIP LOCKED`,
     done: `UPDATE ${table} SET state = 'done', attempts = attempts + 1, done_at = clock_timestamp()
@@ -147,7 +150,7 @@ WHERE id = $1::bigint RETURNING state`,
   count(*) FILTER (WHERE state = 'parked')::int AS parked,
   count(*) FILTER (WHERE state = 'done')::int AS done,
   (extract(epoch FROM clock_timestamp() - min(received_at) FILTER (WHERE state = 'pending')) * 1000)::float8
-    AS oldest_pending_ms
+    AS oldest
 FROM ${table}`,
     retryFailed: `UPDATE ${table} SET state = 'pending', attempts = 0, next_attempt_at = clock_timestamp()
 WHERE state = 'failed' RETURNING 1`,

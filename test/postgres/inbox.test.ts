@@ -6,7 +6,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { park } from '../../src/park.js';
 import { parseWebhook } from '../../src/webhook/parse.js';
 import type { PaymentWebhook } from '../../src/webhook/types.js';
-import { createPostgresInbox, type PostgresInbox } from '../../src/postgres/index.js';
+import {
+  createPostgresInbox,
+  createPostgresStore,
+  type InboxDelivery,
+  type PostgresInbox,
+} from '../../src/postgres/index.js';
 import { startPostgresServer, type PostgresServer } from '../helpers/postgres-server.js';
 import { webhookBody } from '../helpers/sign.js';
 
@@ -452,6 +457,36 @@ describe('createPostgresInbox misuse and outages', () => {
     expect(Date.now() - before).toBeLessThan(2_000);
     // Its transaction was rolled back with the dropped connection: the row is free and pending again.
     await expect.poll(() => inbox.processNext(async () => {}), { timeout: 5_000 }).toBe('done');
+  });
+
+  it('reads its columns through a postgres.js client that renames them (transform: postgres.camel or kebab)', async () => {
+    for (const [name, transform] of [
+      ['camel', postgres.camel],
+      ['kebab', postgres.kebab],
+    ] as const) {
+      const renaming = postgres(server.url, { max: 4, onnotice: () => {}, transform });
+      try {
+        const inbox = createPostgresInbox({ client: renaming, table: `inbox_${name}`, autoMigrate: true });
+        const paid = webhook();
+        await inbox.enqueue(paid);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        const stats = await inbox.stats();
+        expect(stats).toMatchObject({ pending: 1, done: 0 });
+        expect(stats.oldestPendingMs).toBeGreaterThanOrEqual(40);
+        expect((await inbox.health()).oldestPendingMs).toBeGreaterThanOrEqual(40);
+        const deliveries: InboxDelivery[] = [];
+        expect(await inbox.processNext((_, __, delivery) => void deliveries.push(delivery))).toBe('done');
+        expect(deliveries).toEqual([{ id: expect.any(String), deliveryId: paid.id, status: 'SUCCEEDED', attempt: 1 }]);
+        const store = createPostgresStore({ client: renaming, table: `dedup_${name}`, autoMigrate: true });
+        const claim = await store.claim('tx-renamed', { leaseMs: 60_000 });
+        expect((await store.claim('tx-renamed', { leaseMs: 60_000 })).status).toBe('in-progress');
+        if (claim.status !== 'claimed') throw new Error('unreachable');
+        await store.complete('tx-renamed', claim.token, { retentionMs: 60_000 });
+        expect((await store.claim('tx-renamed', { leaseMs: 60_000 })).status).toBe('completed');
+      } finally {
+        await renaming.end();
+      }
+    }
   });
 
   it('names the fix when the table was never migrated, and never calls it an outage', async () => {
