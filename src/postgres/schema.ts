@@ -1,6 +1,7 @@
 /**
  * The versioned schema of a store or inbox table: `migrate()` applies the
- * ordered steps from the version recorded in `payhook_schema`, in one
+ * ordered steps from the version recorded in `payhook_schema` (from the
+ * first when the table itself is missing), in one
  * transaction under an advisory lock (so any number of processes may run it
  * at once), and `ready()` checks at first use that the table is at the
  * version this payhook needs, failing with the fix when it is not.
@@ -60,7 +61,7 @@ export function schemaFor(options: SchemaOptions): Schema {
       await transact(async (tx) => {
         await tx.run(MIGRATION_LOCK);
         await tx.run(versionSql.create(versions));
-        const [row] = await tx.run(versionSql.read(versions), [name]);
+        const [row] = await tx.run(versionSql.read(versions), [name, table]);
         const recorded = Number(row?.['version'] ?? 0);
         if (recorded > current) throw newer(recorded);
         if (recorded === current) return;
@@ -105,7 +106,7 @@ export function schemaFor(options: SchemaOptions): Schema {
   async function check(): Promise<void> {
     let recorded = 0;
     try {
-      const [row] = await run(versionSql.read(versions), [name]);
+      const [row] = await run(versionSql.read(versions), [name, table]);
       recorded = Number(row?.['version'] ?? 0);
     } catch (error) {
       // No version table: nothing was migrated in this schema yet.
@@ -118,7 +119,7 @@ export function schemaFor(options: SchemaOptions): Schema {
       if (options.autoMigrate) return apply();
       const found =
         recorded === 0
-          ? 'is not set up (no payhook schema version is recorded)'
+          ? 'is not set up (the table, or the record of its payhook schema version, is missing)'
           : `is at payhook schema version ${recorded}`;
       throw misuse(`PostgreSQL table ${table} ${found}; this payhook needs version ${current}. ${fix}`);
     }

@@ -38,10 +38,12 @@ export const versionSql = {
    * The version recorded for a table, however its name was spelled: payhook
    * records the name folded to lower case, as PostgreSQL folds an unquoted
    * one, and before that recorded it as given (`COLLATE "C"` folds ASCII only,
-   * whatever the database's locale).
+   * whatever the database's locale). None (null) while the table itself
+   * (`$2`) is missing: a record outlives a `DROP TABLE` or a partial restore.
    */
   read: (versions: string) =>
-    `SELECT max(version) AS version FROM ${versions} WHERE lower(name COLLATE "C") = $1::text`,
+    `SELECT CASE WHEN to_regclass($2::text) IS NOT NULL THEN max(version) END AS version
+FROM ${versions} WHERE lower(name COLLATE "C") = $1::text`,
   record: (versions: string) => `INSERT INTO ${versions} (name, version) VALUES ($1::text, $2::int)
 ON CONFLICT (name) DO UPDATE SET version = excluded.version, migrated_at = clock_timestamp()`,
 };

@@ -503,6 +503,26 @@ describe('createPostgresInbox misuse and outages', () => {
     expect(await inbox.stats()).toMatchObject({ pending: 1 });
   });
 
+  it('migrates again a table dropped after its version was recorded (a reset, a partial restore)', async () => {
+    for (const [driver, db] of [
+      ['pg', pool],
+      ['postgres.js', sql],
+    ] as const) {
+      const table = `inbox_dropped_${driver === 'pg' ? 'pg' : 'js'}`;
+      await createPostgresInbox({ client: db, table }).migrate();
+      await pool.query(`DROP TABLE ${table}`);
+      await expect(createPostgresInbox({ client: db, table }).check()).rejects.toMatchObject({
+        code: 'INVALID_ARGUMENT',
+        message: expect.stringMatching(/is not set up .*inbox\.migrate\(\)/),
+      });
+      const inbox = createPostgresInbox({ client: db, table });
+      await inbox.migrate();
+      await inbox.enqueue(webhook());
+      expect(await inbox.processNext(() => park('dropped'))).toBe('parked');
+      expect(await inbox.stats()).toMatchObject({ pending: 0, parked: 1 });
+    }
+  });
+
   it('names a reserved key word as the table (order, user.…) as a configuration error, not an outage', async () => {
     for (const table of ['order', 'user.payhook_inbox']) {
       const inbox = createPostgresInbox({ client: pool, table });

@@ -85,6 +85,29 @@ describe('createPostgresStore', () => {
     expect((await pool.query("SELECT to_regclass('raced') IS NOT NULL AS made")).rows).toEqual([{ made: true }]);
   });
 
+  it('migrates again a table dropped after its version was recorded (a reset, a partial restore)', async () => {
+    for (const [driver, db] of [
+      ['pg', pool],
+      ['postgres.js', sql],
+    ] as const) {
+      const table = `dropped_${driver === 'pg' ? 'pg' : 'js'}`;
+      await createPostgresStore({ client: db, table }).migrate();
+      await pool.query(`DROP TABLE ${table}`);
+      // A process started now is told at once, rather than at its first claim.
+      await expect(createPostgresStore({ client: db, table }).check()).rejects.toMatchObject({
+        code: 'INVALID_ARGUMENT',
+        message: expect.stringMatching(/is not set up .*store\.migrate\(\)/),
+      });
+      const store = createPostgresStore({ client: db, table });
+      await store.migrate();
+      expect((await store.claim('k', { leaseMs: 1000 })).status).toBe('claimed');
+      // autoMigrate re-creates it too.
+      await pool.query(`DROP TABLE ${table}`);
+      const auto = createPostgresStore({ client: db, table, autoMigrate: true });
+      expect((await auto.claim('k', { leaseMs: 1000 })).status).toBe('claimed');
+    }
+  });
+
   it('exposes its DDL, which creates a working table when run by hand', async () => {
     const store = createPostgresStore({ client: pool, table: 'public.by_hand' });
     expect(store.schema).toContain('CREATE TABLE IF NOT EXISTS public.by_hand');
