@@ -12,7 +12,7 @@ import { PayhookError } from '../errors.js';
 import { describeError, misuse } from '../lib/misuse.js';
 import { migrationTransactor, runnerFor } from './client.js';
 import { fault, sqlState } from './faults.js';
-import { MIGRATION_LOCK, versionSql, versionTableOf } from './sql.js';
+import { MIGRATION_LOCK, MIGRATION_QUIET, versionSql, versionTableOf } from './sql.js';
 
 /** The fix a statement names when the table is missing or a privilege is: `kind` is the variable in it. */
 export const tableFix = (kind: SchemaOptions['kind']): string =>
@@ -59,6 +59,7 @@ export function schemaFor(options: SchemaOptions): Schema {
   async function apply(): Promise<void> {
     try {
       await transact(async (tx) => {
+        await tx.run(MIGRATION_QUIET);
         await tx.run(MIGRATION_LOCK);
         await tx.run(versionSql.create(versions));
         const [row] = await tx.run(versionSql.read(versions), [name, table]);

@@ -28,6 +28,13 @@ function flat(table: string): string {
  */
 export const MIGRATION_LOCK = `SELECT pg_advisory_xact_lock(hashtext('payhook schema migration'))`;
 
+/**
+ * Keeps a migration's `IF NOT EXISTS` from sending a notice ("relation …
+ * already exists, skipping") at every start, which postgres.js prints by
+ * default: for the migration's transaction only.
+ */
+export const MIGRATION_QUIET = 'SET LOCAL client_min_messages = warning';
+
 export const versionSql = {
   create: (versions: string) => `CREATE TABLE IF NOT EXISTS ${versions} (
   name text PRIMARY KEY,

@@ -523,6 +523,22 @@ describe('createPostgresInbox misuse and outages', () => {
     }
   });
 
+  it('migrates without a notice, the second time too (postgres.js prints notices by default)', async () => {
+    const notices: unknown[] = [];
+    const heard = postgres(server.url, { max: 2, onnotice: (notice) => void notices.push(notice) });
+    try {
+      for (let start = 0; start < 2; start++) {
+        await createPostgresStore({ client: heard, table: 'dedup_quiet' }).migrate();
+        await createPostgresInbox({ client: heard, table: 'inbox_quiet' }).migrate();
+      }
+      // The same statements outside the migration do send one (the test would otherwise prove nothing).
+      await heard.unsafe('CREATE TABLE IF NOT EXISTS dedup_quiet (key text)');
+      expect(notices).toEqual([expect.objectContaining({ message: expect.stringContaining('already exists') })]);
+    } finally {
+      await heard.end();
+    }
+  });
+
   it('names a reserved key word as the table (order, user.…) as a configuration error, not an outage', async () => {
     for (const table of ['order', 'user.payhook_inbox']) {
       const inbox = createPostgresInbox({ client: pool, table });

@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   MIGRATION_LOCK,
+  MIGRATION_QUIET,
   controlSql,
   inboxSql,
   inboxSteps,
@@ -28,6 +29,7 @@ describe('payhook SQL', () => {
     expect(versionTableOf('shop.payment_inbox')).toBe('shop.payhook_schema');
     expect({
       lock: MIGRATION_LOCK,
+      quiet: MIGRATION_QUIET,
       create: versionSql.create('shop.payhook_schema'),
       read: versionSql.read('shop.payhook_schema'),
       record: versionSql.record('shop.payhook_schema'),
