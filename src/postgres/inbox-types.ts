@@ -211,8 +211,9 @@ export interface InboxProcessOptions extends InboxRetryOptions {
    */
   concurrency?: number;
   /**
-   * How long a loop waits when nothing is due (or the database failed) before
-   * it looks again.
+   * How long a loop waits when nothing is due before it looks again. After
+   * the database failed it waits its back-off instead (from 250 ms, doubling
+   * up to `maxBackoffMs`).
    * @defaultValue `1000`
    */
   pollIntervalMs?: number;
