@@ -639,6 +639,40 @@ describe('an unknown host', () => {
     expect(diagnosis.changes).toEqual([{ part: 'host', received: 'www.shop.example.kg', expected: 'shop.example.kg' }]);
   });
 
+  it('names a pinned webhookUrl that is not the registered URL first when nothing verifies, and finds it given that URL', async () => {
+    // Registered (and signed) with www., or at a path no prefix guess reaches; the receiver pins another URL.
+    for (const registered of [
+      'https://www.shop.example.kg/webhooks/payments',
+      'https://shop.example.kg/hooks/finik-cb',
+    ]) {
+      const signed = await delivery(registered);
+      const request = received(signed, '/webhooks/payments', { host: '127.0.0.1:3000' });
+      const pinned = { ...testKeys, webhookUrl: 'https://shop.example.kg/webhooks/payments' };
+      const diagnosis = await explainVerificationFailure(request, pinned);
+      expect(diagnosis.changes, registered).toEqual([]);
+      const advice =
+        '`webhookUrl` is likely not the URL registered with the service: compare the two, or give the URL registered with the service (`registeredUrl`, or `payhook verify --registered-url <url>`) so that it is tried';
+      expect(diagnosis.fix, registered).toBe(advice);
+      // Named before the body, header and key causes.
+      expect(diagnosis.message, registered).toContain(`${advice}. Remaining causes: the body was changed`);
+      const given = await explainVerificationFailure(request, { ...pinned, registeredUrl: registered });
+      expect(given.verifiedCanonical, registered).toBe(signed.canonical);
+    }
+  });
+
+  it('does not name the pinned webhookUrl once the registered URL given was tried (the body was tampered)', async () => {
+    const signed = await delivery('https://shop.example.kg/webhooks/payments');
+    const tampered = { ...signed, body: signed.body.replace('"amount":100', '"amount":1000') };
+    const diagnosis = await explainVerificationFailure(tampered, {
+      ...testKeys,
+      webhookUrl: 'https://shop.example.kg/webhooks/payments',
+      registeredUrl: 'https://shop.example.kg/webhooks/payments',
+    });
+    expect(diagnosis.changes).toEqual([]);
+    expect(diagnosis.message).not.toContain('registered with the service');
+    expect(diagnosis.fix).toBeNull();
+  });
+
   it('asks for it when there is no Host at all', async () => {
     const signed = await delivery('https://shop.example.kg/webhooks/payments');
     const { host: _host, ...hostless } = signed.headers;

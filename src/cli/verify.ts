@@ -22,7 +22,8 @@ causes (a rewritten Host, a stripped path prefix, a dropped or added query
 string, an x-api-* header added by a proxy, the other environment's key,
 payhook's own test key) and names the one that makes the signature verify,
 with the fix. When nothing names the signed host (Host rewritten with no
-X-Forwarded-Host), give --registered-url.
+X-Forwarded-Host), or nothing verifies with your webhookUrl (it may not be
+the URL registered with the service), give --registered-url.
 
 The request file is JSON { "method", "url", "headers", "body" } (like an
 entry's "request" in the conformance vectors; a whole entry works too), or

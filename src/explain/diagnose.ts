@@ -169,7 +169,8 @@ async function explain(request: ExplainRequest, options: ExplainOptions): Promis
   // Keys whose modulus fits the signature's length; none: nothing can verify, so nothing is built.
   const fitting = usable.filter((key) => bytes.length === signatureLength(key.imported));
   // The registered URL the caller names wins over webhookUrl, which may be the very thing that is wrong.
-  const hint = hintFrom(options.registeredUrl) ?? target.registered ?? hintFrom(registeredUrlInBody(body));
+  const given = hintFrom(options.registeredUrl);
+  const hint = given ?? target.registered ?? hintFrom(registeredUrlInBody(body));
   const candidates = candidatesFor(target, hint);
   const tried = {
     hosts: candidates.hosts,
@@ -224,22 +225,29 @@ async function explain(request: ExplainRequest, options: ExplainOptions): Promis
         `the delivery was signed by a key you do not have. Tried ${keys}. ${also}`.trimEnd(),
     );
   }
-  // Nothing but the request named a host: the signed one may simply not have been tried.
-  const hostUnknown = !candidates.hostKnown && !target.pinned;
+  // What may not have been tried is the URL the service signed: nothing but the request named a host, or a pinned
+  // webhookUrl is not the registered URL (the README's first going-live check). Only that URL shows it.
+  const urlAdvice = target.pinned
+    ? given === undefined
+      ? `\`webhookUrl\` is likely not the URL registered with the service: compare the two, or ${REGISTERED_URL_ADVICE}`
+      : null
+    : candidates.hostKnown
+      ? null
+      : REGISTERED_URL_ADVICE;
   const { droppable } = candidates;
   return result({
     code: 'SIGNATURE_MISMATCH',
     canonical,
     checks: counter.checks,
     tried,
-    fix: hostUnknown ? REGISTERED_URL_ADVICE : null,
+    fix: urlAdvice,
     message:
       `No likely cause makes the signature verify. Tried hosts ${tried.hosts.map(quote).join(', ')}; ` +
       `paths ${tried.paths.map(quote).join(', ')}; queries ${candidates.queries.map(quoteQuery).join(', ')}; ` +
       `${keys}${droppable.length > 0 ? `; without ${droppable.join(', ')}` : ''}. ${also}` +
-      (hostUnknown
-        ? `Only the request named a host, so the one the service signed may not have been tried (if a proxy rewrote Host without X-Forwarded-Host): ${REGISTERED_URL_ADVICE}. `
-        : '') +
+      (urlAdvice === null
+        ? ''
+        : `${target.pinned ? '' : 'Only the request named a host, so the one the service signed may not have been tried (if a proxy rewrote Host without X-Forwarded-Host): '}${urlAdvice}. `) +
       'Remaining causes: the body was changed after signing (a middleware that rewrote it), an x-api-* header (x-api-timestamp included) was changed or dropped on the way (a proxy), or the delivery was signed by a key you do not have.',
   });
 }
@@ -256,7 +264,9 @@ async function explain(request: ExplainRequest, options: ExplainOptions): Promis
  * environment's key and payhook's published test key (`payhook-test`) —
  * and names the change that makes the signature verify, with the fix. Where
  * nothing matches, it says what was tried; when nothing but the request
- * itself names a host, it asks for the registered URL (`registeredUrl`).
+ * itself names a host, or when `webhookUrl` is set (it may not be the URL
+ * registered with the service), it asks for the registered URL
+ * (`registeredUrl`).
  *
  * It starts from the very target `verifyWebhook` checks (the same module
  * decides host, path and query from `webhookUrl`, `trustForwardedHeaders`

@@ -25,9 +25,9 @@ export function quoteQuery(query: string): string {
   return quote(query === '' ? '' : `?${redactQuery(query)}`);
 }
 
-/** What to do when the host the service signed cannot be known from the request. */
+/** What to do when the URL the service signed may not have been tried: its host not known, or webhookUrl wrong. */
 export const REGISTERED_URL_ADVICE =
-  'give the URL registered with the service (`registeredUrl`, or `payhook verify --registered-url <url>`) so that its host is tried';
+  'give the URL registered with the service (`registeredUrl`, or `payhook verify --registered-url <url>`) so that it is tried';
 
 /**
  * payhook/node verifies `req.originalUrl`, so a prefix or query lost before it is a proxy's doing; a router's only

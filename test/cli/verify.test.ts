@@ -307,6 +307,33 @@ describe('payhook verify', () => {
     expect(found.stdout).toContain('signature would verify with Host `shop.example.kg`');
   });
 
+  it('names a webhookUrl that is not the registered URL when nothing verifies with it, and finds it with --registered-url', async () => {
+    // The merchant registered www.; the receiver pins the bare host, and the capture recorded that webhookUrl.
+    const registered = 'https://www.shop.example.kg/webhooks/payments';
+    const signed = await sign(registered);
+    const file = await capture({
+      ...asCaptured(signed, '/webhooks/payments', { host: '127.0.0.1:3000' }),
+      webhookUrl: 'https://shop.example.kg/webhooks/payments',
+    } as never);
+    const blind = await run(['verify', '--request', file, '--test-key', '--ignore-timestamp']);
+    expect(blind.code).toBe(1);
+    expect(blind.stdout).toContain(
+      '`webhookUrl` is likely not the URL registered with the service: compare the two, or give the URL registered with the service (`registeredUrl`, or `payhook verify --registered-url <url>`) so that it is tried. Remaining causes: the body was changed',
+    );
+    const found = await run([
+      'verify',
+      '--request',
+      file,
+      '--test-key',
+      '--ignore-timestamp',
+      '--registered-url',
+      registered,
+    ]);
+    expect(found.stdout).toContain(
+      "signature would verify with Host `www.shop.example.kg` (your webhookUrl has `shop.example.kg`): set `webhookUrl: 'https://www.shop.example.kg/webhooks/payments'`",
+    );
+  });
+
   it('reads the exact body bytes a capture kept as bodyBase64', async () => {
     const signed = await sign('https://shop.example.kg/webhooks/payments');
     const exact = Buffer.from(signed.body, 'utf8').toString('base64');
