@@ -95,6 +95,28 @@ describe('explainVerificationFailure', () => {
     expect(diagnosis.fix).not.toContain('https://');
   });
 
+  it("takes the fix's scheme from X-Forwarded-Proto for a host a proxy forwarded, not from an http: webhookUrl", async () => {
+    const signed = await delivery('https://shop.example.kg/webhooks/payments');
+    const request = received(signed, '/webhooks/payments', {
+      host: 'localhost:38501',
+      'x-forwarded-host': 'shop.example.kg',
+      'x-forwarded-proto': 'https',
+    });
+    const diagnosis = await explainVerificationFailure(request, {
+      ...testKeys,
+      webhookUrl: 'http://localhost:38501/webhooks/payments',
+    });
+    expect(diagnosis.changes).toEqual([{ part: 'host', received: 'localhost:38501', expected: 'shop.example.kg' }]);
+    expect(diagnosis.fix).toContain("set `webhookUrl: 'https://shop.example.kg/webhooks/payments'`");
+    // A proxy's inner hop (X-Forwarded-Proto: http) does not change the scheme of the webhookUrl's own host.
+    const inner = await explainVerificationFailure(received(signed, '/payments', { 'x-forwarded-proto': 'http' }), {
+      ...testKeys,
+      webhookUrl: 'https://shop.example.kg/payments',
+    });
+    expect(inner.changes).toEqual([{ part: 'path', received: '/payments', expected: '/webhooks/payments' }]);
+    expect(inner.fix).toContain("set `webhookUrl: 'https://shop.example.kg/webhooks/payments'`");
+  });
+
   it('finds the signed Host from the callback URL a WEB delivery carries, with no proxy header', async () => {
     const body = createTestWebhook({ variant: 'web', now: NOW });
     const signed = await signWebhook(body, { url: 'https://shop.example.kg/webhooks/payments', timestamp: NOW });

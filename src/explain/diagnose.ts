@@ -9,7 +9,7 @@ import { checkTimestamp } from '../freshness.js';
 import { decodeBase64Lenient } from '../lib/base64.js';
 import { resolveClock } from '../lib/clock.js';
 import { isPayhookError } from '../lib/errors.js';
-import { getHeader } from '../lib/headers.js';
+import { firstListItem, getHeader } from '../lib/headers.js';
 import { describeError } from '../lib/misuse.js';
 import type { HeadersInput } from '../lib/request-types.js';
 import { couldBeSignature, withPublicNumbers } from '../lib/rsa-filter.js';
@@ -187,8 +187,15 @@ async function explain(request: ExplainRequest, options: ExplainOptions): Promis
       ? [...found.changes]
       : [...found.changes, { part: 'key', received: configuredNames.join(', ') || 'none', expected: found.key.name }];
     const { host, path, query } = found.variant;
-    // The scheme of the URL it was signed for, where one is known (an http: test receiver's, say).
-    const scheme = hint === undefined || !URL.canParse(hint.url) ? 'https:' : new URL(hint.url).protocol;
+    // The scheme of the URL it was signed for (not signed, but part of the registered URL): the hint's (an http: test
+    // receiver's, say), or X-Forwarded-Proto's for another host, as a proxy forwards it.
+    const proto = firstListItem(getHeader(headers, 'x-forwarded-proto'));
+    const scheme =
+      host !== hint?.host && (proto === 'https' || proto === 'http')
+        ? `${proto}:`
+        : hint === undefined || !URL.canParse(hint.url)
+          ? 'https:'
+          : new URL(hint.url).protocol;
     const fix = fixFor(changes, target, candidates, `${scheme}//${host}${path}${query === '' ? '' : `?${query}`}`);
     const forwarded = target.hostSource === 'x-forwarded-host';
     const freshness = timestamp.ok ? '' : ` (note: the timestamp is refused too: ${timestamp.message})`;
