@@ -169,6 +169,11 @@ describe('line 4: the query', () => {
     expect(
       build({ query: { z: 'ж', a: '%D0%B6', m: null, u: undefined, ' s': 'a b', r: 'a%2Fb' } }).split('\n')[3],
     ).toBe('%20s=a%20b&a=%D0%B6&m=&r=a%252Fb&u=&z=%D0%B6');
+    // encodeURI leaves reserved characters as they are (encodeURIComponent would escape them): the line is not
+    // split back into parameters, so a value may hold `&`, `=`, `+`, `?` and `/`.
+    expect(build({ query: { r: 'https://x.kg/a?b=c', p: 'x+y', q: 'k=v&z' } }).split('\n')[3]).toBe(
+      'p=x+y&q=k=v&z&r=https://x.kg/a?b=c',
+    );
   });
 
   it('sorts by UTF-16 code unit, not by locale', () => {

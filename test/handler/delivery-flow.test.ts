@@ -1082,3 +1082,29 @@ describe('store failures, as onError and the log tell them', () => {
     expect(logs[1]?.error).toMatchObject({ code: 'STORE_UNAVAILABLE' });
   });
 });
+
+describe('the 200 of a handled delivery', () => {
+  // The service stops retrying at the 200; a copy sent right after it (at least once) must find the completion
+  // recorded, so the 200 waits for complete() however slowly the store records it.
+  it('is answered only once the store recorded the completion: a copy sent right after it is a duplicate', async () => {
+    const inner = createMemoryStore();
+    const events: string[] = [];
+    const store: DedupStore = {
+      claim: (key, options) => inner.claim(key, options),
+      release: (key, token) => inner.release(key, token),
+      complete: async (key, token, options) => {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        await inner.complete(key, token, options);
+        events.push('completed');
+      },
+    };
+    const handler = createWebhookHandler({ ...base, store });
+    const delivery = signDelivery(webhookBody());
+    const first = await handler(toRequest(delivery));
+    events.push(`answered ${first.status}`);
+    const again = await handler(toRequest(delivery));
+    expect(events).toEqual(['completed', 'answered 200']);
+    expect(again.status).toBe(200);
+    expect(await again.json()).toEqual({ ok: true, duplicate: true });
+  });
+});
