@@ -115,6 +115,23 @@ describe('explainVerificationFailure', () => {
     });
     expect(inner.changes).toEqual([{ part: 'path', received: '/payments', expected: '/webhooks/payments' }]);
     expect(inner.fix).toContain("set `webhookUrl: 'https://shop.example.kg/webhooks/payments'`");
+    // Nor of another host that arrived in Host itself: an https: webhookUrl is never suggested as http:.
+    const www = await delivery('https://www.shop.example.kg/webhooks/payments');
+    const direct = await explainVerificationFailure(
+      received(www, '/webhooks/payments', { host: 'www.shop.example.kg', 'x-forwarded-proto': 'http' }),
+      { ...testKeys, webhookUrl: 'https://shop.example.kg/webhooks/payments' },
+    );
+    expect(direct.fix).toContain("set `webhookUrl: 'https://www.shop.example.kg/webhooks/payments'`");
+    // The proxy's header in another letter case counts the same.
+    const upper = await explainVerificationFailure(
+      received(signed, '/webhooks/payments', {
+        host: 'localhost:38501',
+        'x-forwarded-host': 'shop.example.kg',
+        'x-forwarded-proto': 'HTTPS',
+      }),
+      { ...testKeys, webhookUrl: 'http://localhost:38501/webhooks/payments' },
+    );
+    expect(upper.fix).toContain("set `webhookUrl: 'https://shop.example.kg/webhooks/payments'`");
   });
 
   it('finds the signed Host from the callback URL a WEB delivery carries, with no proxy header', async () => {
@@ -673,7 +690,7 @@ describe('an unknown host', () => {
       const diagnosis = await explainVerificationFailure(request, pinned);
       expect(diagnosis.changes, registered).toEqual([]);
       const advice =
-        '`webhookUrl` is likely not the URL registered with the service: compare the two, or give the URL registered with the service (`registeredUrl`, or `payhook verify --registered-url <url>`) so that it is tried';
+        '`webhookUrl` may not be the URL registered with the service: compare the two, or give the URL registered with the service (`registeredUrl`, or `payhook verify --registered-url <url>`) so that it is tried';
       expect(diagnosis.fix, registered).toBe(advice);
       // Named before the body, header and key causes.
       expect(diagnosis.message, registered).toContain(`${advice}. Remaining causes: the body was changed`);
@@ -689,6 +706,20 @@ describe('an unknown host', () => {
       ...testKeys,
       webhookUrl: 'https://shop.example.kg/webhooks/payments',
       registeredUrl: 'https://shop.example.kg/webhooks/payments',
+    });
+    expect(diagnosis.changes).toEqual([]);
+    expect(diagnosis.message).not.toContain('registered with the service');
+    expect(diagnosis.fix).toBeNull();
+  });
+
+  it('does not name the pinned webhookUrl when the body names it as its callback URL (the body was tampered)', async () => {
+    const body = createTestWebhook({ variant: 'web', now: NOW });
+    const signed = await signWebhook(body, { url: 'https://shop.example.kg/webhooks/payments', timestamp: NOW });
+    const tampered = { ...signed, body: signed.body.replace('"amount":100', '"amount":1000') };
+    expect(tampered.body).not.toBe(signed.body);
+    const diagnosis = await explainVerificationFailure(received(tampered, '/webhooks/payments'), {
+      ...testKeys,
+      webhookUrl: 'https://shop.example.kg/webhooks/payments',
     });
     expect(diagnosis.changes).toEqual([]);
     expect(diagnosis.message).not.toContain('registered with the service');

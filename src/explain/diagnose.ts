@@ -187,15 +187,12 @@ async function explain(request: ExplainRequest, options: ExplainOptions): Promis
       ? [...found.changes]
       : [...found.changes, { part: 'key', received: configuredNames.join(', ') || 'none', expected: found.key.name }];
     const { host, path, query } = found.variant;
-    // The scheme of the URL it was signed for (not signed, but part of the registered URL): the hint's (an http: test
-    // receiver's, say), or X-Forwarded-Proto's for another host, as a proxy forwards it.
-    const proto = firstListItem(getHeader(headers, 'x-forwarded-proto'));
-    const scheme =
-      host !== hint?.host && (proto === 'https' || proto === 'http')
-        ? `${proto}:`
-        : hint === undefined || !URL.canParse(hint.url)
-          ? 'https:'
-          : new URL(hint.url).protocol;
+    // The scheme of the URL it was signed for (not signed, but part of the registered URL): the hint's, else https.
+    // An http: hint (a local test receiver's) yields to https only for the host a proxy forwarded, reached by https.
+    const hinted = hint === undefined || !URL.canParse(hint.url) ? 'https:' : new URL(hint.url).protocol;
+    const forwardedHost = firstListItem(getHeader(headers, 'x-forwarded-host'))?.toLowerCase();
+    const proto = firstListItem(getHeader(headers, 'x-forwarded-proto'))?.toLowerCase();
+    const scheme = hinted === 'http:' && proto === 'https' && host.toLowerCase() === forwardedHost ? 'https:' : hinted;
     const fix = fixFor(changes, target, candidates, `${scheme}//${host}${path}${query === '' ? '' : `?${query}`}`);
     const forwarded = target.hostSource === 'x-forwarded-host';
     const freshness = timestamp.ok ? '' : ` (note: the timestamp is refused too: ${timestamp.message})`;
@@ -234,9 +231,11 @@ async function explain(request: ExplainRequest, options: ExplainOptions): Promis
   }
   // What may not have been tried is the URL the service signed: nothing but the request named a host, or a pinned
   // webhookUrl is not the registered URL (the README's first going-live check). Only that URL shows it.
+  // A body that names the pinned URL as its callback URL shows it is the registered one.
+  const inBody = hintFrom(registeredUrlInBody(body));
   const urlAdvice = target.pinned
-    ? given === undefined
-      ? `\`webhookUrl\` is likely not the URL registered with the service: compare the two, or ${REGISTERED_URL_ADVICE}`
+    ? given === undefined && (inBody === undefined || inBody.url !== target.registered?.url)
+      ? `\`webhookUrl\` may not be the URL registered with the service: compare the two, or ${REGISTERED_URL_ADVICE}`
       : null
     : candidates.hostKnown
       ? null
