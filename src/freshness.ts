@@ -88,7 +88,7 @@ export function checkTimestamp(
       // mistake: say so rather than report a delivery 55 years old.
       (Math.abs(now - value * 1000) <= toleranceMs
         ? ' It looks like seconds, not milliseconds.'
-        : " Every delivery so? Check this server's clock."),
+        : " If all deliveries are refused so, check this server's clock."),
     timestamp: value,
     skewMs,
   };

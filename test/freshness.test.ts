@@ -72,7 +72,7 @@ describe('isTimestampFresh', () => {
     expect(hint(seconds, remainder)).toContain('It looks like seconds, not milliseconds.');
     expect(hint(seconds, remainder - 1)).not.toContain('seconds');
     expect(hint(at(-400_000), 300_000)).toBe(
-      "The delivery is 400000 ms old; the window is 300000 ms. Every delivery so? Check this server's clock.",
+      "The delivery is 400000 ms old; the window is 300000 ms. If all deliveries are refused so, check this server's clock.",
     );
   });
 

@@ -209,5 +209,5 @@ export function describeChecks(
       : typeof webhookUrl === 'string'
         ? redactUrl(webhookUrl)
         : 'the URL your webhookUrl list or function picks';
-  return `Checked with ${keys.join(' and ')}, for ${url}. Why it fails: docs/troubleshooting.md (payhook verify, explainSignatureMismatch).`;
+  return `Checked with ${keys.join(' and ')}, for ${url}. Why it fails: payhook's docs/troubleshooting.md (payhook verify, explainSignatureMismatch).`;
 }

@@ -133,7 +133,7 @@ describe('the line for a signature that does not verify', () => {
 
   const MISMATCH = /^The signature does not verify: .*another environment\.$/;
   // Where the log line sends a merchant to find out why.
-  const WHY = ' Why it fails: docs/troubleshooting.md (payhook verify, explainSignatureMismatch).';
+  const WHY = " Why it fails: payhook's docs/troubleshooting.md (payhook verify, explainSignatureMismatch).";
 
   it('names the keys and the URL checked in the log and onError, never in the answer', async () => {
     const { status, answer, messages } = await refusal();
