@@ -170,7 +170,8 @@ async function explain(request: ExplainRequest, options: ExplainOptions): Promis
   const fitting = usable.filter((key) => bytes.length === signatureLength(key.imported));
   // The registered URL the caller names wins over webhookUrl, which may be the very thing that is wrong.
   const given = hintFrom(options.registeredUrl);
-  const hint = given ?? target.registered ?? hintFrom(registeredUrlInBody(body));
+  const inBody = hintFrom(registeredUrlInBody(body));
+  const hint = given ?? target.registered ?? inBody;
   const candidates = candidatesFor(target, hint);
   const tried = {
     hosts: candidates.hosts,
@@ -232,7 +233,6 @@ async function explain(request: ExplainRequest, options: ExplainOptions): Promis
   // What may not have been tried is the URL the service signed: nothing but the request named a host, or a pinned
   // webhookUrl is not the registered URL (the README's first going-live check). Only that URL shows it.
   // A body that names the pinned URL as its callback URL shows it is the registered one.
-  const inBody = hintFrom(registeredUrlInBody(body));
   const urlAdvice = target.pinned
     ? given === undefined && (inBody === undefined || inBody.url !== target.registered?.url)
       ? `\`webhookUrl\` may not be the URL registered with the service: compare the two, or ${REGISTERED_URL_ADVICE}`

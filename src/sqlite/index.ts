@@ -276,13 +276,13 @@ export function createSqliteStore(options: SqliteStoreOptions): DedupStore {
     return new PayhookError('STORE_UNAVAILABLE', `SQLite ${what} failed${busy}: ${describeError(cause)}`, { cause });
   }
 
-  // The table is set up now, so a file that cannot hold it fails at start-up. A file locked at that
-  // moment (rollback journal: even reading the schema waits for an EXCLUSIVE lock) is not waited for
-  // here, which would stop the event loop: the first call sets up, in attempt(), as it waits for any lock.
   // Each step is one synchronous run of statements that never opens a
   // transaction itself, so one open now is someone else's.
   const inOtherTransaction = (): boolean => database.isTransaction === true || database.inTransaction === true;
 
+  // The table is set up now, so a file that cannot hold it fails at start-up. A file locked at that
+  // moment (rollback journal: even reading the schema waits for an EXCLUSIVE lock) is not waited for
+  // here, which would stop the event loop: the first call sets up, in attempt(), as it waits for any lock.
   let statements: Statements | undefined;
   try {
     // A table made inside a transaction other code holds open would go with its ROLLBACK: set up at the first call.
