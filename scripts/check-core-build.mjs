@@ -5,9 +5,10 @@
 // module (or a bare Node built-in) or a module named only at run time, nor
 // reference a Node-only global (`Buffer`, `process`, `global`, `setImmediate`,
 // `clearImmediate`, `__dirname`, `__filename`), also as a property of
-// `globalThis`. Parsed with the TypeScript compiler, so words inside strings
-// and comments ("process", "Buffer") do not count; property names of other
-// objects (`x.process`) do not either.
+// `globalThis` or destructured out of it. Parsed with the TypeScript
+// compiler, so words inside strings and comments ("process", "Buffer") do not
+// count; property names of other objects (`x.process`) and local declarations
+// do not either.
 //
 // payhook/node and the CLI are Node-only by design and are not scanned.
 // Usage: node scripts/check-core-build.mjs [dist directory]
@@ -46,7 +47,27 @@ function isReference(node) {
   )
     return false;
   if (ts.isBindingElement(parent) && parent.propertyName === node) return false;
+  // A local declaration is not the global; its uses are still reported (a build should not shadow these names).
+  if (
+    (ts.isVariableDeclaration(parent) ||
+      ts.isParameter(parent) ||
+      ts.isBindingElement(parent) ||
+      ts.isFunctionDeclaration(parent) ||
+      ts.isClassDeclaration(parent)) &&
+    parent.name === node
+  )
+    return false;
   return true;
+}
+
+/** The global a binding takes out of `globalThis` (`const { process } = globalThis`), if it does. */
+function globalTaken(node) {
+  const declaration = node.parent?.parent;
+  if (!ts.isObjectBindingPattern(node.parent) || !declaration || !ts.isVariableDeclaration(declaration)) return;
+  const from = declaration.initializer;
+  if (!from || !ts.isIdentifier(from) || from.text !== 'globalThis') return;
+  const key = node.propertyName ?? node.name;
+  return ts.isIdentifier(key) || ts.isStringLiteralLike(key) ? key.text : undefined;
 }
 
 function scan(file) {
@@ -88,6 +109,8 @@ function scan(file) {
           : undefined;
       if (name !== undefined && FORBIDDEN_GLOBALS.has(name))
         problems.push(`${where(node)} references globalThis.${name}`);
+    } else if (ts.isBindingElement(node) && FORBIDDEN_GLOBALS.has(globalTaken(node))) {
+      problems.push(`${where(node)} references globalThis.${globalTaken(node)}`);
     } else if (ts.isIdentifier(node) && FORBIDDEN_GLOBALS.has(node.text) && isReference(node)) {
       problems.push(`${where(node)} references ${node.text}`);
     }

@@ -83,6 +83,8 @@ describe('check-core-build', () => {
         'export const b = globalThis["Buffer"];',
         'const name = "fs"; await import(name);',
         'export const ok = globalThis.crypto;',
+        'const { process: p, crypto } = globalThis; const { Buffer } = globalThis;',
+        'let global = 1; global += 1;',
       ].join('\n'),
     });
     const { code, output } = scan(dir);
@@ -95,6 +97,11 @@ describe('check-core-build', () => {
     expect(output).toMatch(/web\.js:5:\d+ references globalThis\.Buffer/);
     expect(output).toMatch(/web\.js:6:\d+ loads a module named at run time/);
     expect(output).not.toMatch(/web\.js:7/);
+    expect(output).toMatch(/web\.js:8:\d+ references globalThis\.process/);
+    expect(output).toMatch(/web\.js:8:\d+ references globalThis\.Buffer/);
+    expect(output).not.toMatch(/web\.js:8:\d+ references (process|Buffer|globalThis\.crypto)/);
+    // A local named like a Node global: each use reported once, its declaration not.
+    expect(output.match(/web\.js:9:\d+ references global\b/g)).toHaveLength(1);
   });
 
   it('fails when an entry is missing', () => {
