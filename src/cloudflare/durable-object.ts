@@ -110,6 +110,13 @@ function failure(status: number, code: string, message: string): Response {
  * ```
  */
 export class PayhookDedupObject {
+  /**
+   * Type only (nothing at run time): the mark `@cloudflare/workers-types` asks
+   * of a Durable Object class, so the binding `wrangler types` writes,
+   * `DurableObjectNamespace<PayhookDedupObject>`, type-checks.
+   * @internal
+   */
+  declare readonly __DURABLE_OBJECT_BRAND: never;
   readonly #state: DurableObjectStateLike;
 
   /** Called by workerd with the object's state; the environment is not used. */

@@ -2,7 +2,9 @@
 // PayhookDedupObject (the Durable Object side). Internal: both files import
 // it, so one build's two ends agree; a Worker sharing the object of another
 // Worker's build (script_name) may not, and each end refuses what it cannot
-// read (a 503 for the delivery). Not re-exported.
+// read (an error status, a 503 for the delivery). A success the Worker side
+// cannot read comes from another class bound by mistake: INVALID_ARGUMENT,
+// a 500. Not re-exported.
 
 /** The operations the object answers, one path each. */
 export type Operation = 'claim' | 'complete' | 'release';

@@ -82,7 +82,9 @@ export interface DurableObjectStoreOptions {
  * The lease and the retention run on the object's clock, the same for every
  * caller. A stub that cannot be reached, or an object that fails, rejects
  * with `STORE_UNAVAILABLE`; the handler then answers 503 and the service
- * retries.
+ * retries. An object answering what {@link PayhookDedupObject} never does
+ * (the binding names another class) rejects with `INVALID_ARGUMENT`: the
+ * handler answers 500 and logs it as `misconfigured`.
  *
  * @throws {@link payhook!PayhookError | PayhookError} `INVALID_ARGUMENT` when `namespace` is not a
  * Durable Object namespace.
@@ -130,7 +132,7 @@ export function createDurableObjectStore(options: DurableObjectStoreOptions): De
   if (typeof prefix !== 'string') throw misuse('prefix must be a string.');
 
   async function send<O extends Operation>(operation: O, key: string, body: OperationBodies[O]): Promise<unknown> {
-    let status: number;
+    let status = 0;
     let answer: unknown;
     try {
       const stub = namespace.get(namespace.idFromName(prefix + key));
@@ -142,6 +144,8 @@ export function createDurableObjectStore(options: DurableObjectStoreOptions): De
       status = response.status;
       answer = status === 204 ? undefined : await response.json();
     } catch (cause) {
+      // PayhookDedupObject answers JSON: a success that is not is another class, a mistake no retry mends.
+      if (status >= 200 && status <= 299 && cause instanceof SyntaxError) throw notOurs(operation, cause);
       throw new PayhookError(
         'STORE_UNAVAILABLE',
         `The Durable Object store could not ${operation}: ${describeError(cause)}`,
@@ -166,10 +170,7 @@ export function createDurableObjectStore(options: DurableObjectStoreOptions): De
         return { status: 'claimed', token: answer.token };
       }
       if (answer?.status === 'in-progress' || answer?.status === 'completed') return { status: answer.status };
-      throw new PayhookError(
-        'STORE_UNAVAILABLE',
-        'The Durable Object answered claim with something that is not a claim result: is it PayhookDedupObject?',
-      );
+      throw notOurs('claim');
     },
     async complete(key: string, token: string, completeOptions: CompleteOptions): Promise<void> {
       checkKey(key);
@@ -184,4 +185,13 @@ export function createDurableObjectStore(options: DurableObjectStoreOptions): De
       await send('release', key, { token });
     },
   };
+}
+
+/** The error of an answer PayhookDedupObject never gives: the binding names another class. */
+function notOurs(operation: Operation, cause?: unknown): PayhookError {
+  return new PayhookError(
+    'INVALID_ARGUMENT',
+    `The Durable Object answered ${operation} as no PayhookDedupObject does: bind the namespace to PayhookDedupObject.`,
+    { cause },
+  );
 }

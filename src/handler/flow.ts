@@ -94,7 +94,8 @@ async function deliver(flow: Flow, input: DeliveryInput, deadline: Deadline): Pr
   }
   if (outcome.kind === 'threw') {
     const { released, after } = await stores.release(key, token, deadline, report);
-    const stays = released ? '' : ' (the claim stays until its lease expires)';
+    // A release that missed its deadline may still land (it goes on with the answer, to waitUntil).
+    const stays = released ? '' : ' (the claim may stay until its lease expires)';
     const message = `onPayment threw: ${describeError(outcome.error)}${stays}`;
     // A store of payhook's inside onPayment (the PostgreSQL inbox) could not reach its database: an outage, 503.
     const outage = isPayhookError(outcome.error) && outcome.error.code === 'STORE_UNAVAILABLE';

@@ -151,7 +151,7 @@ export interface DuplicateDelivery {
  * | `store-unavailable` | error | the store could not claim the delivery (503) |
  * | `late-claim-released` | warn | a claim that landed after its 503 was released for the retry |
  * | `bookkeeping-failed` | error | the store could not record, release or settle a claim, or a claim answered 503 had not landed after one lease or landed as no claim result (the answer stands) |
- * | `misconfigured` | error | an unusable key, clock or request body source, a `now` or `webhookUrl` function that throws, or a store that is not set up, such as a PostgreSQL table never migrated, or whose claim resolves no claim result (500); at warn, once at creation, `publicKeys` holding payhook's published test key, which accepts deliveries anyone signs |
+ * | `misconfigured` | error | an unusable key, clock or request body source, a `now` or `webhookUrl` function that throws, or a store that is not set up, such as a PostgreSQL table never migrated or a Durable Object binding to another class, or whose claim resolves no claim result (500); at warn, once at creation, `publicKeys` holding payhook's published test key, which accepts deliveries anyone signs |
  * | `aborted` | info | the client went away while sending the body: not reported to `onError`; the 400 answered reaches nobody |
  * | `hook-failed` | warn | one of your hooks threw or rejected, or a refused delivery could not be captured (the answer stands) |
  *

@@ -149,7 +149,7 @@ function toResponse(answer: Answer): Response {
  * | 409 | `DELIVERY_IN_PROGRESS` | another worker is handling the same delivery |
  * | 413 | `BODY_TOO_LARGE` | body larger than `maxBodyBytes` (the rest is read and dropped, up to 8 MiB, so the sender receives the answer) |
  * | 500 | `HANDLER_FAILED` | `onPayment` (or `deadLetter`) threw (claim released: the retry is processed) or missed `handlerTimeoutMs` (the claim is settled when it finishes; a retry meanwhile gets 409) |
- * | 500 | `INVALID_KEY`, `WEAK_KEY`, `INVALID_ARGUMENT` | the handler is misconfigured: an unusable key or clock, a `now` or `webhookUrl` function that throws (a `PayhookError` of another code too: answered `INVALID_ARGUMENT`), a body read before the handler, a store that is not set up (a PostgreSQL table never migrated) or whose claim resolves no claim result |
+ * | 500 | `INVALID_KEY`, `WEAK_KEY`, `INVALID_ARGUMENT` | the handler is misconfigured: an unusable key or clock, a `now` or `webhookUrl` function that throws (a `PayhookError` of another code too: answered `INVALID_ARGUMENT`), a body read before the handler, a store that is not set up (a PostgreSQL table never migrated, a Durable Object binding to another class) or whose claim resolves no claim result |
  * | 503 | `STORE_UNAVAILABLE` | the store is unreachable (or, the memory store, full of live deliveries) when claiming — never 200 without a claim; if only recording the success fails, the answer is 200 and `onError` reports it. Also when `onPayment` throws a `STORE_UNAVAILABLE` error (the PostgreSQL inbox's database is down; the claim is released) |
  *
  * Every refusal is JSON `{ ok: false, code, message }`; a 5xx message is generic unless `exposeErrors` is set. Give it the request before

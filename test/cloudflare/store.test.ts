@@ -1,7 +1,8 @@
 // createDurableObjectStore on its own, in Node, against stand-in namespaces:
-// misuse is INVALID_ARGUMENT at creation, and every way the object can fail
-// (unreachable, an error status, an answer that is not a claim result) is
-// STORE_UNAVAILABLE, which the Web handler turns into 503. The real object
+// misuse is INVALID_ARGUMENT at creation, every way the object can fail
+// (unreachable, an error status) is STORE_UNAVAILABLE, which the Web handler
+// turns into 503, and a success PayhookDedupObject never answers (another
+// class bound) is INVALID_ARGUMENT. The real object
 // in workerd is tested in durable-object.test.ts.
 import { describe, expect, it } from 'vitest';
 import {
@@ -62,11 +63,21 @@ describe('createDurableObjectStore', () => {
     });
   }
 
-  it('rejects a claim answer that is not a claim result with STORE_UNAVAILABLE, never as claimed', async () => {
-    for (const body of ['{}', '{"status":"claimed"}', '{"status":"claimed","token":""}', '{"status":"yes"}', 'null']) {
+  // PayhookDedupObject never answers so: the binding names another class, which no retry mends.
+  it('rejects a success that is not a claim result, or not JSON, with INVALID_ARGUMENT, never as claimed', async () => {
+    const bodies = ['{}', '{"status":"claimed"}', '{"status":"claimed","token":""}', '{"status":"yes"}', 'null', 'hi'];
+    for (const body of bodies) {
       const store = createDurableObjectStore({ namespace: namespaceAnswering(() => answer(200, body)) });
-      await expect(store.claim('k', { leaseMs: 1000 })).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+      await expect(store.claim('k', { leaseMs: 1000 })).rejects.toMatchObject({
+        code: 'INVALID_ARGUMENT',
+        message: expect.stringContaining('bind the namespace to PayhookDedupObject'),
+      });
     }
+    const store = createDurableObjectStore({ namespace: namespaceAnswering(() => answer(200, 'hi')) });
+    await expect(store.complete('k', 'token', { retentionMs: 1000 })).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+    });
+    await expect(store.release('k', 'token')).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
   });
 
   it('makes the Web handler answer 503 when the object cannot be reached, without running onPayment', async () => {

@@ -45,6 +45,13 @@ export class PeekableDedupObject extends PayhookDedupObject {
 
 export { PayhookDedupObject };
 
+/** A merchant's own object, bound by mistake where PayhookDedupObject belongs. */
+export class ForeignObject {
+  fetch(): Response {
+    return new Response('hello from another object');
+  }
+}
+
 const handled: string[] = [];
 let handler: WebhookHandler | undefined;
 

@@ -25,9 +25,13 @@ export type Backend = 'sqlite' | 'kv';
 /**
  * One workerd with a Worker `dedup` hosting the object class (SQLite- or
  * KV-backed storage) and `instances` more Workers (`a`, `b`, …) bound to it
- * by script name, as separate Workers sharing one namespace are.
+ * by script name, as separate Workers sharing one namespace are; `className` is the object class bound.
  */
-export async function startWorkers(backend: Backend, instances: readonly string[]): Promise<Miniflare> {
+export async function startWorkers(
+  backend: Backend,
+  instances: readonly string[],
+  className = 'PeekableDedupObject',
+): Promise<Miniflare> {
   const code = await script();
   const common: WorkerOptions = {
     modules: true,
@@ -38,11 +42,11 @@ export async function startWorkers(backend: Backend, instances: readonly string[
   const useSQLite = backend === 'sqlite';
   const mf = new Miniflare({
     workers: [
-      { ...common, name: 'dedup', durableObjects: { DEDUP: { className: 'PeekableDedupObject', useSQLite } } },
+      { ...common, name: 'dedup', durableObjects: { DEDUP: { className, useSQLite } } },
       ...instances.map((name) => ({
         ...common,
         name,
-        durableObjects: { DEDUP: { className: 'PeekableDedupObject', scriptName: 'dedup', useSQLite } },
+        durableObjects: { DEDUP: { className, scriptName: 'dedup', useSQLite } },
       })),
     ],
   });

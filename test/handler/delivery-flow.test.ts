@@ -601,7 +601,7 @@ describe('deduplication key and handler context', () => {
     ]);
     expect(logs[1]?.message).toMatch(/^Could not release the claim: .*READONLY.* \(the lease will expire\)\.$/);
     expect(logs[1]?.error).toMatchObject({ code: 'STORE_UNAVAILABLE' });
-    expect(logs[2]?.message).toBe('onPayment threw: db down (the claim stays until its lease expires)');
+    expect(logs[2]?.message).toBe('onPayment threw: db down (the claim may stay until its lease expires)');
     // Not released: the claim holds, so the next retry is answered 409 until its lease expires.
     expect((await handler(toRequest(delivery))).status).toBe(409);
   });
