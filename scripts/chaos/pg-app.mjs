@@ -48,6 +48,9 @@ if (process.env.ROLE === 'receiver') {
     if (message === 'exit') server.close(() => end().then(() => process.exit(0)));
   });
 } else {
+  // The recipe's start-up check (docs/postgres.md). It is also the first statement: with fetch_types on, a
+  // connection dropped during that one still escapes postgres.js (documented), so the faults start after it.
+  await inbox.check();
   const worker = inbox.process(
     async (webhook, tx) => {
       await tx.query('INSERT INTO applied (delivery_id, pid) VALUES ($1, $2)', [webhook.id, process.pid]);
