@@ -73,8 +73,34 @@ export interface NodeRedisClusterLike {
 }
 
 /**
+ * A `redis` (node-redis v5 and later) Sentinel client (`createSentinel`),
+ * told apart by its `getMasterNode`: payhook calls its
+ * `sendCommand(isReadonly, args)` with `isReadonly` false, so every command
+ * goes to the master. (`sendCommand` is typed loosely, as in
+ * {@link NodeRedisClusterLike}.)
+ *
+ * @example
+ * ```ts
+ * import { createSentinel } from 'redis';
+ * import type { NodeRedisSentinelLike } from 'payhook/redis';
+ *
+ * const client: NodeRedisSentinelLike = await createSentinel({
+ *   name: 'mymaster',
+ *   sentinelRootNodes: [{ host: '127.0.0.1', port: 26379 }],
+ * })
+ *   .on('error', (error) => console.error('Redis Sentinel:', error)) // without it, an outage ends the process
+ *   .connect();
+ * ```
+ */
+export interface NodeRedisSentinelLike {
+  readonly getMasterNode: unknown;
+  readonly sendCommand: object;
+}
+
+/**
  * A Redis client payhook can use: an `ioredis` client (`Redis` or
- * `Cluster`), a `redis` (node-redis) client or cluster client, or any object with `sendCommand(args: string[])`
+ * `Cluster`), a `redis` (node-redis) client, cluster client or Sentinel
+ * client, or any object with `sendCommand(args: string[])`
  * that sends one command and resolves its reply.
  *
  * @example
@@ -85,7 +111,7 @@ export interface NodeRedisClusterLike {
  * const adapter: RedisClientLike = { sendCommand: (args) => myClient.command(args) };
  * ```
  */
-export type RedisClientLike = IoRedisLike | NodeRedisLike | NodeRedisClusterLike;
+export type RedisClientLike = IoRedisLike | NodeRedisLike | NodeRedisClusterLike | NodeRedisSentinelLike;
 
 /**
  * Options of {@link createRedisStore}.
@@ -164,16 +190,14 @@ function commandSender(client: RedisClientLike): Send {
     return (args) => io.call(args[0] as string, ...args.slice(1));
   }
   if (typeof (client as NodeRedisLike).sendCommand === 'function') {
-    if ('masters' in client) {
-      // A node-redis cluster (createCluster): its sendCommand takes the key
-      // that picks the node first. Each command here names at most one key:
-      // SET/GET's first argument, EVAL's fourth (after the script and `1`).
-      const cluster = client as unknown as {
-        sendCommand(key: string | undefined, readonly: boolean, args: string[]): Promise<unknown>;
-      };
-      return (args) => cluster.sendCommand(args[0] === 'EVAL' ? args[3] : args[1], false, args);
-    }
-    const nodeRedis = client as NodeRedisLike;
+    const nodeRedis = client as unknown as { sendCommand(...args: unknown[]): Promise<unknown> };
+    // A node-redis cluster (createCluster): its sendCommand takes the key
+    // that picks the node first. Each command here names at most one key:
+    // SET/GET's first argument, EVAL's fourth (after the script and `1`).
+    if ('masters' in client)
+      return (args) => nodeRedis.sendCommand(args[0] === 'EVAL' ? args[3] : args[1], false, args);
+    // A node-redis Sentinel client (createSentinel): isReadonly first, false for the master.
+    if ('getMasterNode' in client) return (args) => nodeRedis.sendCommand(false, args);
     return (args) => nodeRedis.sendCommand(args);
   }
   throw new PayhookError(
@@ -214,7 +238,7 @@ function milliseconds(name: 'leaseMs' | 'retentionMs', ms: number): string {
  * stay distinct (clients would turn a lone surrogate into U+FFFD).
  *
  * Works with `ioredis` (through `call`) and with `redis` / node-redis v4 and
- * later (through `sendCommand`), and with any client wrapped as
+ * later (through `sendCommand`; its cluster and Sentinel clients too), and with any client wrapped as
  * `{ sendCommand(args) }`. A failing command rejects with
  * `STORE_UNAVAILABLE`; the delivery flow then answers 503 so the service retries.
  * A command Redis refuses (`NOPERM` from an ACL such as `-@scripting`, or
