@@ -160,8 +160,9 @@ return 0`;
 
 // A reply that no retry will change: the user may not run the command (an
 // ACL such as -@scripting), or the server does not have it (a Redis-compatible
-// service without EVAL). Misconfiguration, not an outage.
-const REFUSED = /^(NOPERM|ERR unknown command)/;
+// service without EVAL), or a node of a Redis Cluster redirects a plain client
+// that cannot follow (MOVED, ASK). Misconfiguration, not an outage.
+const REFUSED = /^(?:NOPERM|ERR unknown command|(MOVED|ASK) )/;
 
 type Send = (args: string[]) => Promise<unknown>;
 
@@ -244,7 +245,8 @@ function milliseconds(name: 'leaseMs' | 'retentionMs', ms: number): string {
  * A command Redis refuses (`NOPERM` from an ACL such as `-@scripting`, or
  * `ERR unknown command` from a service without `EVAL`) rejects with
  * `INVALID_ARGUMENT`, answered 500 as misconfigured; the store's first claim
- * runs a trivial script to find this out before any payment is handled.
+ * runs a trivial script to find this out before any payment is handled. So is
+ * a `MOVED` or `ASK` reply: a plain client given one node of a Redis Cluster.
  * `leaseMs` and `retentionMs` are sent as whole milliseconds (fractions
  * round up); a value above `Number.MAX_SAFE_INTEGER` is `INVALID_ARGUMENT`.
  * Commands are sent as the client sends them: configure its timeouts and
@@ -302,10 +304,11 @@ export function createRedisStore(options: RedisStoreOptions): DedupStore {
       return await send(args);
     } catch (cause) {
       const message = describeError(cause);
-      if (REFUSED.test(message)) {
+      const refused = REFUSED.exec(message);
+      if (refused) {
         throw new PayhookError(
           'INVALID_ARGUMENT',
-          `Redis refused ${what}: ${message}. payhook needs GET, SET, DEL and EVAL (Lua scripts): grant them to the client's user (ACL +@scripting) or use a Redis that runs scripts.`,
+          `Redis refused ${what}: ${message}. ${refused[1] ? 'A Redis Cluster needs an ioredis Cluster or node-redis createCluster client.' : "payhook needs GET, SET, DEL and EVAL (Lua scripts): grant them to the client's user (ACL +@scripting) or use a Redis that runs scripts."}`,
           { cause },
         );
       }

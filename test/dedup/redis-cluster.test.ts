@@ -4,8 +4,8 @@
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { Cluster } from 'ioredis';
-import { createCluster } from 'redis';
+import { Cluster, Redis } from 'ioredis';
+import { createClient, createCluster } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisStore } from '../../src/redis/index.js';
 import { freePort } from '../helpers/redis-server.js';
@@ -76,5 +76,42 @@ describe('createRedisStore on a Redis Cluster', () => {
     } finally {
       await client.close();
     }
+  });
+
+  it('refuses a plain client to one node as misconfigured (MOVED or ASK), not as an outage retried for ever', async () => {
+    const io = new Redis(ports[0]!, '127.0.0.1');
+    const nr = createClient({ url: `redis://127.0.0.1:${ports[0]}` });
+    nr.on('error', () => {});
+    await nr.connect();
+    try {
+      for (const [name, client] of [['ioredis', io] as const, ['node-redis', nr] as const]) {
+        const store = createRedisStore({ client, prefix: `plain-${name}:` });
+        const failures = [];
+        for (const key of KEYS)
+          failures.push(await store.claim(key, { leaseMs: 10_000 }).catch((error: unknown) => error));
+        // Some keys live on the node the client reached, the others answer MOVED.
+        expect(failures.filter((failure) => failure instanceof Error).length, name).toBeGreaterThan(0);
+        for (const failure of failures.filter((failure) => failure instanceof Error)) {
+          expect(failure, name).toMatchObject({
+            code: 'INVALID_ARGUMENT',
+            message: expect.stringMatching(/^Redis refused SET NX PX: MOVED \d+ 127\.0\.0\.1:\d+\..*createCluster/),
+          });
+        }
+      }
+    } finally {
+      io.disconnect();
+      await nr.close();
+    }
+    // ASK (a slot being migrated) says the same: this is a cluster.
+    const asking = createRedisStore({
+      client: {
+        sendCommand: (args) =>
+          args[0] === 'SET' ? Promise.reject(new Error('ASK 3999 127.0.0.1:6381')) : Promise.resolve(1),
+      },
+    });
+    await expect(asking.claim('tx', { leaseMs: 1000 })).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      message: expect.stringContaining('Cluster'),
+    });
   });
 });
