@@ -174,7 +174,7 @@ function replyText(what: string, reply: unknown): string | null {
   if (reply instanceof Uint8Array) return decoder.decode(reply);
   throw new PayhookError(
     'INVALID_ARGUMENT',
-    `Redis ${what} resolved ${reply === undefined ? 'undefined' : `a ${typeof reply}`}, not its reply: a node-redis client in legacy mode? Give the client itself.`,
+    `Redis ${what} resolved ${reply === undefined ? 'undefined (a node-redis client in legacy mode?)' : `a ${typeof reply}`}, not its reply: give the client itself, or an adapter that resolves the reply unchanged.`,
   );
 }
 
@@ -242,7 +242,8 @@ function milliseconds(name: 'leaseMs' | 'retentionMs', ms: number): string {
  * later (through `sendCommand`; its cluster and Sentinel clients too), and with any client wrapped as
  * `{ sendCommand(args) }`. A failing command rejects with
  * `STORE_UNAVAILABLE`; the delivery flow then answers 503 so the service retries.
- * A command Redis refuses (`NOPERM` from an ACL such as `-@scripting`, or
+ * A command Redis refuses (`NOPERM` from an ACL such as `-@scripting` or one
+ * whose key patterns leave out `prefix`, or
  * `ERR unknown command` from a service without `EVAL`) rejects with
  * `INVALID_ARGUMENT`, answered 500 as misconfigured; the store's first claim
  * runs a trivial script to find this out before any payment is handled. So is
@@ -308,7 +309,7 @@ export function createRedisStore(options: RedisStoreOptions): DedupStore {
       if (refused) {
         throw new PayhookError(
           'INVALID_ARGUMENT',
-          `Redis refused ${what}: ${message}. ${refused[1] ? 'A Redis Cluster needs an ioredis Cluster or node-redis createCluster client.' : "payhook needs GET, SET, DEL and EVAL (Lua scripts): grant them to the client's user (ACL +@scripting) or use a Redis that runs scripts."}`,
+          `Redis refused ${what}: ${message}. ${refused[1] ? 'A Redis Cluster needs an ioredis Cluster or node-redis createCluster client.' : `payhook needs GET, SET, DEL and EVAL (Lua scripts) on the keys ${prefix}*: grant them to the client's user (ACL +@scripting ~${prefix}*), give a prefix its key patterns allow, or use a Redis that runs scripts.`}`,
           { cause },
         );
       }

@@ -78,6 +78,25 @@ describe('createRedisStore', () => {
     await expect(noEval.claim('tx', { leaseMs: 1000 })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
   });
 
+  it("names the key pattern as a cause when the user's ACL does not cover the prefix", async () => {
+    await ioredis.call('ACL', 'SETUSER', 'shoponly', 'on', '>pw', '~shop:*', '+@all');
+    const client = new Redis(server.port, '127.0.0.1', { username: 'shoponly', password: 'pw', lazyConnect: true });
+    await client.connect();
+    try {
+      // Scripts run (the first claim's check names no key), but payhook:* is not the user's.
+      await expect(createRedisStore({ client }).claim('tx', { leaseMs: 60_000 })).rejects.toMatchObject({
+        code: 'INVALID_ARGUMENT',
+        message: expect.stringMatching(/^Redis refused SET NX PX: NOPERM .*~payhook:\*.*prefix/),
+      });
+      // As the message says: a prefix the key pattern allows.
+      expect((await createRedisStore({ client, prefix: 'shop:' }).claim('tx', { leaseMs: 60_000 })).status).toBe(
+        'claimed',
+      );
+    } finally {
+      client.disconnect();
+    }
+  });
+
   it('writes prefixed keys with the lease and the retention as their TTL', async () => {
     const store = createRedisStore({ client: ioredis, prefix: 'ttl:' });
     const claim = await store.claim('tx-ttl', { leaseMs: 30_000 });
@@ -171,6 +190,13 @@ describe('createRedisStore', () => {
       code: 'INVALID_ARGUMENT',
       message: expect.stringContaining('legacy mode'),
     });
+  });
+
+  it('does not blame legacy mode for a reply that is no text (legacy mode resolves undefined)', async () => {
+    const store = createRedisStore({ client: { sendCommand: () => Promise.resolve(1) } });
+    const error: unknown = await store.claim('tx', { leaseMs: 10_000 }).catch((failure: unknown) => failure);
+    expect(error).toMatchObject({ code: 'INVALID_ARGUMENT', message: expect.stringContaining('resolved a number') });
+    expect((error as Error).message).not.toContain('legacy');
   });
 
   describe('a claim whose SET reply is lost', () => {
