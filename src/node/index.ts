@@ -51,6 +51,8 @@ export interface NodeRequestLike {
   readonly destroyed?: boolean;
   on(event: string, listener: (...args: any[]) => void): unknown;
   removeListener(event: string, listener: (...args: any[]) => void): unknown;
+  /** Lets a stream an earlier middleware paused (`req.pause()`) flow again. */
+  resume?(): unknown;
 }
 
 /**
@@ -67,6 +69,8 @@ export interface NodeRequestLike {
 export interface NodeResponseLike {
   statusCode: number;
   readonly headersSent?: boolean;
+  /** `true` once the response was ended. */
+  readonly writableEnded?: boolean;
   setHeader(name: string, value: string): unknown;
   end(chunk: string, callback?: () => void): unknown;
 }
@@ -152,6 +156,9 @@ function requestSource(req: NodeRequestLike): ChunkSource {
         ['close', onAborted],
       ] as const;
       for (const [event, listener] of events) req.on(event, listener);
+      // Listening for data does not restart a stream paused on purpose (a middleware's req.pause()): every body
+      // would time out.
+      req.resume?.();
       return () => {
         for (const [event, listener] of events) req.removeListener(event, listener);
       };
@@ -215,7 +222,11 @@ function headersOf(req: NodeRequestLike): NodeRequestLike['headers'] {
 }
 
 function send(req: NodeRequestLike, res: NodeResponseLike, answer: Answer): void {
-  if (res.headersSent === true) return;
+  // A middleware before the handler answered: its answer stands, but one it left open is ended, not left hanging.
+  if (res.headersSent === true) {
+    if (res.writableEnded === false) res.end('');
+    return;
+  }
   res.statusCode = answer.status;
   // HTTP/2 has no Connection header (node:http2 drops it with a process
   // warning): a refusal that closes the connection closes its stream instead,
@@ -252,6 +263,9 @@ function send(req: NodeRequestLike, res: NodeResponseLike, answer: Answer): void
  *   request carries stands for its Host header.
  *
  * Behind a proxy, set `webhookUrl` (see "Behind a proxy" in docs/security.md).
+ * A response a middleware before the handler already started stands as that
+ * middleware sent it (ended, if it left it open); the delivery is still
+ * handled, and the service's retry, if any, is answered as a duplicate.
  *
  * @throws {@link payhook!PayhookError | PayhookError} `INVALID_ARGUMENT` at creation for missing
  * keys, a missing `onPayment`, neither `webhookUrl` nor `allowAnyHost: true`,

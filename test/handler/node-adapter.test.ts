@@ -171,6 +171,42 @@ describe('headers of four letters', () => {
   });
 });
 
+describe('middleware before the handler', () => {
+  it('reads a body a middleware paused (req.pause(), at once or after a tick), as captureDelivery does', async () => {
+    for (const resumeLater of [false, true]) {
+      const { handler, calls } = anyHostHandler();
+      const server = await listen(
+        createServer((req, res) => {
+          req.pause();
+          if (resumeLater) setTimeout(() => void handler(req, res), 10);
+          else void handler(req, res);
+        }),
+      );
+      servers.push(server);
+      const delivery = signDelivery(webhookBody(), { host: `127.0.0.1:${server.port}` });
+      const answer = await send(server.port, delivery);
+      expect([answer.status, answer.json]).toEqual([200, { ok: true }]);
+      expect(calls).toEqual([delivery.id]);
+    }
+  });
+
+  it('ends a response a middleware started and left open, instead of leaving the sender waiting', async () => {
+    const { handler, calls } = anyHostHandler();
+    const server = await listen(
+      createServer((req, res) => {
+        res.writeHead(202, { 'content-type': 'text/plain' });
+        res.write('accepted');
+        void handler(req, res);
+      }),
+    );
+    servers.push(server);
+    const delivery = signDelivery(webhookBody(), { host: `127.0.0.1:${server.port}` });
+    const answer = await send(server.port, delivery);
+    expect([answer.status, answer.text]).toEqual([202, 'accepted']);
+    expect(calls).toEqual([delivery.id]);
+  });
+});
+
 describe('req.body left by a body parser', () => {
   it('reads the stream itself when a middleware set req.body = {} without reading it (body-parser 1.x, unparsed type)', async () => {
     const r = await serve({}, (req) => {
