@@ -130,21 +130,26 @@ export function pairs(values: readonly string[] | undefined, name: string): Arra
   });
 }
 
-async function readStdin(): Promise<string> {
+async function readStdin(): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks);
 }
 
-/** Reads a file (or stdin for `-`); an unreadable file is a usage error. */
-export async function readInput(path: string, what: string): Promise<string> {
+/** Reads a file (or stdin for `-`) as bytes; an unreadable file is a usage error. */
+export async function readInputBytes(path: string, what: string): Promise<Buffer> {
   try {
-    return path === '-' ? await readStdin() : await readFile(path, 'utf8');
+    return path === '-' ? await readStdin() : await readFile(path);
   } catch (error) {
     throw new UsageError(
       `cannot read the ${what} ${JSON.stringify(path)}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
     );
   }
+}
+
+/** Reads a file (or stdin for `-`) as text; an unreadable file is a usage error. */
+export async function readInput(path: string, what: string): Promise<string> {
+  return (await readInputBytes(path, what)).toString('utf8');
 }
 
 /** Milliseconds as a short human figure: `30 s`, `2 min`, `1 h`, `250 ms`. */

@@ -60,8 +60,7 @@ function fromJson(value: unknown): CapturedRequest {
 }
 
 /** A chunked body without its framing: sizes count bytes; chunk extensions and trailers are dropped. */
-function dechunk(body: string): string {
-  const bytes = Buffer.from(body, 'utf8');
+function dechunk(bytes: Buffer): Buffer {
   const parts: Buffer[] = [];
   for (let at = 0; ;) {
     const end = bytes.indexOf('\n', at);
@@ -69,7 +68,7 @@ function dechunk(body: string): string {
     if (!/^[0-9A-Fa-f]+$/.test(line))
       throw new UsageError('the request file says Transfer-Encoding: chunked, but its body is not in chunks');
     const size = Number.parseInt(line, 16);
-    if (size === 0) return Buffer.concat(parts).toString('utf8');
+    if (size === 0) return Buffer.concat(parts);
     parts.push(bytes.subarray(end + 1, end + 1 + size));
     at = end + 1 + size;
     // The line break after the chunk's data.
@@ -78,12 +77,26 @@ function dechunk(body: string): string {
   }
 }
 
-/** Raw HTTP/1.1 text: request line, headers, blank line, body (its chunks joined when it was sent chunked). */
-function fromHttp(text: string): CapturedRequest {
-  const normalised = text.replace(/^\uFEFF/, '');
-  const split = /\r?\n\r?\n/.exec(normalised);
-  const head = split ? normalised.slice(0, split.index) : normalised;
-  const body = split ? normalised.slice(split.index + split[0].length) : '';
+/** UTF-8 text, a byte order mark kept; `undefined` for bytes that are not UTF-8. */
+function utf8(bytes: Uint8Array): string | undefined {
+  try {
+    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Raw HTTP/1.1: request line, headers, blank line, body (its chunks joined when it was sent chunked). The body
+ * stays bytes: text when it is UTF-8, else the bytes as captured (verifyWebhook judges them INVALID_BODY, and
+ * `payhook send` replays them byte for byte).
+ */
+function fromHttp(file: Buffer): CapturedRequest {
+  const bytes = file[0] === 0xef && file[1] === 0xbb && file[2] === 0xbf ? file.subarray(3) : file;
+  // Latin-1 gives one character per byte, so the offsets found are the bytes'.
+  const split = /\r?\n\r?\n/.exec(bytes.toString('latin1'));
+  const head = (split ? bytes.subarray(0, split.index) : bytes).toString('utf8');
+  let body = split ? bytes.subarray(split.index + split[0].length) : Buffer.alloc(0);
   const [requestLine = '', ...lines] = head.split(/\r?\n/);
   // The target is a path or an absolute URL: "hello world" is not a request line.
   const match = /^([A-Za-z]+)\s+(\/\S*|https?:\/\/\S+)(?:\s+HTTP\/[\d.]+)?\s*$/i.exec(requestLine);
@@ -105,25 +118,29 @@ function fromHttp(text: string): CapturedRequest {
   }
   const fields = Object.fromEntries(headers);
   const chunked = /(^|,)\s*chunked\s*$/i.test(headers.get('transfer-encoding') ?? '');
-  return {
-    method: match[1]!,
-    url: match[2]!,
-    headers: fields,
-    body: chunked ? dechunk(body) : body.replace(/\r?\n$/, ''),
-  };
+  if (chunked) body = dechunk(body);
+  else {
+    // The line break that ends the file is not the body's.
+    if (body.at(-1) === 0x0a) body = body.subarray(0, -1);
+    if (body.at(-1) === 0x0d) body = body.subarray(0, -1);
+  }
+  return { method: match[1]!, url: match[2]!, headers: fields, body: utf8(body) ?? body };
 }
 
-/** Reads a captured delivery: JSON like a conformance entry's `request`, or raw HTTP text. */
-export function parseCapturedRequest(text: string): CapturedRequest {
-  const trimmed = text.trimStart();
-  if (trimmed.startsWith('{')) {
+/** Reads a captured delivery: JSON like a conformance entry's `request`, or raw HTTP, from the file's bytes. */
+export function parseCapturedRequest(file: Uint8Array): CapturedRequest {
+  const bytes = Buffer.from(file.buffer, file.byteOffset, file.byteLength);
+  if (bytes.toString('utf8').trimStart().startsWith('{')) {
+    const text = utf8(bytes);
+    if (text === undefined)
+      throw new UsageError('the request file is JSON but not UTF-8: keep a body that is not UTF-8 as "bodyBase64"');
     let value: unknown;
     try {
-      value = JSON.parse(trimmed);
+      value = JSON.parse(text.trimStart());
     } catch (error) {
       throw new UsageError(`the request file is not valid JSON: ${(error as Error).message}`);
     }
     return fromJson(value);
   }
-  return fromHttp(text);
+  return fromHttp(bytes);
 }

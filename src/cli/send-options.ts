@@ -6,7 +6,7 @@
  */
 import { MAX_TIMER_MS } from '../lib/clock.js';
 import { TEST_WEBHOOK_VARIANTS, type TestWebhookOverrides, type TestWebhookVariant } from '../testing/deliveries.js';
-import { checkHttpUrl, integerFlag, numberFlag, pairs, parse, readInput, UsageError } from './io.js';
+import { checkHttpUrl, integerFlag, numberFlag, pairs, parse, readInput, readInputBytes, UsageError } from './io.js';
 import { parseCapturedRequest, type CapturedRequest } from './request-file.js';
 
 // Headers payhook send writes itself, or fetch refuses to send: given with
@@ -172,7 +172,7 @@ export async function readSendOptions(args: readonly string[]): Promise<SendOpti
       }
     }
   }
-  const capture = replay ? parseCapturedRequest(await readInput(values.request!, 'request file')) : undefined;
+  const capture = replay ? parseCapturedRequest(await readInputBytes(values.request!, 'request file')) : undefined;
   const asCaptured = capture !== undefined && !values.resign;
   // The service signs the registered URL; the target may be anything that reaches the receiver.
   const signedUrl = asCaptured

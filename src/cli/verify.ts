@@ -11,7 +11,18 @@ import {
   type VerifyWebhookOptions,
   type VerifyWebhookResult,
 } from '../verify-webhook.js';
-import { checkHttpUrl, formatDuration, EXIT, integerFlag, parse, pairs, readInput, UsageError, type Io } from './io.js';
+import {
+  checkHttpUrl,
+  formatDuration,
+  EXIT,
+  integerFlag,
+  parse,
+  pairs,
+  readInput,
+  readInputBytes,
+  UsageError,
+  type Io,
+} from './io.js';
 import { parseCapturedRequest } from './request-file.js';
 
 export const VERIFY_HELP = `Usage: payhook verify --request <file> (--env production|beta | --key <pem file> | --test-key) [options]
@@ -27,7 +38,8 @@ the URL registered with the service), give --registered-url.
 
 The request file is JSON { "method", "url", "headers", "body" } (like an
 entry's "request" in the conformance vectors; a whole entry works too), or
-raw HTTP text (request line, headers, blank line, body). "-" reads stdin.
+raw HTTP (request line, headers, blank line, the body's exact bytes).
+"-" reads stdin.
 A capture that recorded your receiver's "webhookUrl" (captureDelivery with
 { webhookUrl }) is judged with it, as your receiver judged it.
 
@@ -119,7 +131,9 @@ export async function verifyCommand(args: readonly string[], io: Io): Promise<nu
 
   const maxBodyBytes = integerFlag(values['max-body-bytes'], 'max-body-bytes', DEFAULT_MAX_BODY_BYTES);
 
-  const { webhookUrl: recordedUrl, ...request } = parseCapturedRequest(await readInput(values.request, 'request file'));
+  const { webhookUrl: recordedUrl, ...request } = parseCapturedRequest(
+    await readInputBytes(values.request, 'request file'),
+  );
   const webhookUrl = values['webhook-url'] ?? recordedUrl;
   const publicKeys: KeyInput[] = [];
   for (const file of values.key ?? []) publicKeys.push(await readInput(file, 'key file'));

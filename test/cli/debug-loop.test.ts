@@ -251,6 +251,34 @@ describe('payhook send --request: replaying a capture', () => {
     expect(pairs).toContainEqual(['__proto__', 'y']);
   });
 
+  it('replays a raw-HTTP body that is not UTF-8 byte for byte, and refuses to sign it again', async () => {
+    const received: Buffer[] = [];
+    const url = await listen(
+      createServer((req, res) => {
+        const chunks: Buffer[] = [];
+        req.on('data', (chunk: Buffer) => chunks.push(chunk));
+        req.on('end', () => {
+          received.push(Buffer.concat(chunks));
+          res.writeHead(200).end('{"ok":true}');
+        });
+      }),
+    );
+    // "é" in Latin-1: the byte 0xE9, which is not UTF-8.
+    const body = Buffer.from('{"id":"1","note":"caf\u00e9"}', 'latin1');
+    const file = join(dir, 'latin1.http');
+    await writeFile(
+      file,
+      Buffer.concat([Buffer.from('POST /webhooks/payments HTTP/1.1\nHost: shop.example.kg\n\n'), body]),
+    );
+    const result = await run(['send', '--request', file, '--to', url]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain(`body: ${body.length} bytes, not UTF-8`);
+    expect(received[0]).toEqual(body);
+    const resigned = await run(['send', '--request', file, '--to', url, '--resign']);
+    expect(resigned.code).toBe(2);
+    expect(resigned.stderr).toContain('the captured body is not UTF-8 text');
+  });
+
   it('refuses a capture whose recorded URL is not an http(s) URL when re-signing (exit 2, no stack)', async () => {
     const { capture } = await captureFile('bad-url');
     for (const webhookUrl of ['not a url', 'ftp://shop.example.kg/webhooks/payments']) {

@@ -18,7 +18,7 @@ export interface Run {
 /** Runs `node dist/cli.js ...args` and collects its output and exit code. */
 export function run(
   args: readonly string[],
-  options: { input?: string; cwd?: string; timeoutMs?: number } = {},
+  options: { input?: string | Uint8Array; cwd?: string; timeoutMs?: number } = {},
 ): Promise<Run> {
   assertBuilt();
   return new Promise((resolve, reject) => {

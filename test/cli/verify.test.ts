@@ -358,6 +358,28 @@ describe('payhook verify', () => {
     expect(refused.stdout).toContain('INVALID_BODY');
   });
 
+  it('judges a raw-HTTP body that is not UTF-8 as bytes, from a file or stdin: INVALID_BODY, as bodyBase64 is', async () => {
+    const signed = await sign('https://shop.example.kg/webhooks/payments');
+    const http = Buffer.concat([
+      Buffer.from(
+        `POST /webhooks/payments HTTP/1.1\r\n${Object.entries(signed.headers)
+          .map(([name, value]) => `${name}: ${value}\r\n`)
+          .join('')}\r\n`,
+      ),
+      // "é" in Latin-1: the byte 0xE9, which is not UTF-8.
+      Buffer.from(signed.body.replace('}', ',"note":"caf\u00e9"}'), 'latin1'),
+    ]);
+    const file = join(dir, 'latin1.http');
+    await writeFile(file, http);
+    for (const result of [
+      await run(['verify', '--request', file, '--key', testKey]),
+      await run(['verify', '--request', '-', '--key', testKey], { input: http }),
+    ]) {
+      expect(result.stdout).toContain('INVALID_BODY: The body is not valid UTF-8');
+      expect(result.code).toBe(1);
+    }
+  });
+
   it('refuses bad usage with exit 2', async () => {
     const signed = await sign('https://shop.example.kg/hook');
     const file = await capture(asCaptured(signed, '/hook'));
@@ -367,6 +389,12 @@ describe('payhook verify', () => {
     await writeFile(notJson, 'hello there\n');
     const oneLine = join(dir, 'one-line.txt');
     await writeFile(oneLine, 'hello there');
+    // JSON is UTF-8; a body that is not goes in "bodyBase64".
+    const latin1Json = join(dir, 'latin1.json');
+    await writeFile(
+      latin1Json,
+      Buffer.from(JSON.stringify(asCaptured(signed, '/hook')).replace('}', ',"n":"\u00e9"}'), 'latin1'),
+    );
     for (const args of [
       ['verify', '--key', testKey],
       ['verify', '--request', file],
@@ -376,6 +404,7 @@ describe('payhook verify', () => {
       ['verify', '--request', file, '--key', garbage],
       ['verify', '--request', notJson, '--key', testKey],
       ['verify', '--request', oneLine, '--key', testKey],
+      ['verify', '--request', latin1Json, '--key', testKey],
       ['verify', '--request', file, '--key', testKey, '--also-try', 'beta'],
       // A key or URL to try as a cause that cannot be used is named, not passed over.
       ['verify', '--request', file, '--key', testKey, '--also-try', `mine=${garbage}`],
