@@ -152,6 +152,17 @@ export async function readInput(path: string, what: string): Promise<string> {
   return (await readInputBytes(path, what)).toString('utf8');
 }
 
+/** Reads a UTF-8 text file (or stdin for `-`), a leading byte order mark dropped; other bytes are a usage error. */
+export async function readUtf8(path: string, what: string): Promise<string> {
+  const bytes = await readInputBytes(path, what);
+  try {
+    // fatal: a byte that is not UTF-8 throws instead of becoming U+FFFD; the BOM is dropped by default.
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    throw new UsageError(`the ${what} ${JSON.stringify(path)} is not UTF-8: save it as UTF-8`);
+  }
+}
+
 /** Milliseconds as a short human figure: `30 s`, `2 min`, `1 h`, `250 ms`. */
 export function formatDuration(ms: number): string {
   if (ms < 1000) return `${Math.round(ms)} ms`;

@@ -6,7 +6,17 @@
  */
 import { MAX_TIMER_MS } from '../lib/clock.js';
 import { TEST_WEBHOOK_VARIANTS, type TestWebhookOverrides, type TestWebhookVariant } from '../testing/deliveries.js';
-import { checkHttpUrl, integerFlag, numberFlag, pairs, parse, readInput, readInputBytes, UsageError } from './io.js';
+import {
+  checkHttpUrl,
+  integerFlag,
+  numberFlag,
+  pairs,
+  parse,
+  readInput,
+  readInputBytes,
+  readUtf8,
+  UsageError,
+} from './io.js';
 import { parseCapturedRequest, type CapturedRequest } from './request-file.js';
 
 // Headers payhook send writes itself, or fetch refuses to send: given with
@@ -203,7 +213,7 @@ export async function readSendOptions(args: readonly string[]): Promise<SendOpti
   if (values.body !== undefined) {
     let fromFile: unknown;
     try {
-      fromFile = JSON.parse(await readInput(values.body, 'body file'));
+      fromFile = JSON.parse(await readUtf8(values.body, 'body file'));
     } catch (error) {
       if (error instanceof UsageError) throw error;
       throw new UsageError(`the body file is not JSON: ${(error as Error).message}`);

@@ -31,7 +31,7 @@ The body:
   --amount <number>         the amount (fields.amount follows; default: 100)
   --transaction-id <id>     the transaction ID (default: a random UUID)
   --field <name>=<value>    a payment form field (repeatable)
-  --body <file>             a JSON object of body fields (and "variant"); flags win over it
+  --body <file>             a UTF-8 JSON object of body fields (and "variant"); flags win over it
 
 Signing:
   --webhook-url <url>       the registered URL to sign for (default: <url> itself); its query is

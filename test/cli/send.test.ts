@@ -124,6 +124,30 @@ describe('payhook send', () => {
     expect(JSON.parse(received[1]!.body)).toMatchObject({ service: { id: 'VISA' } });
   });
 
+  it('--body reads a UTF-8 file, a leading BOM ignored, and refuses one that is not UTF-8 (exit 2)', async () => {
+    const { url, received } = await endpoint(() => 200);
+    const dir = await mkdtemp(join(tmpdir(), 'payhook-send-'));
+    const bom = join(dir, 'bom.json');
+    await writeFile(bom, '\uFEFF{"fields":{"orderId":"Асель"}}');
+    const read = await run(['send', url, '--body', bom]);
+    expect(read.code).toBe(0);
+    expect(JSON.parse(received[0]!.body)).toMatchObject({ fields: { orderId: 'Асель' } });
+    // "Асель" in Windows-1251.
+    const cp1251 = join(dir, 'cp1251.json');
+    await writeFile(
+      cp1251,
+      Buffer.concat([
+        Buffer.from('{"fields":{"orderId":"'),
+        Buffer.from([0xc0, 0xf1, 0xe5, 0xeb, 0xfc]),
+        Buffer.from('"}}'),
+      ]),
+    );
+    const refused = await run(['send', url, '--body', cp1251]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(`payhook send: the body file ${JSON.stringify(cp1251)} is not UTF-8`);
+    expect(received).toHaveLength(1);
+  });
+
   it('--repeat with --concurrency sends the same signed delivery at once', async () => {
     const { url, received } = await endpoint(() => 200, 150);
     const result = await run(['send', url, '--repeat', '3', '--concurrency', '3']);
