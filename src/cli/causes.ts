@@ -3,6 +3,9 @@
 // tells the causes apart. docs/troubleshooting.md holds the same table for
 // people; the CLI tests check that it names every code here.
 
+import { SERVICE_WINDOW_MS } from '../lib/clock.js';
+import { formatDuration } from './io.js';
+
 /** What the delivery was, so a cause the sender chose itself is named as such. */
 export interface SendContext {
   /** The registered URL the delivery was signed for; undefined for a capture sent as captured. */
@@ -18,8 +21,8 @@ export interface SendContext {
   keyFile: string | undefined;
   /** --tamper was given. */
   tampered: boolean;
-  /** --age or --timestamp dated the delivery. */
-  dated: boolean;
+  /** How far --age or --timestamp dated the delivery from now, in ms (positive: the past); undefined without them. */
+  datedMs: number | undefined;
   /** --host replaced the signed Host. */
   hostGiven: boolean;
   /** A capture replayed byte for byte (no --resign). */
@@ -78,7 +81,9 @@ function signatureMismatch(context: SendContext): Cause {
 }
 
 function timestampOutOfWindow(context: SendContext): Cause {
-  if (context.dated) return { causes: ['expected: --age or --timestamp dated it outside the 5-minute window'] };
+  const { datedMs } = context;
+  if (datedMs !== undefined && Math.abs(datedMs) > SERVICE_WINDOW_MS)
+    return { causes: ['expected: --age or --timestamp dated it outside the 5-minute window'] };
   if (context.asCaptured) {
     return {
       causes: [
@@ -87,11 +92,19 @@ function timestampOutOfWindow(context: SendContext): Cause {
       ],
     };
   }
+  const clock =
+    "this machine's clock and the receiver's differ by more than 5 minutes (or, in a test, the receiver's " +
+    '`now` option is fixed)';
+  // Dated inside the service's window, so a receiver with the default window accepts it.
+  const window =
+    datedMs === undefined || datedMs === 0
+      ? []
+      : [
+          `--age or --timestamp dated it ${formatDuration(Math.abs(datedMs))} ${datedMs > 0 ? 'ago' : 'ahead'}, inside ` +
+            "the service's 5-minute window: the receiver's toleranceMs is smaller than that",
+        ];
   return {
-    causes: [
-      "this machine's clock and the receiver's differ by more than 5 minutes (or, in a test, the receiver's " +
-        '`now` option is fixed)',
-    ],
+    causes: [...window, clock],
     diagnose: 'date -u here and on the receiver; check that both sync with NTP',
   };
 }

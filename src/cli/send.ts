@@ -177,7 +177,7 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
     urlFromCapture,
     keyFile: flags.key,
     tampered: flags.tamper === true,
-    dated: flags.age !== undefined || flags.timestamp !== undefined,
+    datedMs: flags.age !== undefined || flags.timestamp !== undefined ? offset : undefined,
     hostGiven: flags.host !== undefined && !asCaptured,
     asCaptured,
     querySent: URL.canParse(url) && new URL(url).search !== '',
@@ -262,7 +262,7 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
       return false;
     }
     redirected(answered, '');
-    const printed = explain(answered.status, answered.text, { ...context, tampered: false, dated: false });
+    const printed = explain(answered.status, answered.text, { ...context, tampered: false, datedMs: undefined });
     io.out(
       `  ✗ the control was not refused for its age (401 TIMESTAMP_OUT_OF_WINDOW), so the receiver is not shown to verify deliveries signed with ${keyName} for ${signedUrl}, and a refused forgery would show nothing: ${printed ? 'fix the cause above' : `find why it answered ${answered.status}`}, then run this again`,
     );

@@ -9,7 +9,7 @@ const context: SendContext = {
   urlFromCapture: false,
   keyFile: undefined,
   tampered: false,
-  dated: false,
+  datedMs: undefined,
   hostGiven: false,
   asCaptured: false,
   querySent: false,

@@ -386,6 +386,17 @@ describe('payhook send dates deliveries in the past and the future', () => {
     expect(future.code).toBe(0);
   });
 
+  it("names the receiver's window, not the date, when a date inside 5 minutes is refused", async () => {
+    const { url } = await receiver({ toleranceMs: 60_000 });
+    const result = await run(['send', url, '--webhook-url', WEBHOOK_URL, '--age', '120000']);
+    expect(result.stdout).toContain('"code":"TIMESTAMP_OUT_OF_WINDOW"');
+    expect(result.stdout).not.toContain('expected:');
+    expect(result.stdout).toContain(
+      "--age or --timestamp dated it 2 min ago, inside the service's 5-minute window: the receiver's toleranceMs is smaller",
+    );
+    expect(result.code).toBe(1);
+  });
+
   it('still refuses an --age that is not a whole number', async () => {
     for (const age of ['-', '-1.5', 'soon', '--1']) {
       const result = await run(['send', 'http://127.0.0.1:9/x', '--age', age]);
