@@ -55,7 +55,7 @@ Delivery:
   --speed <factor>          with --retry, compress the schedule: --speed 100 waits 300 ms for 30 s
                             (default: 1)
   --max-attempts <n>        with --retry, give up after n attempts per delivery (default: 10)
-  --timeout <ms>            per attempt (default: 10000)
+  --timeout <ms>            per attempt, at most 300000 (default: 10000)
   -h, --help                show this help
 
 Deliveries that start together send the same signed request. Every later
