@@ -231,9 +231,12 @@ export function likelyCause(status: number, code: string | undefined, context: S
   return undefined;
 }
 
-/** What to look at when no answer came: a receiver not listening, or a certificate Node does not trust. */
+/** What to look at when no answer came: a receiver not listening, a port fetch refuses, or a certificate Node does not trust. */
 export function noAnswerHint(reason: string, address: string): string {
   if (reason === 'ECONNREFUSED') return `: is the receiver listening at ${address}?`;
+  // The Fetch standard's port blocklist (6000, 6665-6669, 10080, …): fetch never connects to these.
+  if (reason === 'bad port')
+    return ': fetch refuses this port by policy (as browsers do): run the receiver on another port';
   // OpenSSL 3.0 and 3.2+ name a plain HTTP answer to a TLS hello differently.
   if (reason === 'EPROTO' || reason === 'ERR_SSL_WRONG_VERSION_NUMBER' || reason === 'ERR_SSL_PACKET_LENGTH_TOO_LONG') {
     return `: does the receiver at ${address} speak plain HTTP? Then send to an http:// URL`;

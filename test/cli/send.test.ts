@@ -321,7 +321,9 @@ describe('payhook send', () => {
     // Port 6000 is one fetch refuses to connect to ("bad port").
     const result = await run(['send', 'http://127.0.0.1:6000/webhooks/payments']);
     expect(result.code).toBe(1);
-    expect(result.stdout).toContain('no answer (bad port)');
+    expect(result.stdout).toContain(
+      'no answer (bad port): fetch refuses this port by policy (as browsers do): run the receiver on another port',
+    );
   });
 
   it('--webhook-url signs for the registered host, path and query while delivering to the target', async () => {
