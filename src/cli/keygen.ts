@@ -1,4 +1,4 @@
-import { access, chmod, mkdir, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { generateTestKeyPair } from '../testing/test-keys.js';
 import { EXIT, integerFlag, parse, UsageError, type Io } from './io.js';
@@ -15,7 +15,7 @@ Options:
   --name <name>     file name prefix (default: payhook-test)
   --bits <n>        modulus length (default: 2048)
   --force           overwrite existing files
-  --stdout          print both keys instead of writing files
+  --stdout          print both keys instead of writing files (not with --out-dir, --name, --force)
   -h, --help        show this help
 
 Exit codes: 0 written; 1 a file exists (without --force) or cannot be
@@ -34,6 +34,11 @@ export async function keygenCommand(args: readonly string[], io: Io): Promise<nu
     io.out(KEYGEN_HELP);
     return EXIT.OK;
   }
+  if (values.stdout) {
+    const conflicting = (['out-dir', 'name', 'force'] as const).find((flag) => values[flag] !== undefined);
+    if (conflicting !== undefined)
+      throw new UsageError(`--stdout prints the keys and writes no file: drop --${conflicting}`);
+  }
   const bits = integerFlag(values.bits, 'bits', 2048, 2048);
   if (bits % 8 !== 0 || bits > 8192) throw new UsageError('--bits must be a multiple of 8 from 2048 to 8192');
   const name = values.name ?? 'payhook-test';
@@ -47,24 +52,23 @@ export async function keygenCommand(args: readonly string[], io: Io): Promise<nu
   const publicPath = join(dir, `${name}.public.pem`);
   const privatePath = join(dir, `${name}.private.pem`);
   const flag = values.force ? 'w' : 'wx';
-  if (!values.force) {
-    for (const path of [publicPath, privatePath]) {
-      const exists = await access(path).then(
-        () => true,
-        () => false,
-      );
-      if (exists) {
-        io.err(`payhook keygen: ${path} exists; pass --force to overwrite`);
-        return EXIT.FAILED;
-      }
+  // Both targets checked before either is written: a new private key beside an old public one would not match.
+  for (const path of [publicPath, privatePath]) {
+    const found = await stat(path).catch(() => undefined);
+    if (found !== undefined && !found.isFile()) {
+      io.err(`payhook keygen: cannot write the keys: ${path} is ${found.isDirectory() ? 'a folder' : 'not a file'}`);
+      return EXIT.FAILED;
+    }
+    if (found !== undefined && !values.force) {
+      io.err(`payhook keygen: ${path} exists; pass --force to overwrite`);
+      return EXIT.FAILED;
     }
   }
   try {
-    await makeFolder(dir).catch((error: NodeJS.ErrnoException) => {
+    await makeFolder(dir).catch(async (error: NodeJS.ErrnoException) => {
       // Not a key file in the way: --force cannot help, so this is not the EEXIST below.
-      throw error.code === 'EEXIST' || error.code === 'ENOTDIR'
-        ? new Error(`--out-dir ${dir} is a file, not a folder`)
-        : error;
+      const file = error.code === 'EEXIST' || error.code === 'ENOTDIR' ? await fileInTheWay(dir) : undefined;
+      throw file === undefined ? error : new Error(`${file} is a file, not a folder`);
     });
     // mode applies only to a new file: one overwritten with --force keeps its own, so narrow it before writing.
     if (values.force) await chmod(privatePath, 0o600).catch(() => {});
@@ -75,13 +79,22 @@ export async function keygenCommand(args: readonly string[], io: Io): Promise<nu
     io.err(
       code === 'EEXIST'
         ? `payhook keygen: ${(error as NodeJS.ErrnoException).path ?? 'a key file'} exists; pass --force to overwrite`
-        : `payhook keygen: cannot write the keys: ${String(error)}`,
+        : `payhook keygen: cannot write the keys: ${error instanceof Error ? error.message : String(error)}`,
     );
     return EXIT.FAILED;
   }
   io.out(`wrote ${publicPath} (give it to your receiver: publicKeys)`);
   io.out(`wrote ${privatePath} (sign test deliveries: payhook send <url> --key ${privatePath})`);
   return EXIT.OK;
+}
+
+/** The file that stands where `dir` or one of its parents should be a folder, if there is one. */
+async function fileInTheWay(dir: string): Promise<string | undefined> {
+  for (let path = dir; ; path = dirname(path)) {
+    const found = await stat(path).catch(() => undefined);
+    if (found !== undefined) return found.isDirectory() ? undefined : path;
+    if (dirname(path) === path) return undefined;
+  }
 }
 
 /**

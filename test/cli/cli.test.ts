@@ -1,4 +1,4 @@
-import { chmod, mkdtemp, readFile, stat, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -180,7 +180,29 @@ describe('payhook keygen', () => {
     await writeFile(join(root, 'a-file'), '');
     const result = await run(['keygen', '--out-dir', join(root, 'a-file', 'keys')]);
     expect(result.code).toBe(1);
-    expect(result.stderr).toContain('cannot write the keys');
+    // The file in the way is named, not the folder asked for, and no "Error:" is printed.
+    expect(result.stderr).toBe(
+      `payhook keygen: cannot write the keys: ${join(root, 'a-file')} is a file, not a folder\n`,
+    );
+  });
+
+  it('--force writes nothing when either target cannot be written (a folder where a key file goes)', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'payhook-keygen-'));
+    await writeFile(join(dir, 'payhook-test.private.pem'), 'old private key');
+    await mkdir(join(dir, 'payhook-test.public.pem'));
+    const result = await run(['keygen', '--out-dir', dir, '--force']);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`${join(dir, 'payhook-test.public.pem')} is a folder`);
+    expect(await readFile(join(dir, 'payhook-test.private.pem'), 'utf8')).toBe('old private key');
+  });
+
+  it('refuses --stdout with a flag that names files (exit 2)', async () => {
+    for (const flag of [['--out-dir', '.'], ['--name', 'x'], ['--force']]) {
+      const result = await run(['keygen', '--stdout', ...flag]);
+      expect(result.code, flag[0]).toBe(2);
+      expect(result.stderr, flag[0]).toContain(`--stdout prints the keys and writes no file: drop ${flag[0]}`);
+      expect(result.stdout).toBe('');
+    }
   });
 
   it.runIf(process.platform === 'linux')(
