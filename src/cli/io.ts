@@ -136,6 +136,13 @@ async function readStdin(): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
+/** Refuses `-` for two inputs: the first read takes all of stdin, and the second would get nothing. */
+export function stdinOnce(inputs: ReadonlyArray<readonly [flag: string, path: string | undefined]>): void {
+  const flags = inputs.filter(([, path]) => path === '-').map(([flag]) => flag);
+  if (flags.length > 1)
+    throw new UsageError(`stdin ("-") can be read once, and ${flags.join(' and ')} both name it: give one a file`);
+}
+
 /** Reads a file (or stdin for `-`) as bytes; an unreadable file is a usage error. */
 export async function readInputBytes(path: string, what: string): Promise<Buffer> {
   try {

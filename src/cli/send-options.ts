@@ -14,6 +14,7 @@ import {
   readInput,
   readInputBytes,
   readUtf8,
+  stdinOnce,
   UsageError,
 } from './io.js';
 import { parseCapturedRequest, type CapturedRequest } from './request-file.js';
@@ -184,6 +185,11 @@ export async function readSendOptions(args: readonly string[]): Promise<SendOpti
       }
     }
   }
+  stdinOnce([
+    ['--request', values.request],
+    ['--body', values.body],
+    ['--key', values.key],
+  ]);
   const capture = replay ? parseCapturedRequest(await readInputBytes(values.request!, 'request file')) : undefined;
   const asCaptured = capture !== undefined && !values.resign;
   // The service signs the registered URL; the target may be anything that reaches the receiver.

@@ -20,6 +20,7 @@ import {
   pairs,
   readInput,
   readInputBytes,
+  stdinOnce,
   UsageError,
   type Io,
 } from './io.js';
@@ -39,7 +40,7 @@ the URL registered with the service), give --registered-url.
 The request file is JSON { "method", "url", "headers", "body" } (like an
 entry's "request" in the conformance vectors; a whole entry works too), or
 raw HTTP (request line, headers, blank line, the body's exact bytes).
-"-" reads stdin.
+"-" reads stdin (for one file only: the request or a key).
 A capture that recorded your receiver's "webhookUrl" (captureDelivery with
 { webhookUrl }) is judged with it, as your receiver judged it.
 
@@ -129,6 +130,12 @@ export async function verifyCommand(args: readonly string[], io: Io): Promise<nu
   if (values.now !== undefined && !/^\d+$/.test(values.now))
     throw new UsageError('--now must be UNIX time in milliseconds');
 
+  const alsoTry = pairs(values['also-try'], 'also-try');
+  stdinOnce([
+    ['--request', values.request],
+    ...(values.key ?? []).map((file) => ['--key', file] as const),
+    ...alsoTry.map(([name, file]) => [`--also-try ${name}`, file] as const),
+  ]);
   const maxBodyBytes = integerFlag(values['max-body-bytes'], 'max-body-bytes', DEFAULT_MAX_BODY_BYTES);
 
   const { webhookUrl: recordedUrl, ...request } = parseCapturedRequest(
@@ -139,7 +146,7 @@ export async function verifyCommand(args: readonly string[], io: Io): Promise<nu
   for (const file of values.key ?? []) publicKeys.push(await readInput(file, 'key file'));
   if (values['test-key']) publicKeys.push(TEST_PUBLIC_KEY);
   const alternativeKeys: Record<string, KeyInput> = {};
-  for (const [name, file] of pairs(values['also-try'], 'also-try')) {
+  for (const [name, file] of alsoTry) {
     const key = await readInput(file, 'key file');
     // The diagnosis passes over a key it cannot use; one given here by hand is a mistake to name.
     await importKeys(key, undefined).catch((error: unknown) => {

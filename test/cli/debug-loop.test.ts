@@ -299,6 +299,15 @@ describe('payhook send --request: replaying a capture', () => {
     expect(result.stderr).toContain('payhook send: the captured header "x-api-client": not a header name and value');
   });
 
+  it('refuses "-" for both the capture and the key: stdin can be read once (exit 2)', async () => {
+    const { capture } = await captureFile('stdin-twice');
+    const result = await run(['send', '--request', '-', '--resign', '--key', '-', '--to', 'http://127.0.0.1:9/x'], {
+      input: JSON.stringify(capture),
+    });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('payhook send: stdin ("-") can be read once, and --request and --key both name it');
+  });
+
   it('refuses flags that would build a new body, and signing flags without --resign', async () => {
     const { file } = await captureFile('usage');
     for (const args of [

@@ -380,6 +380,23 @@ describe('payhook verify', () => {
     }
   });
 
+  it('refuses "-" for two inputs: stdin can be read once (exit 2)', async () => {
+    const signed = await sign('https://shop.example.kg/hook');
+    const http = `POST /hook HTTP/1.1\n${Object.entries(signed.headers)
+      .map(([name, value]) => `${name}: ${value}\n`)
+      .join('')}\n${signed.body}`;
+    for (const args of [
+      ['verify', '--request', '-', '--key', '-'],
+      ['verify', '--request', '-', '--key', testKey, '--also-try', 'mine=-'],
+    ]) {
+      const result = await run(args, { input: http });
+      expect(result.code, args.join(' ')).toBe(2);
+      expect(result.stderr, args.join(' ')).toContain(
+        'payhook verify: stdin ("-") can be read once, and --request and',
+      );
+    }
+  });
+
   it('refuses bad usage with exit 2', async () => {
     const signed = await sign('https://shop.example.kg/hook');
     const file = await capture(asCaptured(signed, '/hook'));
