@@ -287,7 +287,7 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
       lastCode = answered === undefined ? undefined : answerCode(answered.text);
       if (mustRefuse && lastStatus === 200) {
         io.out(
-          `${label}  ✗ the receiver ACCEPTED a ${flags.tamper === true ? 'forged' : 'stale'} delivery: it must answer 401`,
+          `${label}  ✗ the receiver ACCEPTED a ${flags.tamper === true ? 'forged delivery' : 'delivery dated outside the 5-minute window'}: it must answer 401`,
         );
       }
       if (lastStatus === 200) return { status: lastStatus, code: lastCode, at: performance.now() };

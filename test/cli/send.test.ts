@@ -543,7 +543,10 @@ describe('payhook send', () => {
     async (flags) => {
       const { url } = await endpoint(() => 200);
       const result = await run(['send', url, ...flags]);
-      expect(result.stdout).toContain('✗ the receiver ACCEPTED a stale delivery: it must answer 401');
+      // Old or future-dated alike: "stale" would misname a date ahead.
+      expect(result.stdout).toContain(
+        '✗ the receiver ACCEPTED a delivery dated outside the 5-minute window: it must answer 401',
+      );
       expect(result.stdout).toContain('0 of 1 delivery refused with 401 TIMESTAMP_OUT_OF_WINDOW, as a receiver must');
       expect(result.code).toBe(1);
     },
