@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { pinWebhookUrl } from '../lib/signed-target.js';
 import { TEST_WEBHOOK_VARIANTS, type TestWebhookOverrides, type TestWebhookVariant } from '../testing/deliveries.js';
 import {
   checkHttpUrl,
@@ -206,6 +207,12 @@ export async function readSendOptions(args: readonly string[]): Promise<SendOpti
           ? 'the URL the capture was signed for (its webhookUrl or Host; --webhook-url overrides it)'
           : 'the target URL';
     checkHttpUrl(signedUrl, what);
+    // The receiver's own check of its webhookUrl option: a URL it refuses cannot be one a delivery is signed for.
+    try {
+      pinWebhookUrl(signedUrl);
+    } catch (error) {
+      throw new UsageError(`${what}: ${(error as Error).message}`);
+    }
   }
 
   // The service requests the registered URL, query included: a target without a query of its own gets it (or,

@@ -141,6 +141,7 @@ export async function verifyCommand(args: readonly string[], io: Io): Promise<nu
   const { webhookUrl: recordedUrl, ...request } = parseCapturedRequest(
     await readInputBytes(values.request, 'request file'),
   );
+  if (values['webhook-url'] !== undefined) checkHttpUrl(values['webhook-url'], '--webhook-url');
   const webhookUrl = values['webhook-url'] ?? recordedUrl;
   const publicKeys: KeyInput[] = [];
   for (const file of values.key ?? []) publicKeys.push(await readInput(file, 'key file'));

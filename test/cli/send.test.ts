@@ -347,6 +347,16 @@ describe('payhook send', () => {
     expect(result.stdout).toContain(`signed for ${registered}`);
   });
 
+  it('refuses a --webhook-url no receiver accepts: a query parameter named twice (exit 2)', async () => {
+    const { url, received } = await endpoint(() => 200);
+    const result = await run(['send', url, '--webhook-url', 'https://shop.example.kg/hook?a=1&a=1']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(
+      'payhook send: --webhook-url: webhookUrl names a query parameter more than once ("a")',
+    );
+    expect(received).toHaveLength(0);
+  });
+
   it('joins the values of a --header given twice with ", ", and signs what it sends', async () => {
     const { url, received } = await endpoint(() => 200);
     const result = await run(['send', url, '--header', 'x-api-a=1', '--header', 'X-Api-A=2', '--header', 'x-api-b=3']);

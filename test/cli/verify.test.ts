@@ -427,6 +427,7 @@ describe('payhook verify', () => {
       ['verify', '--request', file, '--key', testKey, '--also-try', `mine=${garbage}`],
       ['verify', '--request', file, '--key', testKey, '--registered-url', 'notaurl'],
       ['verify', '--request', file, '--key', testKey, '--registered-url', 'ftp://shop.example.kg/hook'],
+      ['verify', '--request', file, '--key', testKey, '--webhook-url', 'ftp://shop.example.kg/hook'],
       ['verify', '--request', file, '--key', testKey, '--now', 'yesterday'],
     ]) {
       const result = await run(args);
