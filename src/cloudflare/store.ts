@@ -82,9 +82,11 @@ export interface DurableObjectStoreOptions {
  * The lease and the retention run on the object's clock, the same for every
  * caller. A stub that cannot be reached, or an object that fails, rejects
  * with `STORE_UNAVAILABLE`; the handler then answers 503 and the service
- * retries. An object answering what {@link PayhookDedupObject} never does
- * (the binding names another class) rejects with `INVALID_ARGUMENT`: the
- * handler answers 500 and logs it as `misconfigured`.
+ * retries. An object without `fetch`, or answering what
+ * {@link PayhookDedupObject} never does (text short of a server error, a
+ * success that is no claim result), is another class bound: the store
+ * rejects with `INVALID_ARGUMENT`, and the handler answers 500 and logs it as
+ * `misconfigured`.
  *
  * @throws {@link payhook!PayhookError | PayhookError} `INVALID_ARGUMENT` when `namespace` is not a
  * Durable Object namespace.
@@ -144,8 +146,10 @@ export function createDurableObjectStore(options: DurableObjectStoreOptions): De
       status = response.status;
       answer = status === 204 ? undefined : await response.json();
     } catch (cause) {
-      // PayhookDedupObject answers JSON: a success that is not is another class, a mistake no retry mends.
-      if (status >= 200 && status <= 299 && cause instanceof SyntaxError) throw notOurs(operation, cause);
+      // PayhookDedupObject has a fetch and answers JSON (or nothing, 204): an object without one (workerd's message),
+      // or text short of a server error, is another class bound, a mistake no retry mends.
+      if ((cause instanceof SyntaxError && status < 500) || /export a fetch\(\)/.test(describeError(cause)))
+        throw notOurs(operation, cause);
       throw new PayhookError(
         'STORE_UNAVAILABLE',
         `The Durable Object store could not ${operation}: ${describeError(cause)}`,

@@ -175,21 +175,23 @@ describe('several Worker instances sharing the Durable Object', () => {
   });
 });
 
-describe('a binding to another object class', () => {
-  let mf: Miniflare | undefined;
-  beforeAll(async () => {
-    mf = await startWorkers('sqlite', ['a'], 'ForeignObject');
-  });
-  afterAll(async () => {
-    await mf?.dispose();
-  });
+for (const className of ['ForeignObject', 'RouterObject', 'RpcOnlyObject']) {
+  describe(`a binding to another object class (${className})`, () => {
+    let mf: Miniflare | undefined;
+    beforeAll(async () => {
+      mf = await startWorkers('sqlite', ['a'], className);
+    });
+    afterAll(async () => {
+      await mf?.dispose();
+    });
 
-  it('is answered 500 INVALID_ARGUMENT (misconfigured, no retry mends it), not 503, and onPayment never runs', async () => {
-    const delivery = signDelivery(webhookBody());
-    const a = await worker(mf!, 'a');
-    const response = await a.fetch(WEBHOOK_URL, { method: 'POST', headers: delivery.headers, body: delivery.body });
-    expect(response.status).toBe(500);
-    expect(await response.json()).toMatchObject({ ok: false, code: 'INVALID_ARGUMENT' });
-    expect(await (await a.fetch('http://worker/handled')).json()).toEqual([]);
+    it('is answered 500 INVALID_ARGUMENT (misconfigured, no retry mends it), not 503, and onPayment never runs', async () => {
+      const delivery = signDelivery(webhookBody());
+      const a = await worker(mf!, 'a');
+      const response = await a.fetch(WEBHOOK_URL, { method: 'POST', headers: delivery.headers, body: delivery.body });
+      expect(response.status).toBe(500);
+      expect(await response.json()).toMatchObject({ ok: false, code: 'INVALID_ARGUMENT' });
+      expect(await (await a.fetch('http://worker/handled')).json()).toEqual([]);
+    });
   });
-});
+}

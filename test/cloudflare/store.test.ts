@@ -64,7 +64,7 @@ describe('createDurableObjectStore', () => {
   }
 
   // PayhookDedupObject never answers so: the binding names another class, which no retry mends.
-  it('rejects a success that is not a claim result, or not JSON, with INVALID_ARGUMENT, never as claimed', async () => {
+  it('rejects an answer PayhookDedupObject never gives with INVALID_ARGUMENT, never as claimed', async () => {
     const bodies = ['{}', '{"status":"claimed"}', '{"status":"claimed","token":""}', '{"status":"yes"}', 'null', 'hi'];
     for (const body of bodies) {
       const store = createDurableObjectStore({ namespace: namespaceAnswering(() => answer(200, body)) });
@@ -73,11 +73,20 @@ describe('createDurableObjectStore', () => {
         message: expect.stringContaining('bind the namespace to PayhookDedupObject'),
       });
     }
-    const store = createDurableObjectStore({ namespace: namespaceAnswering(() => answer(200, 'hi')) });
-    await expect(store.complete('k', 'token', { retentionMs: 1000 })).rejects.toMatchObject({
-      code: 'INVALID_ARGUMENT',
-    });
-    await expect(store.release('k', 'token')).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    // Text for an answer short of a server error (a class routing its own paths), and an object without fetch.
+    const foreign: Array<DurableObjectStubLike['fetch']> = [
+      () => answer(200, 'hi'),
+      () => answer(404, 'not found'),
+      () => Promise.reject(new TypeError('Handler does not export a fetch() function.')),
+    ];
+    for (const fetch of foreign) {
+      const store = createDurableObjectStore({ namespace: namespaceAnswering(fetch) });
+      await expect(store.claim('k', { leaseMs: 1000 })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+      await expect(store.complete('k', 'token', { retentionMs: 1000 })).rejects.toMatchObject({
+        code: 'INVALID_ARGUMENT',
+      });
+      await expect(store.release('k', 'token')).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    }
   });
 
   it('makes the Web handler answer 503 when the object cannot be reached, without running onPayment', async () => {

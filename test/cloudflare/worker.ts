@@ -45,10 +45,24 @@ export class PeekableDedupObject extends PayhookDedupObject {
 
 export { PayhookDedupObject };
 
-/** A merchant's own object, bound by mistake where PayhookDedupObject belongs. */
+/** Merchants' own objects, bound by mistake where PayhookDedupObject belongs: one answering text, */
 export class ForeignObject {
   fetch(): Response {
     return new Response('hello from another object');
+  }
+}
+
+/** one routing its own paths (404 for the store's), */
+export class RouterObject {
+  fetch(): Response {
+    return new Response('not found', { status: 404 });
+  }
+}
+
+/** and one with RPC methods only (no fetch), as new Durable Objects often are. */
+export class RpcOnlyObject {
+  hello(): string {
+    return 'hello';
   }
 }
 
