@@ -48,25 +48,33 @@ function isReference(node) {
     return false;
   if (ts.isBindingElement(parent) && parent.propertyName === node) return false;
   // A local declaration is not the global; its uses are still reported (a build should not shadow these names).
+  // A name destructured out of an object may be the global's own value, so it counts, unless it was reported as
+  // taken out of globalThis.
   if (
     (ts.isVariableDeclaration(parent) ||
       ts.isParameter(parent) ||
-      ts.isBindingElement(parent) ||
       ts.isFunctionDeclaration(parent) ||
       ts.isClassDeclaration(parent)) &&
     parent.name === node
   )
     return false;
+  if (ts.isBindingElement(parent) && parent.name === node && globalTaken(parent) !== undefined) return false;
   return true;
 }
 
-/** The global a binding takes out of `globalThis` (`const { process } = globalThis`), if it does. */
+/**
+ * The global a binding takes out of `globalThis` (`const { process } = globalThis`, also in parentheses, as a
+ * parameter's default, or under a computed name written as text), if it does.
+ */
 function globalTaken(node) {
   const declaration = node.parent?.parent;
-  if (!ts.isObjectBindingPattern(node.parent) || !declaration || !ts.isVariableDeclaration(declaration)) return;
-  const from = declaration.initializer;
+  if (!ts.isObjectBindingPattern(node.parent) || !declaration) return;
+  if (!ts.isVariableDeclaration(declaration) && !ts.isParameter(declaration)) return;
+  let from = declaration.initializer;
+  while (from && ts.isParenthesizedExpression(from)) from = from.expression;
   if (!from || !ts.isIdentifier(from) || from.text !== 'globalThis') return;
-  const key = node.propertyName ?? node.name;
+  let key = node.propertyName ?? node.name;
+  if (ts.isComputedPropertyName(key)) key = key.expression;
   return ts.isIdentifier(key) || ts.isStringLiteralLike(key) ? key.text : undefined;
 }
 

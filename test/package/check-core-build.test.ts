@@ -85,6 +85,8 @@ describe('check-core-build', () => {
         'export const ok = globalThis.crypto;',
         'const { process: p, crypto } = globalThis; const { Buffer } = globalThis;',
         'let global = 1; global += 1;',
+        "const { process: q } = (globalThis); function f({ Buffer: b } = globalThis) {} const { ['process']: r } = globalThis;",
+        'const { a: { process } } = { a: globalThis }; const { Buffer } = someObject;',
       ].join('\n'),
     });
     const { code, output } = scan(dir);
@@ -102,6 +104,11 @@ describe('check-core-build', () => {
     expect(output).not.toMatch(/web\.js:8:\d+ references (process|Buffer|globalThis\.crypto)/);
     // A local named like a Node global: each use reported once, its declaration not.
     expect(output.match(/web\.js:9:\d+ references global\b/g)).toHaveLength(1);
+    // In parentheses, as a parameter's default, under a computed name: each taken out of globalThis.
+    expect(output.match(/web\.js:10:\d+ references globalThis\.(process|Buffer)/g)).toHaveLength(3);
+    // Destructured out of another object (globalThis nested in it, say): counted, as the scan follows no values.
+    expect(output).toMatch(/web\.js:11:\d+ references process/);
+    expect(output).toMatch(/web\.js:11:\d+ references Buffer/);
   });
 
   it('fails when an entry is missing', () => {
