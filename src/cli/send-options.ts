@@ -207,10 +207,15 @@ export async function readSendOptions(args: readonly string[]): Promise<SendOpti
           ? 'the URL the capture was signed for (its webhookUrl or Host; --webhook-url overrides it)'
           : 'the target URL';
     checkHttpUrl(signedUrl, what);
-    // The receiver's own check of its webhookUrl option: a URL it refuses cannot be one a delivery is signed for.
+  }
+  // A URL given as a receiver's webhookUrl gets the receiver's own check of that option: one it refuses cannot be
+  // one a delivery is signed for. (A target URL alone is signed as an allowAnyHost receiver reads it.)
+  const pinned = values['webhook-url'] ?? (asCaptured ? undefined : capture?.webhookUrl);
+  if (pinned !== undefined) {
     try {
-      pinWebhookUrl(signedUrl);
+      pinWebhookUrl(pinned);
     } catch (error) {
+      const what = values['webhook-url'] !== undefined ? '--webhook-url' : "the capture's webhookUrl";
       throw new UsageError(`${what}: ${(error as Error).message}`);
     }
   }

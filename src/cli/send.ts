@@ -177,7 +177,11 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
     urlFromCapture,
     keyFile: flags.key,
     tampered: flags.tamper === true,
-    datedMs: flags.age !== undefined || flags.timestamp !== undefined ? offset : undefined,
+    // --timestamp dates every attempt alike, so the date ages with each retry: measured when a refusal is explained.
+    get datedMs() {
+      if (flags.age === undefined && flags.timestamp === undefined) return undefined;
+      return asCaptured || flags.timestamp === undefined ? offset : Date.now() - Number(flags.timestamp);
+    },
     hostGiven: flags.host !== undefined && !asCaptured,
     asCaptured,
     querySent: URL.canParse(url) && new URL(url).search !== '',

@@ -274,6 +274,17 @@ describe('payhook send --request: replaying a capture', () => {
     expect(result.code).toBe(0);
     expect(result.stdout).toContain(`body: ${body.length} bytes, not UTF-8`);
     expect(received[0]).toEqual(body);
+    // The line break ending the file (LF or CRLF) is not the body's; a CR alone is.
+    for (const [end, sent] of [
+      ['\n', body],
+      ['\r\n', body],
+      ['\r', Buffer.concat([body, Buffer.from('\r')])],
+    ] as const) {
+      const head = Buffer.from('POST /webhooks/payments HTTP/1.1\r\nHost: shop.example.kg\r\n\r\n');
+      await writeFile(file, Buffer.concat([head, body, Buffer.from(end)]));
+      expect((await run(['send', '--request', file, '--to', url])).code).toBe(0);
+      expect(received.at(-1), JSON.stringify(end)).toEqual(sent);
+    }
     const resigned = await run(['send', '--request', file, '--to', url, '--resign']);
     expect(resigned.code).toBe(2);
     expect(resigned.stderr).toContain('the captured body is not UTF-8 text');

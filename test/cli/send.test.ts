@@ -347,7 +347,7 @@ describe('payhook send', () => {
     expect(result.stdout).toContain(`signed for ${registered}`);
   });
 
-  it('refuses a --webhook-url no receiver accepts: a query parameter named twice (exit 2)', async () => {
+  it('refuses a --webhook-url no receiver takes as its webhookUrl: a query parameter named twice (exit 2)', async () => {
     const { url, received } = await endpoint(() => 200);
     const result = await run(['send', url, '--webhook-url', 'https://shop.example.kg/hook?a=1&a=1']);
     expect(result.code).toBe(2);
@@ -355,6 +355,10 @@ describe('payhook send', () => {
       'payhook send: --webhook-url: webhookUrl names a query parameter more than once ("a")',
     );
     expect(received).toHaveLength(0);
+    // A target URL alone is signed as it is: an allowAnyHost receiver reads the query as sent.
+    const target = await run(['send', `${url}?a=1&a=1`]);
+    expect(target.code).toBe(0);
+    expect(received).toHaveLength(1);
   });
 
   it('joins the values of a --header given twice with ", ", and signs what it sends', async () => {
@@ -582,6 +586,19 @@ describe('payhook send', () => {
     expect(result.stdout).toMatch(/0 of 1 delivery refused with 401 \w+, as a receiver must/);
     expect(result.code).toBe(1);
   });
+
+  it('explains a --timestamp refused on a retry by the age the date has then, not at the start', async () => {
+    // Dated 294 s ago: inside the window at the first attempt (answered 500), past it at the retry 7.5 s later.
+    const { url } = await endpoint(
+      (n) => (n === 1 ? 500 : 401),
+      0,
+      (n) => (n === 1 ? undefined : 'TIMESTAMP_OUT_OF_WINDOW'),
+    );
+    const dated = String(Date.now() - 294_000);
+    const result = await run(['send', url, '--timestamp', dated, '--retry', '--speed', '4', '--max-attempts', '2']);
+    expect(result.stdout).toContain('expected: --age or --timestamp dated it outside the 5-minute window');
+    expect(result.stdout).not.toContain("the receiver's toleranceMs is smaller");
+  }, 30_000);
 
   it('passes a stale delivery refused for its timestamp', async () => {
     const { url } = await endpoint(() => 401, 0, 'TIMESTAMP_OUT_OF_WINDOW');
