@@ -119,10 +119,8 @@ function fromHttp(file: Buffer): CapturedRequest {
   const fields = Object.fromEntries(headers);
   const chunked = /(^|,)\s*chunked\s*$/i.test(headers.get('transfer-encoding') ?? '');
   if (chunked) body = dechunk(body);
-  else {
-    // The line break that ends the file (LF or CRLF) is not the body's; a CR alone is.
-    if (body.at(-1) === 0x0a) body = body.subarray(0, body.at(-2) === 0x0d ? -2 : -1);
-  }
+  // The line break that ends the file (LF or CRLF) is not the body's; a CR alone is.
+  else if (body.at(-1) === 0x0a) body = body.subarray(0, body.at(-2) === 0x0d ? -2 : -1);
   return { method: match[1]!, url: match[2]!, headers: fields, body: utf8(body) ?? body };
 }
 

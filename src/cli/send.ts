@@ -108,7 +108,10 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
   // A capture signed again for the webhookUrl it recorded: the receiver's may have changed since.
   const urlFromCapture = capture?.webhookUrl !== undefined && !asCaptured && flags['webhook-url'] === undefined;
   // How far from now the delivery is dated (0 unless --age or --timestamp says otherwise); a capture keeps its own.
-  const offset = asCaptured ? 0 : flags.timestamp === undefined ? age : Date.now() - Number(flags.timestamp);
+  // --timestamp dates every attempt alike, so that date ages with each retry.
+  const offsetNow = (): number =>
+    asCaptured ? 0 : flags.timestamp === undefined ? age : Date.now() - Number(flags.timestamp);
+  const offset = offsetNow();
   // So close to the window's edge, the time on the way decides whether the date is inside: no verdict would hold.
   if (Math.abs(Math.abs(offset) - SERVICE_WINDOW_MS) < WINDOW_EDGE_MS) {
     throw new UsageError(
@@ -177,10 +180,9 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
     urlFromCapture,
     keyFile: flags.key,
     tampered: flags.tamper === true,
-    // --timestamp dates every attempt alike, so the date ages with each retry: measured when a refusal is explained.
+    // Measured when a refusal is explained, after any retries.
     get datedMs() {
-      if (flags.age === undefined && flags.timestamp === undefined) return undefined;
-      return asCaptured || flags.timestamp === undefined ? offset : Date.now() - Number(flags.timestamp);
+      return flags.age === undefined && flags.timestamp === undefined ? undefined : offsetNow();
     },
     hostGiven: flags.host !== undefined && !asCaptured,
     asCaptured,

@@ -307,11 +307,11 @@ export function createRedisStore(options: RedisStoreOptions): DedupStore {
       const message = describeError(cause);
       const refused = REFUSED.exec(message);
       if (refused) {
-        throw new PayhookError(
-          'INVALID_ARGUMENT',
-          `Redis refused ${what}: ${message}. ${refused[1] ? 'A Redis Cluster needs an ioredis Cluster or node-redis createCluster client.' : `payhook needs GET, SET, DEL and EVAL (Lua scripts) on the keys ${prefix}*: grant them to the client's user (ACL +@scripting ~${prefix}*), give a prefix its key patterns allow, or use a Redis that runs scripts.`}`,
-          { cause },
-        );
+        // refused[1]: a MOVED or ASK redirect.
+        const fix = refused[1]
+          ? 'A Redis Cluster needs an ioredis Cluster or node-redis createCluster client.'
+          : `payhook needs GET, SET, DEL and EVAL (Lua scripts) on the keys ${prefix}*: grant them to the client's user (ACL +@scripting ~${prefix}*), give a prefix its key patterns allow, or use a Redis that runs scripts.`;
+        throw new PayhookError('INVALID_ARGUMENT', `Redis refused ${what}: ${message}. ${fix}`, { cause });
       }
       throw new PayhookError('STORE_UNAVAILABLE', `Redis ${what} failed: ${message}`, { cause });
     }
