@@ -82,7 +82,9 @@ export interface DurableObjectStoreOptions {
  * The lease and the retention run on the object's clock, the same for every
  * caller. A stub that cannot be reached, or an object that fails, rejects
  * with `STORE_UNAVAILABLE`; the handler then answers 503 and the service
- * retries. An object without `fetch`, or answering what
+ * retries. `complete` and `release`, idempotent under their token, are tried
+ * once more on an error Workers marks `retryable` and not `overloaded` (an
+ * object reset, say), so a handled delivery does not stay claimed. An object without `fetch`, or answering what
  * {@link PayhookDedupObject} never does (text short of a server error, a
  * success that is no claim result), is another class bound: the store
  * rejects with `INVALID_ARGUMENT`, and the handler answers 500 and logs it as
@@ -136,25 +138,32 @@ export function createDurableObjectStore(options: DurableObjectStoreOptions): De
   async function send<O extends Operation>(operation: O, key: string, body: OperationBodies[O]): Promise<unknown> {
     let status = 0;
     let answer: unknown;
-    try {
-      const stub = namespace.get(namespace.idFromName(prefix + key));
-      const response = await stub.fetch(OPERATION_URL + operation, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      });
-      status = response.status;
-      answer = status === 204 ? undefined : await response.json();
-    } catch (cause) {
-      // PayhookDedupObject has a fetch and answers JSON (or nothing, 204): an object without one (workerd's message),
-      // or text short of a server error, is another class bound, a mistake no retry mends.
-      if ((cause instanceof SyntaxError && status < 500) || /export a fetch\(\)/.test(describeError(cause)))
-        throw notOurs(operation, cause);
-      throw new PayhookError(
-        'STORE_UNAVAILABLE',
-        `The Durable Object store could not ${operation}: ${describeError(cause)}`,
-        { cause },
-      );
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const stub = namespace.get(namespace.idFromName(prefix + key));
+        const response = await stub.fetch(OPERATION_URL + operation, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+        status = response.status;
+        answer = status === 204 ? undefined : await response.json();
+        break;
+      } catch (cause) {
+        // PayhookDedupObject has a fetch and answers JSON (or nothing, 204): an object without one (workerd's message),
+        // or text short of a server error, is another class bound, a mistake no retry mends.
+        if ((cause instanceof SyntaxError && status < 500) || /export a fetch\(\)/.test(describeError(cause)))
+          throw notOurs(operation, cause);
+        // Workers marks a passing failure (the object reset, say) retryable. complete and release are idempotent
+        // under their token, so one more try, on a new stub, spares a handled delivery its claim's lease.
+        const { retryable, overloaded } = (cause ?? {}) as { retryable?: unknown; overloaded?: unknown };
+        if (attempt === 1 && operation !== 'claim' && retryable === true && overloaded !== true) continue;
+        throw new PayhookError(
+          'STORE_UNAVAILABLE',
+          `The Durable Object store could not ${operation}: ${describeError(cause)}`,
+          { cause },
+        );
+      }
     }
     if (status < 200 || status > 299) {
       const message = (answer as Partial<FailureBody> | null)?.message ?? `status ${status}`;

@@ -63,6 +63,52 @@ describe('createDurableObjectStore', () => {
     });
   }
 
+  // Workers' stub errors carry these flags; complete and release are idempotent under their token.
+  function passingFailure(flags: { retryable?: boolean; overloaded?: boolean }): Error {
+    return Object.assign(new Error('Durable Object reset because its code was updated.'), flags);
+  }
+
+  it('tries complete and release once more, on a new stub, after an error Workers marks retryable', async () => {
+    for (const operation of ['complete', 'release'] as const) {
+      let calls = 0;
+      const namespace = namespaceAnswering(() =>
+        ++calls === 1
+          ? Promise.reject(passingFailure({ retryable: true }))
+          : Promise.resolve(new Response(null, { status: 204 })),
+      );
+      const store = createDurableObjectStore({ namespace });
+      await (operation === 'complete'
+        ? store.complete('k', 'token', { retentionMs: 1000 })
+        : store.release('k', 'token'));
+      expect(calls).toBe(2);
+      expect(namespace.names).toEqual(['payhook:k', 'payhook:k']);
+    }
+  });
+
+  it('does not try again a claim, an overloaded object, a failure not marked retryable, or twice', async () => {
+    const cases: Array<[string, { retryable?: boolean; overloaded?: boolean }, 'claim' | 'complete']> = [
+      ['a claim (it may have landed)', { retryable: true }, 'claim'],
+      ['an overloaded object', { retryable: true, overloaded: true }, 'complete'],
+      ['a failure not marked retryable', {}, 'complete'],
+    ];
+    for (const [what, flags, operation] of cases) {
+      let calls = 0;
+      const store = createDurableObjectStore({
+        namespace: namespaceAnswering(() => (calls++, Promise.reject(passingFailure(flags)))),
+      });
+      const done =
+        operation === 'claim' ? store.claim('k', { leaseMs: 1000 }) : store.complete('k', 'token', { retentionMs: 1 });
+      await expect(done, what).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+      expect(calls, what).toBe(1);
+    }
+    let calls = 0;
+    const store = createDurableObjectStore({
+      namespace: namespaceAnswering(() => (calls++, Promise.reject(passingFailure({ retryable: true })))),
+    });
+    await expect(store.release('k', 'token')).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+    expect(calls).toBe(2);
+  });
+
   // PayhookDedupObject never answers so: the binding names another class, which no retry mends.
   it('rejects an answer PayhookDedupObject never gives with INVALID_ARGUMENT, never as claimed', async () => {
     const bodies = ['{}', '{"status":"claimed"}', '{"status":"claimed","token":""}', '{"status":"yes"}', 'null', 'hi'];
