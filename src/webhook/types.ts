@@ -32,13 +32,18 @@ export type PaymentOperation = 'DEBIT' | 'CREDIT' | 'UNKNOWN';
  * ```ts
  * import type { PaymentWebhookBase } from 'payhook';
  *
- * const key = (webhook: PaymentWebhookBase): string => webhook.transactionId;
+ * const describe = (webhook: PaymentWebhookBase): string => `${webhook.id} ${webhook.rawStatus} ${webhook.amount}`;
  * ```
  */
 export interface PaymentWebhookBase {
   /** Operation id; ends with `_DEBIT` for a debit, `_CREDIT` for a credit. */
   readonly id: string;
-  /** Payment transaction id: the key to deduplicate deliveries on. */
+  /**
+   * Payment transaction id, shared by the transaction's `_DEBIT` and
+   * `_CREDIT`. Not a deduplication key on its own: a FAILED then SUCCEEDED of
+   * one transaction are two updates. The handlers deduplicate on `id` and the
+   * normalised status (see the `dedupKey` option).
+   */
   readonly transactionId: string;
   /** The status exactly as received (`'success'`, `'Succeeded'`, …). */
   readonly rawStatus: string;
