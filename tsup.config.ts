@@ -24,6 +24,9 @@ export default defineConfig([
     sourcemap: false,
     clean: false, // `npm run build` empties dist first; both configs write into it
     outDir: 'dist',
+    // Keep `node:crypto` (payhook/node) as written: a bundler may resolve a bare `crypto` to an npm package.
+    removeNodeProtocol: false,
+    external: [/^node:/],
   },
   {
     // The command-line tool: Node only, ESM only, never imported by users.
@@ -35,6 +38,7 @@ export default defineConfig([
     splitting: false,
     clean: false,
     outDir: 'dist',
+    removeNodeProtocol: false,
     banner: { js: '#!/usr/bin/env node' },
   },
 ]);

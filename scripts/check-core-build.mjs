@@ -10,7 +10,10 @@
 // count; property names of other objects (`x.process`) and local declarations
 // do not either.
 //
-// payhook/node and the CLI are Node-only by design and are not scanned.
+// payhook/node and the CLI are Node-only by design: their own files are
+// scanned only for a Node built-in loaded without the `node:` prefix, which a
+// bundler may resolve to an npm package of that name (tsup drops the prefix
+// unless told not to).
 // Usage: node scripts/check-core-build.mjs [dist directory]
 import { existsSync, readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
@@ -78,7 +81,7 @@ function globalTaken(node) {
   return ts.isIdentifier(key) || ts.isStringLiteralLike(key) ? key.text : undefined;
 }
 
-function scan(file) {
+function scan(file, nodeOnly = false) {
   const text = readFileSync(file, 'utf8');
   const source = ts.createSourceFile(file, text, ts.ScriptTarget.ES2022, true, ts.ScriptKind.JS);
   const problems = [];
@@ -88,7 +91,10 @@ function scan(file) {
     return `${relative(root, file)}:${line + 1}:${character + 1}`;
   };
   const specifier = (node, value) => {
-    if (isNodeModule(value)) problems.push(`${where(node)} loads the Node module "${value}"`);
+    if (nodeOnly) {
+      if (isNodeModule(value) && !value.startsWith('node:'))
+        problems.push(`${where(node)} loads "${value}", not "node:${value}"`);
+    } else if (isNodeModule(value)) problems.push(`${where(node)} loads the Node module "${value}"`);
     else if (value.startsWith('.')) deps.push(resolve(dirname(file), value));
   };
   const visit = (node) => {
@@ -105,6 +111,8 @@ function scan(file) {
         if (ts.isStringLiteralLike(argument)) specifier(node, argument.text);
         else problems.push(`${where(node)} loads a module named at run time`);
       }
+    } else if (nodeOnly) {
+      // Node's globals are fine here.
     } else if (
       (ts.isPropertyAccessExpression(node) || ts.isElementAccessExpression(node)) &&
       ts.isIdentifier(node.expression) &&
@@ -147,6 +155,11 @@ for (const entry of ENTRIES) {
       stack.push(...result.deps);
     }
   }
+}
+for (const file of ['node.js', 'node.cjs', 'cli.js']) {
+  const path = join(dist, file);
+  if (existsSync(path)) problems.push(...scan(path, true).problems);
+  else problems.push(`${relative(root, path)} is missing (run npm run build)`);
 }
 const files = [...seen].map((file) => relative(dist, file)).sort();
 console.log(`check-core-build: scanned ${files.length} files (${files.join(', ')})`);

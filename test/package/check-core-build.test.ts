@@ -30,6 +30,9 @@ function fakeDist(files: Record<string, string>): string {
     'testing.cjs': '',
     'explain.js': 'export {};',
     'explain.cjs': '',
+    'node.js': 'import { verify } from "node:crypto";\nexport const v = verify; export const b = Buffer;',
+    'node.cjs': 'module.exports = require("node:crypto");',
+    'cli.js': 'import { createServer } from "node:http";\nprocess.exit(0);',
   };
   for (const [name, text] of Object.entries({ ...clean, ...files })) writeFileSync(join(dir, name), text);
   return dir;
@@ -109,6 +112,21 @@ describe('check-core-build', () => {
     // Destructured out of another object (globalThis nested in it, say): counted, as the scan follows no values.
     expect(output).toMatch(/web\.js:11:\d+ references process/);
     expect(output).toMatch(/web\.js:11:\d+ references Buffer/);
+  });
+
+  it('lets payhook/node and the CLI use Node, but reports a built-in they load without node:', () => {
+    expect(scan(fakeDist({})).code).toBe(0);
+    const dir = fakeDist({
+      'node.js': 'import * as c from "crypto";\nexport const b = Buffer;',
+      'node.cjs': 'module.exports = require("crypto");',
+      'cli.js': 'import { createServer } from "http";',
+    });
+    const { code, output } = scan(dir);
+    expect(code).toBe(1);
+    expect(output).toMatch(/node\.js:1:\d+ loads "crypto", not "node:crypto"/);
+    expect(output).toMatch(/node\.cjs:1:\d+ loads "crypto", not "node:crypto"/);
+    expect(output).toMatch(/cli\.js:1:\d+ loads "http", not "node:http"/);
+    expect(output).not.toContain('references Buffer');
   });
 
   it('fails when an entry is missing', () => {
