@@ -81,6 +81,40 @@ describe('the body line (property)', () => {
     );
   });
 
+  // The keys real deliveries carry are printable ASCII: their order through every kind of difference (a collation
+  // weight, letter case only, a prefix), on long keys too, and every pair of characters.
+  it('orders keys of printable ASCII only exactly as the en-US collator does', () => {
+    const printable = Array.from({ length: 95 }, (_, i) => String.fromCharCode(32 + i));
+    const near = fc.constantFrom(...'aAbBzZ09 _-.~$!'.split(''));
+    const asciiKey = fc.oneof(
+      fc.string({ unit: fc.constantFrom(...printable), maxLength: 10 }),
+      fc.string({ unit: near, maxLength: 4 }),
+      fc.string({ unit: near, minLength: 30, maxLength: 40 }),
+    );
+    fc.assert(
+      fc.property(fc.uniqueArray(asciiKey, { maxLength: 40 }), (keys) => {
+        const object = Object.fromEntries(keys.filter((name) => name !== '__proto__').map((name, i) => [name, i]));
+        expect(bodyLine(JSON.stringify(object))).toBe(contractBodyLine(object));
+      }),
+      { numRuns: 3000 },
+    );
+    // Every pair of printable characters, alone and after a shared prefix.
+    const pairs = printable.flatMap((a) =>
+      printable.flatMap((b) =>
+        a < b
+          ? [
+              [a, b],
+              [`x${a}`, `x${b}`],
+            ]
+          : [],
+      ),
+    );
+    for (const [a, b] of pairs) {
+      const object = { [a!]: 0, [b!]: 1 };
+      expect(bodyLine(JSON.stringify(object))).toBe(contractBodyLine(object));
+    }
+  });
+
   it('does not depend on the order of top-level keys on the wire (keys that collate apart)', () => {
     // Keys that en-US collation calls equal ("" and "\u0000", "e\u0301" and
     // "é") keep their wire order: the sort is stable, as the service's is.

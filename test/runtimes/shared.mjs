@@ -242,9 +242,41 @@ export function cryptoKeyCases(api) {
   }));
 }
 
-/** Every case a runtime runs: conformance vectors, large bodies, CryptoKeys, then the Web handler. */
+// Printable ASCII in the order of Node's en-US collator (the service's signer sorts top-level keys so).
+const ASCII_IN_COLLATION_ORDER =
+  ' _-,;:!?.\'"()[]{}@*/\\&#%`^+<=>|~$0123456789aAbBcCdDeEfFgGhHiIjJkKlLmMnNoOpPqQrRsStTuUvVwWxXyYzZ';
+
+/**
+ * Top-level keys are sorted by the runtime's own `en-US` collator, so a canonical string is the service's only where
+ * that collator orders as Node's does: for printable ASCII, the characters of real deliveries' keys, it must.
+ */
+export function keyOrderCases(api) {
+  return [
+    {
+      name: "top-level keys of printable ASCII sort as Node's en-US collator sorts them",
+      run: () => {
+        // `k` first: JavaScript puts integer-like keys (`"0"`) before the others in an object.
+        const reversed = [...ASCII_IN_COLLATION_ORDER].reverse().map((char) => [`k${char}`, 0]);
+        const head = { method: 'POST', path: '/', headers: { host: 'h' }, query: null };
+        const line = api.buildCanonicalString({ ...head, body: JSON.stringify(Object.fromEntries(reversed)) });
+        const order = Object.keys(JSON.parse(line.split('\n').at(-1)))
+          .map((key) => key.slice(1))
+          .join('');
+        if (order !== ASCII_IN_COLLATION_ORDER) fail(`printable ASCII sorts as ${JSON.stringify(order)}`);
+      },
+    },
+  ];
+}
+
+/** Every case a runtime runs: conformance vectors, large bodies, CryptoKeys, key order, then the Web handler. */
 export function runtimeCases(api, web) {
-  return [...allCases(api, fixtures), ...largeBodyCases(api), ...cryptoKeyCases(api), ...webHandlerCases(api, web)];
+  return [
+    ...allCases(api, fixtures),
+    ...largeBodyCases(api),
+    ...cryptoKeyCases(api),
+    ...keyOrderCases(api),
+    ...webHandlerCases(api, web),
+  ];
 }
 
 /** Runs every case and prints `<label>: N passed, N failed`. */
