@@ -84,7 +84,8 @@ export interface DurableObjectStoreOptions {
  * with `STORE_UNAVAILABLE`; the handler then answers 503 and the service
  * retries. `complete` and `release`, idempotent under their token, are tried
  * once more on an error Workers marks `retryable` and not `overloaded` (an
- * object reset, say), so a handled delivery does not stay claimed. An object without `fetch`, or answering what
+ * object reset, say), so one passing failure does not leave a delivery claimed
+ * for a lease (a handled one is recorded, a failed one freed). An object without `fetch`, or answering what
  * {@link PayhookDedupObject} never does (text short of a server error, a
  * success that is no claim result), is another class bound: the store
  * rejects with `INVALID_ARGUMENT`, and the handler answers 500 and logs it as
@@ -155,7 +156,7 @@ export function createDurableObjectStore(options: DurableObjectStoreOptions): De
         if ((cause instanceof SyntaxError && status < 500) || /export a fetch\(\)/.test(describeError(cause)))
           throw notOurs(operation, cause);
         // Workers marks a passing failure (the object reset, say) retryable. complete and release are idempotent
-        // under their token, so one more try, on a new stub, spares a handled delivery its claim's lease.
+        // under their token, so one more try, on a new stub, spares the delivery its claim's lease.
         const { retryable, overloaded } = (cause ?? {}) as { retryable?: unknown; overloaded?: unknown };
         if (attempt === 1 && operation !== 'claim' && retryable === true && overloaded !== true) continue;
         throw new PayhookError(

@@ -117,7 +117,8 @@ describe('check-core-build', () => {
   it('lets payhook/node and the CLI use Node, but reports a built-in they load without node:', () => {
     expect(scan(fakeDist({})).code).toBe(0);
     const dir = fakeDist({
-      'node.js': 'import * as c from "crypto";\nexport const b = Buffer;',
+      'node.js': 'import * as c from "crypto";\nexport const b = Buffer;\nexport * from "./chunk-node.js";',
+      'chunk-node.js': 'export { readFile } from "fs";\nexport { writeFile } from "node:fs";',
       'node.cjs': 'module.exports = require("crypto");',
       'cli.js': 'import { createServer } from "http";',
     });
@@ -126,6 +127,8 @@ describe('check-core-build', () => {
     expect(output).toMatch(/node\.js:1:\d+ loads "crypto", not "node:crypto"/);
     expect(output).toMatch(/node\.cjs:1:\d+ loads "crypto", not "node:crypto"/);
     expect(output).toMatch(/cli\.js:1:\d+ loads "http", not "node:http"/);
+    expect(output).toMatch(/chunk-node\.js:1:\d+ loads "fs", not "node:fs"/);
+    expect(output).not.toContain('chunk-node.js:2');
     expect(output).not.toContain('references Buffer');
   });
 
