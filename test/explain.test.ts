@@ -189,10 +189,10 @@ describe('explainVerificationFailure', () => {
     const signed = await delivery(registeredUrl);
     const dropped = await explainVerificationFailure(received(signed, '/hook'), { ...testKeys, registeredUrl });
     expect(dropped.changes).toEqual([{ part: 'query', received: '', expected: 'token=s3cr%20et&shop=7' }]);
-    // The fix's URL hides the query; the change names its parameters, never their values.
-    expect(dropped.fix).toContain(
-      "set `webhookUrl` to 'https://shop.example.kg/hook' with the query the service signed",
-    );
+    // The fix names the query's parameters, never their values. Pinning a webhookUrl with the query would not
+    // help while a proxy drops it (payhook checks the signed query arrives): the proxy must pass it on.
+    expect(dropped.fix).toContain('have it pass the query string on (the service signed `?token=…&shop=…`)');
+    expect(dropped.fix).not.toContain('set `webhookUrl`');
     expect(dropped.message).toContain('signature would verify with query `?token=…&shop=…` (your request has none)');
     expect(dropped.fix).toContain('the query string does not reach payhook');
     // The signed-body variant names its callback URL in the body: no hint needed.
@@ -225,9 +225,8 @@ describe('explainVerificationFailure', () => {
     const dropped = await explainVerificationFailure(received(signed, '/hook'), { ...testKeys, registeredUrl });
     expect(dropped.changes).toEqual([{ part: 'query', received: '', expected: 'token=S3CRET' }]);
     expect(dropped.message).toContain('signature would verify with query `?token=…` (your request has none)');
-    expect(dropped.fix).toContain(
-      "set `webhookUrl` to 'https://shop.example.kg/hook' with the query the service signed",
-    );
+    expect(dropped.fix).toContain('have it pass the query string on (the service signed `?token=…`)');
+    expect(dropped.fix).not.toContain('S3CRET');
     // Signed for another host: the URL to set, its query hidden.
     const elsewhere = await delivery('https://other.example.kg/hook?token=S3CRET');
     const host = await explainVerificationFailure(received(elsewhere, '/hook?token=S3CRET'), {
@@ -327,7 +326,10 @@ describe('explainVerificationFailure', () => {
     });
     expect(diagnosis.changes).toEqual([{ part: 'key', received: 'service-production', expected: 'service-beta' }]);
     expect(diagnosis.keyName).toBe('service-beta');
-    expect(diagnosis.fix).toContain("environment: 'beta'");
+    // Never "switch to beta" bare: a production receiver taking the beta key would take sandbox payments as real.
+    expect(diagnosis.fix).toContain("a test or staging receiver with `environment: 'beta'`");
+    expect(diagnosis.fix).toContain('never accept the beta key where real payments arrive');
+    expect(diagnosis.fix).not.toContain("set `environment: 'beta'`");
     const named = await explainVerificationFailure(signed, {
       ...testKeys,
       alternativeKeys: { 'old key': stranger.publicKeyPem },

@@ -95,14 +95,17 @@ function shown(change: DiagnosisChange, side: 'received' | 'expected'): string {
 
 /** The fix for a key change: the environment to configure, the test key to keep out, or the key to add. */
 function keyFix(name: string): string {
-  for (const environment of ['production', 'beta'] as const) {
-    // An alternative named after the environment (`--also-try beta=<pem>`) counts as that environment's key.
-    if (name === environmentKeyName(environment) || name === environment) {
-      return (
-        `the delivery comes from the service's ${environment} environment: set \`environment: '${environment}'\`` +
-        ` (or \`publicKeys: ${environment === 'production' ? 'PRODUCTION_PUBLIC_KEY' : 'BETA_PUBLIC_KEY'}\`)`
-      );
-    }
+  // An alternative named after the environment (`--also-try beta=<pem>`) counts as that environment's key.
+  if (name === environmentKeyName('production') || name === 'production') {
+    return "the delivery comes from the service's production environment: set `environment: 'production'` (or `publicKeys: PRODUCTION_PUBLIC_KEY`)";
+  }
+  if (name === environmentKeyName('beta') || name === 'beta') {
+    // Switching this receiver to beta would take sandbox payments, which move no money, for real ones.
+    return (
+      "the delivery comes from the service's beta (sandbox) environment, so this URL is registered there: send beta " +
+      "deliveries to a test or staging receiver with `environment: 'beta'`, and never accept the beta key where real " +
+      'payments arrive (a sandbox payment moves no money)'
+    );
   }
   if (name === TEST_KEY_NAME) {
     return (
@@ -135,9 +138,20 @@ export function fixFor(
   signedUrl: string,
 ): string {
   const fixes: string[] = [];
+  // A query that never reached payhook: a `webhookUrl` with it would not help (payhook checks the signed query
+  // arrives), the proxy or router must pass it on. A pinned `webhookUrl` without it is another matter.
+  const dropped = target.pinned
+    ? undefined
+    : changes.find((change) => change.part === 'query' && change.received === '');
   const urlParts = changes.filter(
-    (change) => change.part === 'host' || change.part === 'path' || change.part === 'query',
+    (change) => change !== dropped && (change.part === 'host' || change.part === 'path' || change.part === 'query'),
   );
+  if (dropped !== undefined) {
+    fixes.push(
+      `${queryReason(dropped)}: have it pass the query string on (the service signed ${quoteQuery(dropped.expected)});` +
+        ' a `webhookUrl` with that query does not help while it is dropped, as payhook checks the query arrives',
+    );
+  }
   if (urlParts.length > 0) {
     const why = urlParts.map((change) =>
       !target.pinned
