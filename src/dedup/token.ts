@@ -33,7 +33,8 @@ export function newClaimToken(): string {
  * would let each redelivery through).
  */
 export function storeClock(now: unknown): () => number {
-  if (now === undefined || now === null) return Date.now;
+  // Read at each call, not `Date.now` itself: a test's fake timers installed after the store was made still count.
+  if (now === undefined || now === null) return () => Date.now();
   if (typeof now !== 'function') {
     throw new PayhookError('INVALID_ARGUMENT', 'now must be a function returning milliseconds.');
   }

@@ -56,7 +56,10 @@ export interface WebhookHandlerBaseOptions extends Omit<
    * delivery (`() => Date.now()`, a test's fake clock). A fixed number or
    * `Date` is for tests only: it stays the same for the handler's whole
    * life, so a long-running handler given `now: Date.now()` would refuse
-   * every delivery five minutes after it was created.
+   * every delivery five minutes after it was created. The default store
+   * (when you pass no `store`) keeps this clock too, so a test that moves it
+   * past `leaseMs` or `retentionMs` sees a claim lapse or a delivery
+   * forgotten; a store you pass keeps its own (`createMemoryStore({ now })`).
    * @defaultValue the current time, at each delivery
    */
   now?: number | Date | (() => number | Date);

@@ -93,7 +93,10 @@ export function resolveSettings(
         'so a replayed delivery is either remembered or stale.',
     );
   }
-  const store: DedupStore = options.store ?? createMemoryStore();
+  // The default store keeps the handler's clock, so a test that moves `now` past a lease or a retention sees it pass.
+  const { now } = options;
+  const store: DedupStore =
+    options.store ?? createMemoryStore(now === undefined ? undefined : { now: () => resolveClock({ now }).now });
   for (const method of ['claim', 'complete', 'release'] as const) {
     if (typeof store?.[method] !== 'function') {
       throw misuse(`store must be a DedupStore (claim, complete, release); ${method} is missing.`);

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createMemoryStore } from '../../src/dedup/memory.js';
 import { storeContract } from './contract.js';
 
@@ -138,6 +138,18 @@ describe('createMemoryStore', () => {
     }
     expect(store.size).toBeLessThanOrEqual(100);
     expect((await store.claim('key-4999', { leaseMs: 10 })).status).toBe('completed');
+  });
+
+  it('reads the time at each call, so fake timers installed after it was made still count', async () => {
+    const store = createMemoryStore();
+    vi.useFakeTimers();
+    try {
+      expect((await store.claim('k', { leaseMs: 60_000 })).status).toBe('claimed');
+      vi.advanceTimersByTime(60_001);
+      expect((await store.claim('k', { leaseMs: 60_000 })).status).toBe('claimed');
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('leaves no timer running (lazy expiry)', async () => {

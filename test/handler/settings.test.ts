@@ -5,7 +5,7 @@ import { createMemoryStore } from '../../src/dedup/memory.js';
 import type { WebhookHandlerOptions } from '../../src/handler/options.js';
 import { createNodeWebhookHandler } from '../../src/node/index.js';
 import { createWebhookHandler } from '../../src/web/index.js';
-import { PUBLIC_KEY } from '../helpers/sign.js';
+import { PUBLIC_KEY, signDelivery, webhookBody } from '../helpers/sign.js';
 
 const factories = [
   ['createWebhookHandler', createWebhookHandler],
@@ -101,5 +101,37 @@ describe('durations', () => {
       code: 'INVALID_ARGUMENT',
       message: expect.stringContaining('retentionMs must be a number of milliseconds greater than 0 and at most'),
     });
+  });
+});
+
+describe("the default store keeps the handler's clock", () => {
+  // A test that gives the handler `now` and moves it past the retention sees the delivery forgotten, as the
+  // handler's time window already does.
+  it('forgets a delivery once the handler clock passes its retention, and not before', async () => {
+    let clock = 1_763_712_000_000;
+    let calls = 0;
+    const handler = createWebhookHandler({
+      ...valid,
+      now: () => clock,
+      retentionMs: 600_000,
+      onPayment: () => void calls++,
+    });
+    const body = webhookBody();
+    const send = async (): Promise<number> => {
+      const delivery = signDelivery(body, { timestamp: clock });
+      const request = new Request(`https://shop.example.kg${delivery.target}`, {
+        method: 'POST',
+        headers: delivery.headers,
+        body: delivery.body,
+      });
+      return (await handler(request)).status;
+    };
+    expect(await send()).toBe(200);
+    clock += 599_999;
+    expect(await send()).toBe(200);
+    expect(calls).toBe(1); // a duplicate within the retention
+    clock += 2;
+    expect(await send()).toBe(200);
+    expect(calls).toBe(2); // forgotten past it, by the handler's clock
   });
 });
