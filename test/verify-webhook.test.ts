@@ -1,4 +1,4 @@
-import { generateKeyPairSync } from 'node:crypto';
+import { createPublicKey, generateKeyPairSync } from 'node:crypto';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { buildCanonicalString } from '../src/canonical.js';
@@ -336,10 +336,42 @@ describe('verifyWebhook', () => {
       expect(await keysOf({ environment: 'production' })).toEqual([PRODUCTION_PUBLIC_KEY]);
       expect(await keysOf({ environment: 'beta' })).toEqual([BETA_PUBLIC_KEY]);
       expect(await keysOf({ environment: ['beta', 'production'] })).toEqual([BETA_PUBLIC_KEY, PRODUCTION_PUBLIC_KEY]);
-      expect(await keysOf({ environment: 'production', publicKeys: PUBLIC_KEY })).toEqual([
-        PUBLIC_KEY,
+      expect(await keysOf({ environment: 'production', publicKeys: STRANGER_PUBLIC_KEY })).toEqual([
+        STRANGER_PUBLIC_KEY,
         PRODUCTION_PUBLIC_KEY,
       ]);
+    });
+
+    // PUBLIC_KEY is payhook's published test key (TEST_KEY_PAIR), whose private half anyone has.
+    it("refuses the published test key beside the production key, in any spelling, but not beside beta's", async () => {
+      const jwk = createPublicKey(PUBLIC_KEY).export({ format: 'jwk' }) as { kty: string; n: string; e: string };
+      const modulus = Buffer.from(jwk.n, 'base64url');
+      const spellings: KeyInput[] = [
+        PUBLIC_KEY,
+        PUBLIC_KEY.replace(/\n/g, '\r\n'),
+        jwk,
+        { ...jwk, n: `${jwk.n}=` }, // padded
+        { ...jwk, n: modulus.toString('base64') }, // standard alphabet
+        { ...jwk, n: Buffer.concat([Buffer.from([0]), modulus]).toString('base64url') }, // a leading zero
+      ];
+      const delivery = asRequest(signDelivery(webhookBody(), { timestamp: NOW }));
+      for (const key of spellings) {
+        for (const options of [
+          { environment: 'production' as const, publicKeys: key },
+          { publicKeys: [STRANGER_PUBLIC_KEY, key, PRODUCTION_PUBLIC_KEY] },
+        ]) {
+          await expect(verifyWebhook(delivery, { now: NOW, ...options })).rejects.toMatchObject({
+            code: 'INVALID_ARGUMENT',
+            message: expect.stringContaining(
+              "payhook's published test key (TEST_KEY_PAIR) beside environment 'production'",
+            ),
+          });
+        }
+        expect(await code(delivery, { now: NOW, environment: 'beta', publicKeys: key })).toBe('OK');
+      }
+      expect(await code(delivery, { now: NOW, environment: 'production', publicKeys: STRANGER_PUBLIC_KEY })).toBe(
+        'SIGNATURE_MISMATCH',
+      );
     });
 
     it('passes allowWeakKeys on: a 1024-bit key is refused (WEAK_KEY) unless it is set, then it verifies', async () => {

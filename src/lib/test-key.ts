@@ -5,12 +5,13 @@
 // Web Key's modulus) by a 32-bit FNV-1a hash, which is enough to tell one
 // known key from a merchant's (a collision costs one needless warning). A
 // CryptoKey cannot be read without awaiting, and is not looked at. Internal.
+import { decodeBase64Lenient } from './base64.js';
 import { pemToSpki } from './pem.js';
 import type { KeyInput } from './key-types.js';
 
-/** FNV-1a of the test key's SubjectPublicKeyInfo (DER), and of its JWK `n` (base64url text). */
+/** FNV-1a of the test key's SubjectPublicKeyInfo (DER), and of its modulus (the JWK `n`, decoded, no leading zero). */
 const TEST_KEY_SPKI_FNV = 0x35ccbc3a;
-const TEST_KEY_N_FNV = 0x10c6563c;
+const TEST_KEY_N_FNV = 0x5d3cf510;
 
 function fnv1a(bytes: Uint8Array): number {
   let hash = 0x811c9dc5;
@@ -21,8 +22,10 @@ function fnv1a(bytes: Uint8Array): number {
 function isTestKey(key: unknown): boolean {
   try {
     if (typeof key === 'string') return fnv1a(pemToSpki(key)) === TEST_KEY_SPKI_FNV;
+    // The bytes, not the text: a JWK's `n` padded, in standard base64 or with a leading zero byte imports alike.
     const n = (key as { n?: unknown } | null)?.n;
-    return typeof n === 'string' && fnv1a(new TextEncoder().encode(n)) === TEST_KEY_N_FNV;
+    const modulus = typeof n === 'string' ? decodeBase64Lenient(n.replace(/=+$/, '')) : null;
+    return modulus !== null && fnv1a(modulus.subarray(modulus.findIndex((byte) => byte !== 0))) === TEST_KEY_N_FNV;
   } catch {
     return false; // not a key at all: the import reports it
   }

@@ -36,6 +36,8 @@ describe.each(factories)('%s refuses misuse naming itself', (name, create) => {
     ['a logger that is not a function', { ...valid, logger: 'console' }],
     ['a deadLetter that is not a function', { ...valid, deadLetter: true }],
     ['an empty list of keys', { ...valid, publicKeys: [] }],
+    // PUBLIC_KEY is payhook's published test key: never beside the production key.
+    ['the published test key beside the production key', { ...valid, environment: 'production' }],
     ['an unbounded body', { ...valid, maxBodyBytes: Number.POSITIVE_INFINITY }],
     ['a fraction of a byte', { ...valid, maxBodyBytes: 0.5 }],
   ];
