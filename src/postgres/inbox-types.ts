@@ -68,6 +68,9 @@ export interface InboxTransaction {
   /**
    * The driver's own object for this transaction: the checked-out `pg`
    * `PoolClient`, or postgres.js's transaction `sql` (tagged templates work).
+   * Never end the transaction through it (`BEGIN`, `COMMIT`, `ROLLBACK`, or
+   * a helper that runs its own transaction on the client): your update would
+   * commit or roll back without the row's mark. Throw to undo the attempt.
    */
   readonly connection: PostgresClientLike;
 }
