@@ -113,7 +113,7 @@ describe('captureDelivery on an Express route without a body parser', () => {
     expect(code).toBe(1);
     expect(output['error'].code).toBe('SIGNATURE_MISMATCH');
     expect(output['diagnosis'].changes).toEqual([]);
-    expect(output['diagnosis'].message).toContain('the body was changed after signing');
+    expect(output['diagnosis'].message).toContain('changed the body before payhook read it');
     expect(output['diagnosis'].message).not.toContain('Host was rewritten');
   });
 

@@ -113,7 +113,7 @@ describe.each([
     // No host, path, query or key change makes it verify: what is left is the body.
     expect(output.diagnosis?.changes).toEqual([]);
     expect(output.diagnosis?.verifiedCanonical).toBeNull();
-    expect(output.diagnosis?.message).toContain('the body was changed after signing');
+    expect(output.diagnosis?.message).toContain('changed the body before payhook read it');
   });
 });
 

@@ -383,7 +383,7 @@ describe('explainVerificationFailure', () => {
     const diagnosis = await explainVerificationFailure(tampered, testKeys);
     expect(diagnosis).toMatchObject({ ok: false, code: 'SIGNATURE_MISMATCH', changes: [], verifiedCanonical: null });
     expect(diagnosis.message).toContain('No likely cause');
-    expect(diagnosis.message).toContain('body was changed');
+    expect(diagnosis.message).toContain('changed the body before payhook read it');
     expect(diagnosis.tried.hosts).toContain('shop.example.kg');
     expect(diagnosis.tried.paths).toContain('/api/hook');
     expect(diagnosis.tried.keys).toEqual(
@@ -408,7 +408,7 @@ describe('explainVerificationFailure', () => {
       // Nothing is searched for such a signature: only the as-received check ran.
       expect(diagnosis.checks).toBe(1);
       // Whatever the body, such a signature never verifies: a body changed is not the cause to chase.
-      expect(diagnosis.message).not.toContain('body was changed');
+      expect(diagnosis.message).not.toContain('changed the body');
     }
   });
 
@@ -695,7 +695,9 @@ describe('an unknown host', () => {
         '`webhookUrl` may not be the URL registered with the service: compare the two, or give the URL registered with the service (`registeredUrl`, or `payhook verify --registered-url <url>`) so that it is tried';
       expect(diagnosis.fix, registered).toBe(advice);
       // Named before the body, header and key causes.
-      expect(diagnosis.message, registered).toContain(`${advice}. Remaining causes: the body was changed`);
+      expect(diagnosis.message, registered).toContain(
+        `${advice}. Remaining causes, likeliest first: a parser or middleware changed the body`,
+      );
       const given = await explainVerificationFailure(request, { ...pinned, registeredUrl: registered });
       expect(given.verifiedCanonical, registered).toBe(signed.canonical);
     }
@@ -726,6 +728,33 @@ describe('an unknown host', () => {
     expect(diagnosis.changes).toEqual([]);
     expect(diagnosis.message).not.toContain('registered with the service');
     expect(diagnosis.fix).toBeNull();
+  });
+
+  // express.json({ reviver }) turned a number into text, or express.urlencoded({ type: '*/*' }) read the JSON as a form:
+  // the request arrived at the pinned URL itself, so the URL is no lead and the body comes first.
+  it('names a body a parser changed first, not the pinned webhookUrl, when the request arrived at that URL', async () => {
+    const url = 'https://shop.example.kg/api/webhooks/payments?shop=42&tag=a';
+    const signed = await delivery(url);
+    const revived = signed.body.replace('"amount":100', '"amount":"100.00"');
+    const asForm = JSON.stringify({ [signed.body]: '' });
+    expect(revived).not.toBe(signed.body);
+    for (const [body, headers] of [
+      [revived, {}],
+      [asForm, {}],
+      // Behind a proxy that forwards the host it rewrote.
+      [revived, { host: '127.0.0.1:3000', 'x-forwarded-host': 'shop.example.kg' }],
+    ] as const) {
+      const request = { ...received(signed, '/api/webhooks/payments?shop=42&tag=a', headers), body };
+      const diagnosis = await explainVerificationFailure(request, { ...testKeys, webhookUrl: url });
+      expect(diagnosis.code).toBe('SIGNATURE_MISMATCH');
+      expect(diagnosis.changes).toEqual([]);
+      expect(diagnosis.fix).toBeNull();
+      expect(diagnosis.message).not.toContain('may not be the URL registered');
+      expect(diagnosis.message).toContain(
+        'The request came to your `webhookUrl`, the URL signed. Remaining causes, likeliest first: a parser or middleware changed the body before payhook read it (express.json() with a reviver,',
+      );
+      expect(diagnosis.message).toContain('a proxy changed or dropped an x-api-* header');
+    }
   });
 
   it('asks for it when there is no Host at all', async () => {

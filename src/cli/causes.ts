@@ -44,6 +44,12 @@ const VERIFY_CAPTURE =
 // Every x-api-* header is signed, x-api-timestamp included.
 const PROXY = 'a proxy dropped or changed x-api-timestamp (or another x-api-* header) on the way';
 
+// The body is signed as it was sent: a parser that changes a value, or reads another format, breaks the signature.
+const BODY =
+  'a parser or middleware in the receiver changed the body before payhook read it (express.json() with a reviver, ' +
+  "express.urlencoded({ type: '*/*' }), a body edited or re-serialised): mount the handler with no parser before it " +
+  '(express.json() without a reviver, and express.raw(), are fine)';
+
 function signatureMismatch(context: SendContext): Cause {
   if (context.tampered) return { causes: ['expected: --tamper changed the amount after signing'] };
   if (context.asCaptured) {
@@ -77,7 +83,7 @@ function signatureMismatch(context: SendContext): Cause {
     : context.urlChosen && !context.urlFromCapture
       ? [key, url]
       : [url, key];
-  return { causes: [...order, PROXY], diagnose: VERIFY_CAPTURE };
+  return { causes: [...order, BODY, PROXY], diagnose: VERIFY_CAPTURE };
 }
 
 function timestampOutOfWindow(context: SendContext): Cause {

@@ -15,7 +15,14 @@ import type { HeadersInput } from '../lib/request-types.js';
 import { couldBeSignature, withPublicNumbers } from '../lib/rsa-filter.js';
 import { signatureLength, verifyWithKeys } from '../lib/rsa-verify.js';
 import { readSigned } from '../lib/signed-read.js';
-import { pinWebhookUrl, registeredUrl, signedTarget, targetHead, type PinnedUrl } from '../lib/signed-target.js';
+import {
+  normalHost,
+  pinWebhookUrl,
+  registeredUrl,
+  signedTarget,
+  targetHead,
+  type PinnedUrl,
+} from '../lib/signed-target.js';
 import { candidatesFor } from './candidates.js';
 import { describeChange, fixFor, quote, quoteQuery, REGISTERED_URL_ADVICE } from './fixes.js';
 import { candidateKeys } from './keys.js';
@@ -233,8 +240,17 @@ async function explain(request: ExplainRequest, options: ExplainOptions): Promis
   // What may not have been tried is the URL the service signed: nothing but the request named a host, or a pinned
   // webhookUrl is not the registered URL (the README's first going-live check). Only that URL shows it.
   // A body that names the pinned URL as its callback URL shows it is the registered one.
+  // So does a request that arrived at the pinned URL itself (Host or X-Forwarded-Host, path and query): the service
+  // signs the URL it calls, so nothing points at webhookUrl, and the body and the headers are the leads.
+  const { received } = target;
+  const pin = target.registered;
+  const atPin =
+    pin !== undefined &&
+    [received.host, received.forwardedHost].map(normalHost).includes(pin.host) &&
+    received.path === pin.path &&
+    received.query === pin.query;
   const urlAdvice = target.pinned
-    ? given === undefined && (inBody === undefined || inBody.url !== target.registered?.url)
+    ? given === undefined && !atPin && (inBody === undefined || inBody.url !== pin?.url)
       ? `\`webhookUrl\` may not be the URL registered with the service: compare the two, or ${REGISTERED_URL_ADVICE}`
       : null
     : candidates.hostKnown
@@ -254,7 +270,8 @@ async function explain(request: ExplainRequest, options: ExplainOptions): Promis
       (urlAdvice === null
         ? ''
         : `${target.pinned ? '' : 'Only the request named a host, so the one the service signed may not have been tried (if a proxy rewrote Host without X-Forwarded-Host): '}${urlAdvice}. `) +
-      'Remaining causes: the body was changed after signing (a middleware that rewrote it), an x-api-* header (x-api-timestamp included) was changed or dropped on the way (a proxy), or the delivery was signed by a key you do not have.',
+      `${atPin ? 'The request came to your `webhookUrl`, the URL signed. ' : ''}` +
+      "Remaining causes, likeliest first: a parser or middleware changed the body before payhook read it (express.json() with a reviver, express.urlencoded({ type: '*/*' })), a proxy changed or dropped an x-api-* header (x-api-timestamp included), or a key you do not have signed it.",
   });
 }
 
@@ -270,9 +287,11 @@ async function explain(request: ExplainRequest, options: ExplainOptions): Promis
  * environment's key and payhook's published test key (`payhook-test`) —
  * and names the change that makes the signature verify, with the fix. Where
  * nothing matches, it says what was tried; when nothing but the request
- * itself names a host, or when `webhookUrl` is set (it may not be the URL
- * registered with the service), it asks for the registered URL
- * (`registeredUrl`).
+ * itself names a host, or when `webhookUrl` is set and the request did not
+ * arrive at it (it may not be the URL registered with the service), it asks
+ * for the registered URL (`registeredUrl`); then it names the causes left,
+ * likeliest first (a body a parser changed, an `x-api-*` header a proxy
+ * changed, a key you do not have).
  *
  * It starts from the very target `verifyWebhook` checks (the same module
  * decides host, path and query from `webhookUrl`, `trustForwardedHeaders`

@@ -37,8 +37,20 @@ describe('the refusal causes payhook send prints', () => {
   it('names a Host chosen with --host first for a signature mismatch', () => {
     const causes = likelyCause(401, 'SIGNATURE_MISMATCH', { ...context, hostGiven: true })?.causes ?? [];
     expect(causes[0]).toContain('--host signed for another Host');
-    expect(causes).toHaveLength(4);
+    expect(causes).toHaveLength(5);
     expect(likelyCause(401, 'SIGNATURE_MISMATCH', context)?.causes[0]).toContain('TEST key');
+  });
+
+  // A receiver with the right key and webhookUrl behind express.json({ reviver }) or express.urlencoded({ type: '*/*' })
+  // refuses every delivery: the body payhook reads is not the one signed.
+  it('names a body a parser or middleware changed before payhook read it, before a proxy, for a signature mismatch', () => {
+    for (const about of [context, { ...context, hostGiven: true }, { ...context, urlFromCapture: true }]) {
+      const causes = likelyCause(401, 'SIGNATURE_MISMATCH', about)?.causes ?? [];
+      const body = causes.findIndex((cause) => cause.includes('changed the body before payhook read it'));
+      expect(body).toBeGreaterThan(0);
+      expect(causes[body]).toContain("express.urlencoded({ type: '*/*' })");
+      expect(body).toBeLessThan(causes.findIndex((cause) => cause.startsWith('a proxy dropped or changed')));
+    }
   });
 
   it("names the receiver's webhookUrl first for a capture signed again for the URL it recorded", () => {

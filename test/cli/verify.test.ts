@@ -317,7 +317,7 @@ describe('payhook verify', () => {
     const blind = await run(['verify', '--request', file, '--test-key', '--ignore-timestamp']);
     expect(blind.code).toBe(1);
     expect(blind.stdout).toContain(
-      '`webhookUrl` may not be the URL registered with the service: compare the two, or give the URL registered with the service (`registeredUrl`, or `payhook verify --registered-url <url>`) so that it is tried. Remaining causes: the body was changed',
+      '`webhookUrl` may not be the URL registered with the service: compare the two, or give the URL registered with the service (`registeredUrl`, or `payhook verify --registered-url <url>`) so that it is tried. Remaining causes, likeliest first: a parser or middleware changed the body',
     );
     const found = await run([
       'verify',
