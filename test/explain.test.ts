@@ -370,6 +370,32 @@ describe('explainVerificationFailure', () => {
     expect(diagnosis.changes).toEqual([{ part: 'header', received: 'x-api-gateway', expected: '' }]);
   });
 
+  // One gateway doing two ordinary things: adding two headers, or stripping /api and adding one.
+  it('names two x-api headers added after signing, and one added by a proxy that also strips a prefix', async () => {
+    const signed = await delivery('https://shop.example.kg/api/hook?shop=42');
+    const two = await explainVerificationFailure(
+      received(signed, '/api/hook?shop=42', { 'x-api-gateway-id': 'gw-7', 'x-api-request-id': 'r-1' }),
+      testKeys,
+    );
+    expect(two.changes).toEqual([
+      { part: 'header', received: 'x-api-gateway-id', expected: '' },
+      { part: 'header', received: 'x-api-request-id', expected: '' },
+    ]);
+    expect(two.verifiedCanonical).toBe(signed.canonical);
+    expect(two.fix).toContain('stop your proxy or gateway from adding `x-api-request-id`');
+    const prefixed = await explainVerificationFailure(
+      received(signed, '/hook?shop=42', { 'x-api-gateway-id': 'gw-7' }),
+      testKeys,
+    );
+    expect(prefixed.changes).toEqual([
+      { part: 'path', received: '/hook', expected: '/api/hook' },
+      { part: 'header', received: 'x-api-gateway-id', expected: '' },
+    ]);
+    expect(prefixed.verifiedCanonical).toBe(signed.canonical);
+    expect(prefixed.message).toContain('and header `x-api-gateway-id` removed');
+    expect(prefixed.checks).toBeLessThanOrEqual(600);
+  });
+
   it('says the signature verifies when only the timestamp is refused', async () => {
     const signed = await delivery('https://shop.example.kg/hook');
     const diagnosis = await explainVerificationFailure(signed, { ...testKeys, now: NOW + 10 * 60_000 });

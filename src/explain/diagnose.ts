@@ -283,7 +283,8 @@ async function explain(request: ExplainRequest, options: ExplainOptions): Promis
  * host, or the callback URL a WEB or signed-body delivery carries in its
  * body), the path with and without common prefixes (`/api`, `/v1`,
  * `/webhooks`, `X-Forwarded-Prefix`, the `webhookUrl`'s), the query string
- * dropped or restored, an `x-api-*` header added after signing, the other
+ * dropped or restored, `x-api-*` headers added after signing (each, all of
+ * them, and all of them with each of the above), the other
  * environment's key and payhook's published test key (`payhook-test`) —
  * and names the change that makes the signature verify, with the fix. Where
  * nothing matches, it says what was tried; when nothing but the request

@@ -40,9 +40,11 @@ const change = (part: DiagnosisChange['part'], received: string, expected: strin
 });
 
 /**
- * Every variant, fewest changes first: each single change, the registered
- * URL as a whole (one cause: the URL the service signed), then pairs of
- * host, path and query.
+ * Every variant, fewest changes first: each single change (the added
+ * `x-api-*` headers left out one by one, then all together), the registered
+ * URL as a whole (one cause: the URL the service signed), each host, path
+ * and query with every added header left out (one proxy doing both), then
+ * pairs of host, path and query.
  */
 function variantsOf(
   target: SignedTarget,
@@ -56,9 +58,12 @@ function variantsOf(
   for (const h of hosts) variants.push({ variant: { ...base, host: h.host }, changes: [h.change] });
   for (const p of paths) variants.push({ variant: { ...base, path: p.path }, changes: [p.change] });
   for (const q of queries) variants.push({ variant: { ...base, query: q.query }, changes: [q.change] });
-  for (const name of candidates.droppable) {
-    variants.push({ variant: { ...base, dropHeaders: [name] }, changes: [change('header', name, '')] });
-  }
+  // Each x-api-* header that may have been added, then all of them (a gateway adding two).
+  const { droppable } = candidates;
+  const drops: Array<readonly string[]> = droppable.map((name) => [name]);
+  if (droppable.length > 1) drops.push(droppable);
+  const dropped = (names: readonly string[]) => names.map((name) => change('header', name, ''));
+  for (const names of drops) variants.push({ variant: { ...base, dropHeaders: names }, changes: dropped(names) });
   const { registered } = candidates;
   if (registered !== undefined) {
     // Host, path and query all differ: no single change or pair below can find it.
@@ -72,6 +77,12 @@ function variantsOf(
         variant: { ...base, host: registered.host, path: registered.path, query: registered.query },
         changes,
       });
+    }
+  }
+  // One proxy that adds headers and also rewrites Host, path or query: every added header left out, with each.
+  if (droppable.length > 0) {
+    for (const { change: cause, ...part } of [...hosts, ...paths, ...queries]) {
+      variants.push({ variant: { ...base, ...part, dropHeaders: droppable }, changes: [cause, ...dropped(droppable)] });
     }
   }
   for (const h of hosts) {
