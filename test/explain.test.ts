@@ -211,6 +211,38 @@ describe('explainVerificationFailure', () => {
     expect(added.changes).toEqual([{ part: 'query', received: 'utm=1', expected: '' }]);
   });
 
+  // verifyWebhook refuses it URL_MISMATCH before the signature; the diagnosis judges it with the pinned URL all the same.
+  it('names the query or path that differs from the pinned webhookUrl for a URL_MISMATCH, without query values', async () => {
+    const signed = await delivery('https://shop.example.kg/api/hook?shop=42&tag=a');
+    const request = received(signed, '/api/hook?shop=42&tag=a');
+    for (const registeredUrl of [undefined, 'https://shop.example.kg/api/hook?shop=42&tag=a']) {
+      const diagnosis = await explainVerificationFailure(request, {
+        ...testKeys,
+        webhookUrl: 'https://shop.example.kg/api/hook?shop=43&tag=a',
+        ...(registeredUrl === undefined ? {} : { registeredUrl }),
+      });
+      expect(diagnosis.code).toBe('URL_MISMATCH');
+      expect(diagnosis.changes).toEqual([{ part: 'query', received: 'shop=43&tag=a', expected: 'shop=42&tag=a' }]);
+      expect(diagnosis.verifiedCanonical).toBe(signed.canonical);
+      expect(diagnosis.message).toContain('gives the parameter "shop" another value than the registered webhookUrl.');
+      expect(diagnosis.message).toContain('query `?shop=…&tag=…` (your webhookUrl has other values)');
+      expect(`${diagnosis.message} ${diagnosis.fix}`).not.toMatch(/=4[23]/);
+    }
+    // The same URL with a trailing slash, in a list: none fits the request, so the list's first is compared.
+    for (const webhookUrl of [
+      ['https://shop.example.kg/api/hook/?shop=42&tag=a'],
+      ['https://shop.example.kg/api/hook/?shop=42&tag=a', 'https://shop.example.kg/other'],
+    ]) {
+      const diagnosis = await explainVerificationFailure(request, { ...testKeys, webhookUrl });
+      expect(diagnosis.code).toBe('URL_MISMATCH');
+      expect(diagnosis.changes).toEqual([{ part: 'path', received: '/api/hook/', expected: '/api/hook' }]);
+      expect(diagnosis.message).toContain('fits none of the registered webhookUrl values');
+      expect(diagnosis.fix).toContain(
+        'your `webhookUrl` has the path `/api/hook/`, but the service signed `/api/hook`',
+      );
+    }
+  });
+
   it("never prints a registered URL's user, password or query values, and still names what to fix", async () => {
     const registeredUrl = 'https://hook:Pa55w0rd@shop.example.kg/hook?token=S3CRET';
     const signed = await delivery('https://shop.example.kg/hook?token=S3CRET');
@@ -221,6 +253,9 @@ describe('explainVerificationFailure', () => {
     });
     expect(mismatch.code).toBe('URL_MISMATCH');
     expect(mismatch.message).toContain('lacks the parameter "token"');
+    // Judged as if it had come to the pinned URL, which the service signed: the query was lost on the way.
+    expect(mismatch).toMatchObject({ ok: false, signatureVerifies: true, changes: [] });
+    expect(`${mismatch.message} ${mismatch.fix}`).not.toMatch(/S3CRET|Pa55w0rd/);
     // The registered URL as a hint: the query is named by its parameters, the URL without its query values.
     const dropped = await explainVerificationFailure(received(signed, '/hook'), { ...testKeys, registeredUrl });
     expect(dropped.changes).toEqual([{ part: 'query', received: '', expected: 'token=S3CRET' }]);

@@ -80,7 +80,11 @@ async function couldBeGenuine(
   return couldBeSignature(bytes, await withPublicNumbers(keys));
 }
 
-async function explain(request: ExplainRequest, options: ExplainOptions): Promise<VerificationDiagnosis> {
+async function explain(
+  request: ExplainRequest,
+  options: ExplainOptions,
+  note: { mismatch?: string },
+): Promise<VerificationDiagnosis> {
   if (typeof request !== 'object' || request === null || typeof request.url !== 'string') {
     return result({
       code: 'INVALID_ARGUMENT',
@@ -91,7 +95,7 @@ async function explain(request: ExplainRequest, options: ExplainOptions): Promis
   const method = typeof request.method === 'string' ? request.method : 'POST';
   // A bad webhookUrl throws INVALID_ARGUMENT, as it does for verifyWebhook.
   const registered = options.webhookUrl === undefined ? undefined : registeredUrl(options.webhookUrl);
-  const target = signedTarget(
+  let target = signedTarget(
     { method, url: request.url, headers },
     { webhookUrl: registered, trustForwardedHeaders: options.trustForwardedHeaders === true },
   );
@@ -104,7 +108,7 @@ async function explain(request: ExplainRequest, options: ExplainOptions): Promis
       message: 'The request has no `signature` header: it was not sent by the service, or a proxy dropped the header.',
     });
   }
-  const read = readSigned(request.body, () => targetHead(target));
+  let read = readSigned(request.body, () => targetHead(target));
   const { usable, unusable, configuredNames } = await candidateKeys(options);
   if (!read.ok && !(await couldBeGenuine(signature, usable))) {
     // verifyWebhook refuses such a signature before it reads the body or builds anything.
@@ -112,6 +116,15 @@ async function explain(request: ExplainRequest, options: ExplainOptions): Promis
       code: 'SIGNATURE_MISMATCH',
       message: `No configured key can have made this signature (not base64, the wrong length, or not an RSA signature block under the key), so it is refused before the request is read further; the request has another problem too: ${read.error.message}`,
     });
+  }
+  // A request that fits no webhookUrl is judged as if it had come to the pinned one (a list's first), so that the
+  // search compares that URL with the request's own and the registered one, and names the part that differs.
+  const pin = target.registered ?? [options.webhookUrl].flat().map(hintFrom)[0];
+  if (!read.ok && read.error.code === 'URL_MISMATCH' && pin !== undefined) {
+    note.mismatch = read.error.message;
+    const { host, path, query } = pin;
+    target = { ...target, host, hostSource: 'webhookUrl', path, query, registered: pin, mismatch: undefined };
+    read = readSigned(request.body, () => targetHead(target));
   }
   if (!read.ok) {
     const { code } = read.error;
@@ -243,7 +256,6 @@ async function explain(request: ExplainRequest, options: ExplainOptions): Promis
   // So does a request that arrived at the pinned URL itself (Host or X-Forwarded-Host, path and query): the service
   // signs the URL it calls, so nothing points at webhookUrl, and the body and the headers are the leads.
   const { received } = target;
-  const pin = target.registered;
   const atPin =
     pin !== undefined &&
     [received.host, received.forwardedHost].map(normalHost).includes(pin.host) &&
@@ -296,7 +308,9 @@ async function explain(request: ExplainRequest, options: ExplainOptions): Promis
  *
  * It starts from the very target `verifyWebhook` checks (the same module
  * decides host, path and query from `webhookUrl`, `trustForwardedHeaders`
- * and the request), and searches variations of it.
+ * and the request), and searches variations of it. A request that fits no
+ * `webhookUrl` (`URL_MISMATCH`) is judged as if it had come to the pinned
+ * URL (a list's first), so the part that differs from the URL signed is named.
  *
  * The search is bounded (at most 600 signature checks, about 20 ms, and
  * none when no key tried opens the signature as an RSA signature block, as
@@ -327,7 +341,17 @@ export async function explainVerificationFailure(
   options?: ExplainOptions,
 ): Promise<VerificationDiagnosis> {
   try {
-    return await explain(request, options ?? {});
+    const note: { mismatch?: string } = {};
+    const diagnosis = await explain(request, options ?? {}, note);
+    // The code verifyWebhook gives; the signature may verify for the URL it was judged with.
+    return note.mismatch === undefined
+      ? diagnosis
+      : {
+          ...diagnosis,
+          ok: false,
+          code: 'URL_MISMATCH',
+          message: `${note.mismatch} Judged as if it had come to your \`webhookUrl\`: ${diagnosis.message}`,
+        };
   } catch (error) {
     // A diagnosis must never become a second failure in an error path.
     return result({
