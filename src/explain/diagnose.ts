@@ -119,7 +119,7 @@ async function explain(
   }
   // A request that fits no webhookUrl is judged as if it had come to the pinned one (a list's first), so that the
   // search compares that URL with the request's own and the registered one, and names the part that differs.
-  const pin = target.registered ?? [options.webhookUrl].flat().map(hintFrom)[0];
+  const pin = target.registered ?? hintFrom([options.webhookUrl].flat()[0]);
   if (!read.ok && read.error.code === 'URL_MISMATCH' && pin !== undefined) {
     note.mismatch = read.error.message;
     const { host, path, query } = pin;
