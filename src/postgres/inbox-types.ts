@@ -70,7 +70,10 @@ export interface InboxTransaction {
    * `PoolClient`, or postgres.js's transaction `sql` (tagged templates work).
    * Never end the transaction through it (`BEGIN`, `COMMIT`, `ROLLBACK`, or
    * a helper that runs its own transaction on the client): your update would
-   * commit or roll back without the row's mark. Throw to undo the attempt.
+   * commit or roll back without the row's mark. payhook notices when it
+   * comes to mark the row: it marks the row `failed` (never retried, as a
+   * retry would apply it again) and reports the attempt as `INVALID_ARGUMENT`.
+   * Throw to undo the attempt.
    */
   readonly connection: PostgresClientLike;
 }

@@ -6,6 +6,7 @@
  * @module
  */
 import { deliveryState } from '../dedup/key.js';
+import { PayhookError } from '../errors.js';
 import { checkDuration } from '../lib/duration.js';
 import { describeError, misuse } from '../lib/misuse.js';
 import { checkedOutcome, describeParked, isParked } from '../park.js';
@@ -23,10 +24,10 @@ import type {
 } from './inbox-types.js';
 import { runnerFor, transactorFor } from './client.js';
 import type { Holder, Row, Transaction } from './driver.js';
-import { fault } from './faults.js';
+import { fault, sqlState } from './faults.js';
 import { asText, checkTable, intOption } from './values.js';
 import { schemaFor, tableFix } from './schema.js';
-import { inboxSql, inboxSteps } from './sql.js';
+import { controlSql, inboxSql, inboxSteps } from './sql.js';
 import { startWorker, within, type Attempt } from './worker.js';
 
 const defaultRetryDelay = (attempt: number): number => Math.min(1000 * 2 ** (attempt - 1), 3_600_000);
@@ -195,6 +196,7 @@ export function createPostgresInbox(options: PostgresInboxOptions): PostgresInbo
     if (stopped?.() === true) return { outcome: 'idle' };
     const row: Row | undefined = (await tx.run(sql.take))[0];
     if (row === undefined) return { outcome: 'idle' };
+    const txid = String(row['txid']);
     const delivery: InboxDelivery = {
       id: String(row['id']),
       deliveryId: String(row['delivery']),
@@ -215,15 +217,54 @@ export function createPostgresInbox(options: PostgresInboxOptions): PostgresInbo
       });
     } catch (error) {
       const delay = delayOf(retry.retryDelayMs, delivery.attempt);
-      const [failed] = await tx.run(sql.fail, [delivery.id, errorText(error), delay, String(retry.maxAttempts)]);
-      return { outcome: failed?.['state'] === 'failed' ? 'failed' : 'retrying', error, delivery };
+      const values = [delivery.id, errorText(error), delay, String(retry.maxAttempts), txid];
+      const [failed] = await mark(tx, sql.fail, values);
+      if (failed === undefined) return abandon(tx, delivery, error);
+      return { outcome: failed['state'] === 'failed' ? 'failed' : 'retrying', error, delivery };
     }
     if (isParked(result)) {
-      await tx.run(sql.parked, [delivery.id, describeParked(result, Infinity).replaceAll('\0', '\\0')]);
+      const reason = describeParked(result, Infinity).replaceAll('\0', '\\0');
+      if ((await mark(tx, sql.parked, [delivery.id, reason, txid])).length === 0) return abandon(tx, delivery);
       return { outcome: 'parked', delivery };
     }
-    await tx.run(sql.done, [delivery.id]);
+    if ((await mark(tx, sql.done, [delivery.id, txid])).length === 0) return abandon(tx, delivery);
     return { outcome: 'done', delivery };
+  }
+
+  /**
+   * Runs one of a row's marks, each of which changes nothing in a transaction
+   * other than the one that took the row. Empty, too, when the transaction is
+   * aborted: payhook's savepoint undoes a failed handler's statements, so an
+   * aborted one is the handler's own (it ran COMMIT, then BEGIN) or lost the
+   * savepoint; it is rolled back first, so that the row can be given up.
+   */
+  async function mark(tx: Transaction, text: string, values: readonly unknown[]): Promise<Row[]> {
+    try {
+      return await tx.run(text, values);
+    } catch (error) {
+      if (sqlState(error) !== '25P02') throw error;
+      await tx.run(controlSql.rollback);
+      return [];
+    }
+  }
+
+  /**
+   * The handler ended the transaction (COMMIT or ROLLBACK through `tx`), so
+   * the mark found itself in another one: what the handler did may be
+   * committed without the row's mark. Retrying would apply it again, so the
+   * row is given up as failed and the attempt reported as a misuse.
+   */
+  async function abandon(tx: Transaction, delivery: InboxDelivery, cause?: unknown): Promise<Attempt> {
+    const error = new PayhookError(
+      'INVALID_ARGUMENT',
+      'The inbox handler ended the transaction payhook runs it in (COMMIT or ROLLBACK through tx, or code that runs ' +
+        'its own BEGIN … COMMIT on tx.connection): what it did may be committed without the row being marked. The ' +
+        'row is marked failed and not retried. Leave the transaction to payhook (throw to undo an attempt), check ' +
+        'the order, then retryFailed() if it was not applied.',
+      cause === undefined ? undefined : { cause },
+    );
+    await tx.run(sql.abandon, [delivery.id, errorText(error), String(delivery.attempt - 1)]);
+    return { outcome: 'failed', error, delivery };
   }
 
   const attempt = (

@@ -141,18 +141,35 @@ export function inboxSql(table: string) {
   return {
     enqueue: `INSERT INTO ${table} (delivery_id, status, body) VALUES ($1::text, $2::text, $3::text::json)
 ON CONFLICT (delivery_id, status) DO NOTHING`,
-    take: `SELECT id::text AS id, delivery_id AS delivery, status, body::text AS body, attempts FROM ${table}
-WHERE state = 'pending' AND next_attempt_at <= clock_timestamp()
-ORDER BY next_attempt_at, id LIMIT 1 FOR UPDATE SKIP LOCKED`,
+    /**
+     * Also reads the transaction's id, which each mark below checks: a mark
+     * that finds another one (the handler ran COMMIT or ROLLBACK, and the mark
+     * went out on its own) changes nothing. Read outside the locking query, so
+     * that a poll finding every due row locked by other workers uses up no id.
+     */
+    take: `WITH taken AS (
+  SELECT id, delivery_id, status, body, attempts FROM ${table}
+  WHERE state = 'pending' AND next_attempt_at <= clock_timestamp()
+  ORDER BY next_attempt_at, id LIMIT 1 FOR UPDATE SKIP LOCKED
+)
+SELECT id::text AS id, delivery_id AS delivery, status, body::text AS body, attempts, txid_current()::text AS txid
+FROM taken`,
     done: `UPDATE ${table} SET state = 'done', attempts = attempts + 1, done_at = clock_timestamp()
-WHERE id = $1::bigint`,
+WHERE id = $1::bigint AND txid_current() = $2::bigint RETURNING state`,
     parked: `UPDATE ${table} SET state = 'parked', attempts = attempts + 1, done_at = clock_timestamp(),
   parked_reason = $2::text
-WHERE id = $1::bigint`,
+WHERE id = $1::bigint AND txid_current() = $3::bigint RETURNING state`,
     fail: `UPDATE ${table} SET attempts = attempts + 1, last_error = $2::text,
   next_attempt_at = clock_timestamp() + $3::float8 * interval '1 millisecond',
   state = CASE WHEN attempts + 1 >= $4::int THEN 'failed' ELSE 'pending' END
-WHERE id = $1::bigint RETURNING state`,
+WHERE id = $1::bigint AND txid_current() = $5::bigint RETURNING state`,
+    /**
+     * A row whose handler ended payhook's transaction: given up, outside any
+     * transaction of payhook's, unless another worker has taken it since
+     * (its attempts or state moved on).
+     */
+    abandon: `UPDATE ${table} SET state = 'failed', attempts = attempts + 1, last_error = $2::text
+WHERE id = $1::bigint AND state = 'pending' AND attempts = $3::int`,
     stats: `SELECT count(*) FILTER (WHERE state = 'pending')::int AS pending,
   count(*) FILTER (WHERE state = 'pending' AND attempts > 0)::int AS retrying,
   count(*) FILTER (WHERE state = 'failed')::int AS failed,

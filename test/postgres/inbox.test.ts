@@ -179,6 +179,100 @@ for (const driver of ['pg', 'postgres.js'] as const) {
       expect((await pool.query(`SELECT count(*)::int AS n FROM ${orders}`)).rows).toEqual([{ n: 1 }]);
     });
 
+    // Such a handler once had its update committed without the mark and applied again on every retry (pg), or its
+    // row marked done with the update rolled back (postgres.js).
+    it.each([
+      ['COMMIT', 'returns', ['COMMIT'], 1],
+      ['COMMIT', 'throws', ['COMMIT'], 1],
+      ['ROLLBACK', 'returns', ['ROLLBACK'], 0],
+      ['ROLLBACK', 'throws', ['ROLLBACK'], 0],
+      ["BEGIN … COMMIT (pg's usual transaction helper)", 'returns', ['BEGIN', 'SELECT 1', 'COMMIT'], 1],
+      ["BEGIN … ROLLBACK (that helper's failure path)", 'throws', ['BEGIN', 'SELECT 1', 'ROLLBACK'], 0],
+    ] as const)(
+      'fails, and never retries, a row whose handler ran %s through tx and then %s',
+      async (_, then, statements, applied) => {
+        const { inbox, table, orders } = await fresh();
+        await inbox.enqueue(webhook());
+        let calls = 0;
+        const ending = async (
+          received: PaymentWebhook,
+          tx: { query: (t: string, v?: unknown[]) => Promise<unknown> },
+        ) => {
+          calls++;
+          await tx.query(`INSERT INTO ${orders} VALUES ($1, $2)`, [received.id, received.status]);
+          for (const text of statements) await tx.query(text);
+          if (then === 'throws') throw new Error('after the transaction ended');
+        };
+        expect(await inbox.processNext(ending, { retryDelayMs: () => 0 })).toBe('failed');
+        expect(await inbox.processNext(ending, { retryDelayMs: () => 0 })).toBe('idle');
+        expect(calls).toBe(1);
+        const [row] = (await pool.query(`SELECT state, attempts, last_error FROM ${table}`)).rows as {
+          state: string;
+          attempts: number;
+          last_error: string;
+        }[];
+        expect(row).toMatchObject({ state: 'failed', attempts: 1 });
+        expect(row?.last_error).toContain('The inbox handler ended the transaction payhook runs it in');
+        expect((await pool.query(`SELECT count(*)::int AS n FROM ${orders}`)).rows).toEqual([{ n: applied }]);
+        expect(await inbox.stats()).toMatchObject({ pending: 0, failed: 1, done: 0 });
+      },
+    );
+
+    // The marks then fail in the handler's own transaction, aborted by payhook's missing savepoint: once an outage,
+    // retried (and applied) for ever. With postgres.js the attempt still rejects (it fails a transaction for any
+    // statement that failed in it), but the row is given up all the same.
+    it.each(['returns', 'throws'])(
+      'fails, and never retries, a row whose handler ran COMMIT then BEGIN through tx and %s',
+      async (then) => {
+        const { inbox, table, orders } = await fresh();
+        await inbox.enqueue(webhook());
+        let calls = 0;
+        const reopening = async (
+          received: PaymentWebhook,
+          tx: { query: (t: string, v?: unknown[]) => Promise<unknown> },
+        ) => {
+          calls++;
+          await tx.query(`INSERT INTO ${orders} VALUES ($1, $2)`, [received.id, received.status]);
+          await tx.query('COMMIT');
+          await tx.query('BEGIN');
+          if (then === 'throws') throw new Error('after the transaction ended');
+        };
+        const outcome = await inbox.processNext(reopening, { retryDelayMs: () => 0 }).catch(() => 'rejected');
+        expect(outcome).toBe(driver === 'pg' ? 'failed' : 'rejected');
+        expect(await inbox.processNext(reopening, { retryDelayMs: () => 0 })).toBe('idle');
+        expect(calls).toBe(1);
+        const { rows } = await pool.query(`SELECT state, attempts, last_error FROM ${table}`);
+        expect(rows).toMatchObject([{ state: 'failed', attempts: 1 }]);
+        expect(rows[0].last_error).toContain('The inbox handler ended the transaction payhook runs it in');
+        expect((await pool.query(`SELECT count(*)::int AS n FROM ${orders}`)).rows).toEqual([{ n: 1 }]);
+      },
+    );
+
+    it('reports a handler that ended the inbox transaction to onError as INVALID_ARGUMENT, once', async () => {
+      const { inbox, orders } = await fresh();
+      const delivered = webhook();
+      await inbox.enqueue(delivered);
+      const reports: Array<[unknown, string | undefined]> = [];
+      const worker = inbox.process(
+        async (received, tx) => {
+          await tx.query(`INSERT INTO ${orders} VALUES ($1, $2)`, [received.id, received.status]);
+          await tx.query('COMMIT');
+        },
+        {
+          pollIntervalMs: 10,
+          retryDelayMs: () => 0,
+          onError: (error, delivery) => void reports.push([error, delivery?.deliveryId]),
+        },
+      );
+      await expect.poll(() => inbox.stats()).toMatchObject({ failed: 1 });
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      await worker.stop();
+      expect(reports).toHaveLength(1);
+      expect(reports[0]?.[0]).toMatchObject({ name: 'PayhookError', code: 'INVALID_ARGUMENT' });
+      expect(reports[0]?.[1]).toBe(delivered.id);
+      expect((await pool.query(`SELECT count(*)::int AS n FROM ${orders}`)).rows).toEqual([{ n: 1 }]);
+    });
+
     it('shares rows among several concurrent workers, each row applied once', async () => {
       const { inbox, orders } = await fresh();
       const n = 120;
