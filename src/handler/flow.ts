@@ -71,6 +71,7 @@ async function deliver(flow: Flow, input: DeliveryInput, deadline: Deadline): Pr
   const key = dedupKey(settings, webhook, report);
   if (key instanceof Answer) return key;
   report.bind(webhook.transactionId, key);
+  const claimedAt = Date.now();
   const token = await claimDelivery(settings, stores, key, webhook, deadline, report);
   if (token instanceof Answer) return token;
 
@@ -89,7 +90,7 @@ async function deliver(flow: Flow, input: DeliveryInput, deadline: Deadline): Pr
       }
       return value;
     });
-    const after = stores.settleLate(work, key, token, deadline, report);
+    const after = stores.settleLate(work, key, token, claimedAt, deadline, report);
     return report.refuse('HANDLER_FAILED', message, { event: 'handler-timeout', level: 'error', after });
   }
   if (outcome.kind === 'threw') {

@@ -44,11 +44,15 @@ export interface StoreCalls {
   record(key: string, token: string, deadline: Deadline, report: DeliveryReport): Promise<Landing>;
   /** Releases a claim after its handler failed; `released` false (and logged) when the store could not. */
   release(key: string, token: string, deadline: Deadline, report: DeliveryReport): Promise<Released>;
-  /** After the answer: settles the claim of a late handler once `work` ends (never rejects). */
+  /**
+   * After the answer: settles the claim of a late handler once `work` ends (never rejects). `claimedAt` (ms since
+   * the epoch, taken before the claim) tells whether its lease has lapsed by then, which the log line says.
+   */
   settleLate(
     work: Promise<unknown>,
     key: string,
     token: string,
+    claimedAt: number,
     deadline: Deadline,
     report: DeliveryReport,
   ): Promise<void>;
@@ -207,19 +211,20 @@ export function createStoreCalls(settings: Settings): StoreCalls {
       }
     },
 
-    settleLate(work, key, token, deadline, report) {
+    settleLate(work, key, token, claimedAt, deadline, report) {
       const settled = (message: string, error?: unknown) => () =>
         report.log('warn', 'late-handler-settled', message, { error });
+      // Past its lease the claim may be a retry's, which the stores keep: this claim's token then settles nothing.
+      const lapsed = () => Date.now() - claimedAt >= settings.leaseMs;
       return work
         .then(
-          (value) =>
-            complete(key, token, deadline).then(
-              settled(
-                isParked(value)
-                  ? `onPayment parked the delivery (${describeParked(value)}) after its deadline; it is now recorded as handled.`
-                  : 'onPayment finished after its deadline; the delivery is now recorded as handled.',
-              ),
-            ),
+          (value) => {
+            const recorded = lapsed()
+              ? ' and its lease; recorded as handled unless a retry claimed the delivery meanwhile.'
+              : '; the delivery is now recorded as handled.';
+            const what = isParked(value) ? `parked the delivery (${describeParked(value)})` : 'finished';
+            return complete(key, token, deadline).then(settled(`onPayment ${what} after its deadline${recorded}`));
+          },
           (error: unknown) =>
             release(key, token, deadline).then(
               settled(`After its deadline: ${describeError(error)}; the claim was released for the retry.`, error),

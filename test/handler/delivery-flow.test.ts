@@ -277,6 +277,7 @@ async function deliverWithWaitUntil(options: {
   store: DedupStore;
   storeTimeoutMs?: number;
   handlerTimeoutMs?: number;
+  leaseMs?: number;
   onPayment?: WebhookHandlerOptions['onPayment'];
 }) {
   const logs: WebhookLogRecord[] = [];
@@ -1056,6 +1057,26 @@ describe('store failures, as onError and the log tell them', () => {
     ]);
     expect(logs[1]?.message).toBe('After its deadline: ERP timed out; the claim was released for the retry.');
     expect(logs[1]?.error).toBe(failure);
+  });
+
+  // It once said "now recorded as handled" here, though the store kept the claim a retry took after the lease.
+  it('says so when a late handler finishes after its claim lapsed', async () => {
+    let settle!: () => void;
+    const { response, logs, settled } = await deliverWithWaitUntil({
+      store: createMemoryStore(),
+      handlerTimeoutMs: 20,
+      storeTimeoutMs: 10,
+      leaseMs: 60,
+      onPayment: () => new Promise<void>((resolve) => (settle = resolve)),
+    });
+    expect(response.status).toBe(500);
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    settle();
+    await settled();
+    expect(logs.map((record) => record.event)).toEqual(['handler-timeout', 'late-handler-settled']);
+    expect(logs[1]?.message).toBe(
+      'onPayment finished after its deadline and its lease; recorded as handled unless a retry claimed the delivery meanwhile.',
+    );
   });
 
   it('logs bookkeeping-failed when a late handler finishes but its claim cannot be recorded', async () => {
