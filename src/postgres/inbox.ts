@@ -190,6 +190,7 @@ export function createPostgresInbox(options: PostgresInboxOptions): PostgresInbo
     tx: Transaction,
     handler: InboxHandler,
     retry: Required<InboxRetryOptions>,
+    gaveUp: (given: Attempt) => void,
     stopped?: () => boolean,
   ): Promise<Attempt> {
     // A worker stopped while this loop waited for a connection ends the transaction without taking a row.
@@ -219,15 +220,15 @@ export function createPostgresInbox(options: PostgresInboxOptions): PostgresInbo
       const delay = delayOf(retry.retryDelayMs, delivery.attempt);
       const values = [delivery.id, errorText(error), delay, String(retry.maxAttempts), txid];
       const [failed] = await mark(tx, sql.fail, values);
-      if (failed === undefined) return abandon(tx, delivery, error);
+      if (failed === undefined) return abandon(tx, delivery, gaveUp, error);
       return { outcome: failed['state'] === 'failed' ? 'failed' : 'retrying', error, delivery };
     }
     if (isParked(result)) {
       const reason = describeParked(result, Infinity).replaceAll('\0', '\\0');
-      if ((await mark(tx, sql.parked, [delivery.id, reason, txid])).length === 0) return abandon(tx, delivery);
+      if ((await mark(tx, sql.parked, [delivery.id, reason, txid])).length === 0) return abandon(tx, delivery, gaveUp);
       return { outcome: 'parked', delivery };
     }
-    if ((await mark(tx, sql.done, [delivery.id, txid])).length === 0) return abandon(tx, delivery);
+    if ((await mark(tx, sql.done, [delivery.id, txid])).length === 0) return abandon(tx, delivery, gaveUp);
     return { outcome: 'done', delivery };
   }
 
@@ -236,14 +237,13 @@ export function createPostgresInbox(options: PostgresInboxOptions): PostgresInbo
    * other than the one that took the row. Empty, too, when the transaction is
    * aborted: payhook's savepoint undoes a failed handler's statements, so an
    * aborted one is the handler's own (it ran COMMIT, then BEGIN) or lost the
-   * savepoint; it is rolled back first, so that the row can be given up.
+   * savepoint.
    */
   async function mark(tx: Transaction, text: string, values: readonly unknown[]): Promise<Row[]> {
     try {
       return await tx.run(text, values);
     } catch (error) {
       if (sqlState(error) !== '25P02') throw error;
-      await tx.run(controlSql.rollback);
       return [];
     }
   }
@@ -252,19 +252,34 @@ export function createPostgresInbox(options: PostgresInboxOptions): PostgresInbo
    * The handler ended the transaction (COMMIT or ROLLBACK through `tx`), so
    * the mark found itself in another one: what the handler did may be
    * committed without the row's mark. Retrying would apply it again, so the
-   * row is given up as failed and the attempt reported as a misuse.
+   * row is given up as failed and the attempt reported as a misuse. Whatever
+   * transaction is open now is the handler's (or aborted): it is rolled back
+   * first, so that the mark is made on its own and lasts.
    */
-  async function abandon(tx: Transaction, delivery: InboxDelivery, cause?: unknown): Promise<Attempt> {
+  async function abandon(
+    tx: Transaction,
+    delivery: InboxDelivery,
+    gaveUp: (given: Attempt) => void,
+    cause?: unknown,
+  ): Promise<Attempt> {
+    const what =
+      'The inbox handler ended the transaction payhook runs it in (COMMIT or ROLLBACK through tx, or code that runs ' +
+      'its own BEGIN … COMMIT on tx.connection): what it did may be committed without the row being marked. ';
+    const fix =
+      'Leave the transaction to payhook (throw to undo an attempt), and check the order: if its update landed, set ' +
+      "the row's state to 'done' before any retryFailed(), which puts every failed row back.";
+    const marked = `${what}The row is marked failed and not retried. ${fix}`;
+    await tx.run(controlSql.rollback);
+    const [row] = await tx.run(sql.abandon, [delivery.id, marked, String(delivery.attempt - 1)]);
+    const taken = `${what}Another worker took the row meanwhile and may apply it again. ${fix}`;
     const error = new PayhookError(
       'INVALID_ARGUMENT',
-      'The inbox handler ended the transaction payhook runs it in (COMMIT or ROLLBACK through tx, or code that runs ' +
-        'its own BEGIN … COMMIT on tx.connection): what it did may be committed without the row being marked. The ' +
-        'row is marked failed and not retried. Leave the transaction to payhook (throw to undo an attempt), check ' +
-        'the order, then retryFailed() if it was not applied.',
+      row === undefined ? taken : marked,
       cause === undefined ? undefined : { cause },
     );
-    await tx.run(sql.abandon, [delivery.id, errorText(error), String(delivery.attempt - 1)]);
-    return { outcome: 'failed', error, delivery };
+    const given: Attempt = { outcome: 'failed', error, delivery };
+    gaveUp(given);
+    return given;
   }
 
   const attempt = (
@@ -272,7 +287,19 @@ export function createPostgresInbox(options: PostgresInboxOptions): PostgresInbo
     retry: Required<InboxRetryOptions>,
     holder?: Holder,
     stopped?: () => boolean,
-  ) => guarded('processing', () => transact((tx) => processRow(tx, handler, retry, stopped), holder));
+  ) =>
+    guarded('processing', async () => {
+      let abandoned: Attempt | undefined;
+      const gaveUp = (given: Attempt) => void (abandoned = given);
+      try {
+        return await transact((tx) => processRow(tx, handler, retry, gaveUp, stopped), holder);
+      } catch (error) {
+        // postgres.js fails a transaction for any statement that failed in it, even one payhook caught (a mark
+        // that found the handler's own transaction aborted): the row was given up outside it all the same.
+        if (abandoned !== undefined) return abandoned;
+        throw error;
+      }
+    });
 
   function checkHandler(handler: unknown): asserts handler is InboxHandler {
     if (typeof handler !== 'function') throw misuse('The inbox needs a handler: async (webhook, tx) => { … }.');

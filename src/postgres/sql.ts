@@ -166,10 +166,13 @@ WHERE id = $1::bigint AND txid_current() = $5::bigint RETURNING state`,
     /**
      * A row whose handler ended payhook's transaction: given up, outside any
      * transaction of payhook's, unless another worker has taken it since
-     * (its attempts or state moved on).
+     * (its attempts or state moved on, or it holds the row: not waited for,
+     * as a transaction the handler prepared would hold it for good).
      */
     abandon: `UPDATE ${table} SET state = 'failed', attempts = attempts + 1, last_error = $2::text
-WHERE id = $1::bigint AND state = 'pending' AND attempts = $3::int`,
+WHERE id = (SELECT id FROM ${table} WHERE id = $1::bigint AND state = 'pending' AND attempts = $3::int
+  FOR UPDATE SKIP LOCKED)
+RETURNING state`,
     stats: `SELECT count(*) FILTER (WHERE state = 'pending')::int AS pending,
   count(*) FILTER (WHERE state = 'pending' AND attempts > 0)::int AS retrying,
   count(*) FILTER (WHERE state = 'failed')::int AS failed,
