@@ -1,7 +1,7 @@
 /** verifyWebhook: the spec's receiver checks on one delivery, in order, reporting the first failure by code. */
 import { resolveClock } from './lib/clock.js';
 import { checkMaxBodyBytes } from './lib/json-body.js';
-import { holdsTestKey } from './lib/test-key.js';
+import { holdsProductionKey, holdsTestKey } from './lib/test-key.js';
 import type { KeyInput, KeyOptions } from './lib/key-types.js';
 import { misuse } from './lib/misuse.js';
 import { webCryptoScheme, type SchemeFactory } from './lib/signature-scheme.js';
@@ -187,9 +187,9 @@ export function prepareVerifier(
     throw misuse(`${who} needs { environment: 'production' } (or 'beta') or { publicKeys }.`);
   }
   // Its private half is published: beside the production key it would let anyone sign a "real" payment.
-  if (keys.includes(PRODUCTION_PUBLIC_KEY) && holdsTestKey(publicKeys)) {
+  if (holdsTestKey(publicKeys) && holdsProductionKey(keys)) {
     throw misuse(
-      `${who}: publicKeys holds payhook's published test key (TEST_KEY_PAIR) beside environment 'production': ` +
+      `${who}: publicKeys holds payhook's published test key (TEST_KEY_PAIR) beside the production key: ` +
         'anyone could sign what it accepts. Give the test key only to a test receiver, without the production key.',
     );
   }

@@ -354,17 +354,21 @@ describe('verifyWebhook', () => {
         { ...jwk, n: modulus.toString('base64') }, // standard alphabet
         { ...jwk, n: Buffer.concat([Buffer.from([0]), modulus]).toString('base64url') }, // a leading zero
       ];
+      // The production key given by hand: as a file read on Windows, or as a JWK.
+      const production: KeyInput[] = [
+        PRODUCTION_PUBLIC_KEY,
+        PRODUCTION_PUBLIC_KEY.replace(/\n/g, '\r\n'),
+        createPublicKey(PRODUCTION_PUBLIC_KEY).export({ format: 'jwk' }),
+      ];
       const delivery = asRequest(signDelivery(webhookBody(), { timestamp: NOW }));
       for (const key of spellings) {
         for (const options of [
           { environment: 'production' as const, publicKeys: key },
-          { publicKeys: [STRANGER_PUBLIC_KEY, key, PRODUCTION_PUBLIC_KEY] },
+          ...production.map((productionKey) => ({ publicKeys: [STRANGER_PUBLIC_KEY, key, productionKey] })),
         ]) {
           await expect(verifyWebhook(delivery, { now: NOW, ...options })).rejects.toMatchObject({
             code: 'INVALID_ARGUMENT',
-            message: expect.stringContaining(
-              "payhook's published test key (TEST_KEY_PAIR) beside environment 'production'",
-            ),
+            message: expect.stringContaining("payhook's published test key (TEST_KEY_PAIR) beside the production key"),
           });
         }
         expect(await code(delivery, { now: NOW, environment: 'beta', publicKeys: key })).toBe('OK');

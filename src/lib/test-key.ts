@@ -1,17 +1,21 @@
-// Whether a receiver's keys hold payhook's published test key: its private
+// Whether a receiver's keys hold payhook's published test key (its private
 // half ships in payhook/testing, so a receiver that accepts it accepts a
-// delivery anyone signs. Checked at creation, synchronously, so the warning
-// comes before any delivery: from the key's text (a PEM's DER bytes, a JSON
-// Web Key's modulus) by a 32-bit FNV-1a hash, which is enough to tell one
-// known key from a merchant's (a collision costs one needless warning). A
-// CryptoKey cannot be read without awaiting, and is not looked at. Internal.
+// delivery anyone signs), and whether they hold the production key, however
+// it was spelled, beside which the test key is refused. Checked at creation,
+// synchronously, so the refusal or warning comes before any delivery: from
+// the key's text (a PEM's DER bytes, a JSON Web Key's modulus) by a 32-bit
+// FNV-1a hash, which is enough to tell one known key from a merchant's (a
+// collision costs one needless warning, or a merchant's own key refused
+// beside the test key). A CryptoKey cannot be read without awaiting, and is
+// not looked at. Internal.
 import { decodeBase64Lenient } from './base64.js';
 import { pemToSpki } from './pem.js';
 import type { KeyInput } from './key-types.js';
 
-/** FNV-1a of the test key's SubjectPublicKeyInfo (DER), and of its modulus (the JWK `n`, decoded, no leading zero). */
-const TEST_KEY_SPKI_FNV = 0x35ccbc3a;
-const TEST_KEY_N_FNV = 0x5d3cf510;
+/** FNV-1a of a key's SubjectPublicKeyInfo (DER), and of its modulus (the JWK `n`, decoded, no leading zero). */
+type KeyHashes = readonly [spki: number, modulus: number];
+const TEST_KEY: KeyHashes = [0x35ccbc3a, 0x5d3cf510];
+const PRODUCTION_KEY: KeyHashes = [0x3cd25b59, 0xb9962345];
 
 function fnv1a(bytes: Uint8Array): number {
   let hash = 0x811c9dc5;
@@ -19,13 +23,13 @@ function fnv1a(bytes: Uint8Array): number {
   return hash;
 }
 
-function isTestKey(key: unknown): boolean {
+function isKey(key: unknown, [spki, modulusHash]: KeyHashes): boolean {
   try {
-    if (typeof key === 'string') return fnv1a(pemToSpki(key)) === TEST_KEY_SPKI_FNV;
+    if (typeof key === 'string') return fnv1a(pemToSpki(key)) === spki;
     // The bytes, not the text: a JWK's `n` padded, in standard base64 or with a leading zero byte imports alike.
     const n = (key as { n?: unknown } | null)?.n;
     const modulus = typeof n === 'string' ? decodeBase64Lenient(n.replace(/=+$/, '')) : null;
-    return modulus !== null && fnv1a(modulus.subarray(modulus.findIndex((byte) => byte !== 0))) === TEST_KEY_N_FNV;
+    return modulus !== null && fnv1a(modulus.subarray(modulus.findIndex((byte) => byte !== 0))) === modulusHash;
   } catch {
     return false; // not a key at all: the import reports it
   }
@@ -33,5 +37,10 @@ function isTestKey(key: unknown): boolean {
 
 /** Internal: whether `keys` hold payhook's published test key, as a PEM string or a JSON Web Key. */
 export function holdsTestKey(keys: KeyInput | readonly KeyInput[] | undefined): boolean {
-  return [keys].flat().some(isTestKey);
+  return [keys].flat().some((key) => isKey(key, TEST_KEY));
+}
+
+/** Internal: whether `keys` hold the service's production key, in any PEM or JWK spelling. */
+export function holdsProductionKey(keys: readonly KeyInput[]): boolean {
+  return keys.some((key) => isKey(key, PRODUCTION_KEY));
 }
