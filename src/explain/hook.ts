@@ -80,7 +80,7 @@ export function explainSignatureMismatch(
   let used = 0;
   let running = false;
   return async (request) => {
-    const now = Date.now();
+    const now = performance.now();
     if (now - windowStart >= 60_000) {
       windowStart = now;
       used = 0;

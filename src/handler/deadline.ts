@@ -6,7 +6,8 @@
 // shortest of those deadlines: when it fires before the stage under way is
 // due, it is re-armed for what is left. A later stage is due after it fires,
 // so a delivery whose stages all finish in time sets one timer and clears it
-// once. Internal.
+// once. Times are read from the monotonic clock: a wall clock stepped back
+// (NTP, a resumed VM) would stretch a deadline by the step. Internal.
 
 import { isThenable } from '../lib/callback.js';
 import { MAX_TIMER_MS } from '../lib/clock.js';
@@ -44,7 +45,7 @@ export class Deadline {
    * function returned (call it when the stage's work ends) was called first.
    */
   stage(ms: number, late: () => void): () => void {
-    const now = Date.now();
+    const now = performance.now();
     this.#due = now + ms;
     this.#expire = late;
     if (this.#due < this.#firesAt) this.#arm(Math.min(ms, this.#firstArmMs), now);
@@ -126,7 +127,7 @@ export class Deadline {
     this.#firesAt = Number.POSITIVE_INFINITY;
     const expire = this.#expire;
     if (expire === undefined) return;
-    const now = Date.now();
+    const now = performance.now();
     if (this.#due > now) {
       this.#arm(this.#due - now, now);
       return;

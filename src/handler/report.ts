@@ -38,7 +38,7 @@ export interface Refusal {
 
 /** Internal: what one delivery reports, with its start, key and transaction id bound once. */
 export class DeliveryReport {
-  readonly started: number = Date.now();
+  readonly started: number = performance.now();
   #key: string | undefined;
   #transactionId: string | undefined;
 
@@ -61,7 +61,7 @@ export class DeliveryReport {
     if (extra?.code !== undefined) record.code = extra.code;
     if (this.#key !== undefined) record.key = this.#key;
     if (this.#transactionId !== undefined) record.transactionId = this.#transactionId;
-    record.durationMs = Date.now() - this.started;
+    record.durationMs = Math.round(performance.now() - this.started);
     if (extra?.error !== undefined) record.error = extra.error;
     this.reporter.log(record);
   }
@@ -108,7 +108,8 @@ const LINES_PER_SECOND = 10;
  */
 export function createDefaultLogger(
   print: Pick<Console, 'warn' | 'error'> = globalThis.console,
-  clock: () => number = Date.now,
+  // Monotonic: with the wall clock, a step back (NTP) kept the second from ending, and printed nothing meanwhile.
+  clock: () => number = () => performance.now(),
 ): (record: WebhookLogRecord) => void {
   let windowStart = Number.NEGATIVE_INFINITY;
   let printed = 0;

@@ -45,8 +45,8 @@ export interface StoreCalls {
   /** Releases a claim after its handler failed; `released` false (and logged) when the store could not. */
   release(key: string, token: string, deadline: Deadline, report: DeliveryReport): Promise<Released>;
   /**
-   * After the answer: settles the claim of a late handler once `work` ends (never rejects). `claimedAt` (ms since
-   * the epoch, taken before the claim) tells whether its lease has lapsed by then, which the log line says.
+   * After the answer: settles the claim of a late handler once `work` ends (never rejects). `claimedAt` (the
+   * monotonic `performance.now()`, taken before the claim) tells whether its lease has lapsed by then, which the log line says.
    */
   settleLate(
     work: Promise<unknown>,
@@ -215,7 +215,7 @@ export function createStoreCalls(settings: Settings): StoreCalls {
       const settled = (message: string, error?: unknown) => () =>
         report.log('warn', 'late-handler-settled', message, { error });
       // Past its lease the claim may be a retry's, which the stores keep: this claim's token then settles nothing.
-      const lapsed = () => Date.now() - claimedAt >= settings.leaseMs;
+      const lapsed = () => performance.now() - claimedAt >= settings.leaseMs;
       return work
         .then(
           (value) => {

@@ -108,7 +108,7 @@ export function startWorker(deps: WorkerDeps, concurrency: number, options: Inbo
   let failures = 0;
   function failed(error: unknown): number {
     deps.remember(error);
-    const now = Date.now();
+    const now = performance.now();
     downSince ??= now;
     if (reportedAt === undefined) {
       if (now - downSince >= BLIP_MS || isMisconfiguration(error)) {
@@ -126,7 +126,7 @@ export function startWorker(deps: WorkerDeps, concurrency: number, options: Inbo
   }
   function succeeded(): void {
     if (downSince === undefined) return;
-    const outageMs = Date.now() - downSince;
+    const outageMs = performance.now() - downSince;
     const reported = reportedAt !== undefined;
     downSince = reportedAt = undefined;
     failures = 0;

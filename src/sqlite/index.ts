@@ -303,7 +303,7 @@ export function createSqliteStore(options: SqliteStoreOptions): DedupStore {
    */
   async function attempt<T>(what: string, check: () => void, step: (statements: Statements) => T): Promise<T> {
     check();
-    const deadline = Date.now() + busyTimeoutMs;
+    const deadline = performance.now() + busyTimeoutMs;
     for (let tries = 0; ; tries++) {
       let cause: unknown;
       try {
@@ -317,7 +317,7 @@ export function createSqliteStore(options: SqliteStoreOptions): DedupStore {
         if (!isBusy(error)) throw unavailable(what, error);
         cause = error;
       }
-      const left = deadline - Date.now();
+      const left = deadline - performance.now();
       if (left <= 0) throw unavailable(what, cause);
       // 1, 2, 4 … ms up to MAX_BUSY_PAUSE_MS, with jitter so processes sharing the file do not retry in step.
       const pauseMs = Math.min(2 ** tries, MAX_BUSY_PAUSE_MS) * (0.5 + Math.random() / 2);

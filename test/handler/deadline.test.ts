@@ -15,6 +15,21 @@ describe('Deadline', () => {
     vi.useRealTimers();
   });
 
+  // A stage's due time was read from the wall clock: a step back (NTP, a resumed VM) stretched it by the step.
+  it('ends a stage on time when the wall clock steps back or forward meanwhile', async () => {
+    for (const step of [-60_000, 60_000]) {
+      const deadline = new Deadline(10_000);
+      let late = false;
+      void deadline.race(never, 500).then((result) => (late = result === LATE));
+      await vi.advanceTimersByTimeAsync(100);
+      vi.setSystemTime(Date.now() + step);
+      await vi.advanceTimersByTimeAsync(399);
+      expect(late).toBe(false);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(late).toBe(true);
+    }
+  });
+
   it('ends each stage at its own deadline, whether shorter or longer than the one before', async () => {
     const deadline = new Deadline(10_000);
     const ended: Array<[string, number]> = [];
@@ -155,7 +170,7 @@ describe('Deadline', () => {
       // Bookkeeping after the answer arms its timer on such a runtime too.
       const after = idle.race(never, 100);
       expect(timers.size).toBe(2);
-      vi.setSystemTime(Date.now() + 100);
+      vi.advanceTimersByTime(100); // the clocks only: these timers are the stand-in's
       for (const fire of [...timers.values()]) fire();
       expect(await wait).toBe(LATE);
       expect(await after).toBe(LATE);

@@ -92,6 +92,25 @@ describe('the default logger', () => {
     ]);
   });
 
+  // Its second was read from the wall clock: stepped back an hour, it printed nothing for that hour.
+  it('keeps printing after the wall clock steps back', () => {
+    vi.useFakeTimers();
+    try {
+      const lines: string[] = [];
+      const log = createDefaultLogger({
+        warn: (line: string) => lines.push(line),
+        error: (line: string) => lines.push(line),
+      });
+      for (let i = 0; i < 10; i++) log({ level: 'warn', event: 'rejected', message: `bad ${i}`, status: 401 });
+      vi.setSystemTime(Date.now() - 3_600_000);
+      vi.advanceTimersByTime(1_000);
+      log({ level: 'warn', event: 'parked', message: 'the only trace of a parked payment', status: 200 });
+      expect(lines.at(-1)).toBe('payhook: parked 200 - the only trace of a parked payment');
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it('ignores info records (handled deliveries, duplicates, aborts)', () => {
     const lines: string[] = [];
     const log = createDefaultLogger({
