@@ -139,8 +139,9 @@ export function createMemoryStore(options?: MemoryStoreOptions): MemoryStore {
   /**
    * Drops expired entries. Usually from the oldest end of each map, at most
    * SWEEP_BATCH of each, stopping at the first live one; `all` (the store is
-   * full) looks at every entry, since with several leases or retentions (or
-   * a clock stepped back) an expired entry can stand behind a live one.
+   * still full after that) looks at every entry, since with several leases or
+   * retentions (or a clock stepped back) an expired entry can stand behind a
+   * live one.
    */
   function sweep(now: number, all: boolean): void {
     if (all && now < nothingExpiresBefore) return;
@@ -179,7 +180,9 @@ export function createMemoryStore(options?: MemoryStoreOptions): MemoryStore {
         const now = clock();
         if (completedAt(key, now)) return { status: 'completed' };
         if (liveClaim(key, now) !== undefined) return { status: 'in-progress' };
-        sweep(now, size() >= maxEntries);
+        // The oldest entries first: at capacity one usually expires for each new one, which needs no full look.
+        sweep(now, false);
+        if (size() >= maxEntries) sweep(now, true);
         if (size() >= maxEntries) {
           throw new PayhookError(
             'STORE_UNAVAILABLE',
