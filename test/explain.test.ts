@@ -91,11 +91,46 @@ describe('explainVerificationFailure', () => {
     expect(diagnosis.message).toContain(
       'signature would verify with Host `127.0.0.1:3101` (your webhookUrl has `127.0.0.1:3000`)',
     );
-    expect(diagnosis.fix).toContain('http://127.0.0.1:3101/webhooks/payments');
-    expect(diagnosis.fix).not.toContain('https://');
+    // The host came from the request alone: not offered as the webhookUrl to set.
+    expect(diagnosis.fix).not.toContain('http://127.0.0.1:3101');
+    // Given as the registered URL, it is: with its own scheme.
+    const given = await explainVerificationFailure(received(signed, '/webhooks/payments'), {
+      ...testKeys,
+      webhookUrl: 'http://127.0.0.1:3000/webhooks/payments',
+      registeredUrl: 'http://127.0.0.1:3101/webhooks/payments',
+    });
+    expect(given.fix).toContain("set `webhookUrl: 'http://127.0.0.1:3101/webhooks/payments'`");
+    expect(given.fix).not.toContain('https://');
   });
 
-  it("takes the fix's scheme from X-Forwarded-Proto for a host a proxy forwarded, not from an http: webhookUrl", async () => {
+  // The pinned webhookUrl keeps another merchant's deliveries (one key signs for all) out: a host only the request
+  // names is never offered as the webhookUrl to set; the merchant is sent to the URL registered in the dashboard.
+  it('with webhookUrl set, never offers a host or URL that only the request named as the webhookUrl to set', async () => {
+    const signed = await delivery('https://other.example/webhooks/payments');
+    const pinned = { ...testKeys, webhookUrl: 'https://shop.example/webhooks/payments' };
+    for (const headers of [{ host: 'other.example' }, { host: 'shop.example', 'x-forwarded-host': 'other.example' }]) {
+      const diagnosis = await explainVerificationFailure(received(signed, '/webhooks/payments', headers), pinned);
+      expect(diagnosis.changes).toEqual([{ part: 'host', received: 'shop.example', expected: 'other.example' }]);
+      expect(diagnosis.message).toContain('signature would verify with Host `other.example`');
+      expect(diagnosis.fix).toBe(
+        'this delivery was signed for another URL (your `webhookUrl` has the host `shop.example`, but the service ' +
+          "signed `other.example`): one for another endpoint (another merchant's, say), rightly refused, or your " +
+          "`webhookUrl` is not the URL registered in the service's dashboard: compare the two, and if they differ " +
+          "set `webhookUrl` to the dashboard's URL (never to this delivery's, unless it is the dashboard's)",
+      );
+    }
+    // A path or query guessed from the request is no more the merchant's: another tenant on one host.
+    const tenant = await delivery('https://shop.example/webhooks/payments?shop=8');
+    const values = await explainVerificationFailure(received(tenant, '/webhooks/payments?shop=8'), {
+      ...pinned,
+      webhookUrl: 'https://shop.example/webhooks/payments?shop=7',
+    });
+    expect(values.changes).toEqual([{ part: 'query', received: 'shop=7', expected: 'shop=8' }]);
+    expect(values.fix).toContain('this delivery was signed for another URL');
+    expect(values.fix).not.toContain("set `webhookUrl` to 'https://");
+  });
+
+  it("takes the fix's scheme from X-Forwarded-Proto for a host a proxy forwarded, not from an http: registered URL", async () => {
     const signed = await delivery('https://shop.example.kg/webhooks/payments');
     const request = received(signed, '/webhooks/payments', {
       host: 'localhost:38501',
@@ -104,24 +139,17 @@ describe('explainVerificationFailure', () => {
     });
     const diagnosis = await explainVerificationFailure(request, {
       ...testKeys,
-      webhookUrl: 'http://localhost:38501/webhooks/payments',
+      registeredUrl: 'http://localhost:38501/webhooks/payments',
     });
     expect(diagnosis.changes).toEqual([{ part: 'host', received: 'localhost:38501', expected: 'shop.example.kg' }]);
     expect(diagnosis.fix).toContain("set `webhookUrl: 'https://shop.example.kg/webhooks/payments'`");
-    // A proxy's inner hop (X-Forwarded-Proto: http) does not change the scheme of the webhookUrl's own host.
+    // A proxy's inner hop (X-Forwarded-Proto: http) does not change the scheme of the registered URL's own host.
     const inner = await explainVerificationFailure(received(signed, '/payments', { 'x-forwarded-proto': 'http' }), {
       ...testKeys,
-      webhookUrl: 'https://shop.example.kg/payments',
+      registeredUrl: 'https://shop.example.kg/payments',
     });
     expect(inner.changes).toEqual([{ part: 'path', received: '/payments', expected: '/webhooks/payments' }]);
     expect(inner.fix).toContain("set `webhookUrl: 'https://shop.example.kg/webhooks/payments'`");
-    // Nor of another host that arrived in Host itself: an https: webhookUrl is never suggested as http:.
-    const www = await delivery('https://www.shop.example.kg/webhooks/payments');
-    const direct = await explainVerificationFailure(
-      received(www, '/webhooks/payments', { host: 'www.shop.example.kg', 'x-forwarded-proto': 'http' }),
-      { ...testKeys, webhookUrl: 'https://shop.example.kg/webhooks/payments' },
-    );
-    expect(direct.fix).toContain("set `webhookUrl: 'https://www.shop.example.kg/webhooks/payments'`");
     // The proxy's header in another letter case counts the same.
     const upper = await explainVerificationFailure(
       received(signed, '/webhooks/payments', {
@@ -129,7 +157,7 @@ describe('explainVerificationFailure', () => {
         'x-forwarded-host': 'shop.example.kg',
         'x-forwarded-proto': 'HTTPS',
       }),
-      { ...testKeys, webhookUrl: 'http://localhost:38501/webhooks/payments' },
+      { ...testKeys, registeredUrl: 'http://localhost:38501/webhooks/payments' },
     );
     expect(upper.fix).toContain("set `webhookUrl: 'https://shop.example.kg/webhooks/payments'`");
   });
@@ -262,13 +290,22 @@ describe('explainVerificationFailure', () => {
     expect(dropped.message).toContain('signature would verify with query `?token=…` (your request has none)');
     expect(dropped.fix).toContain('have it pass the query string on (the service signed `?token=…`)');
     expect(dropped.fix).not.toContain('S3CRET');
-    // Signed for another host: the URL to set, its query hidden.
+    // Signed for another host: named, and the merchant sent to the dashboard rather than to that host.
     const elsewhere = await delivery('https://other.example.kg/hook?token=S3CRET');
     const host = await explainVerificationFailure(received(elsewhere, '/hook?token=S3CRET'), {
       ...testKeys,
       webhookUrl: registeredUrl,
     });
-    expect(host.fix).toContain("set `webhookUrl` to 'https://other.example.kg/hook' with the query the service signed");
+    expect(host.fix).toContain('but the service signed `other.example.kg`): one for another endpoint');
+    // Given as the registered URL, it is the URL to set, its query hidden.
+    const given = await explainVerificationFailure(received(elsewhere, '/hook?token=S3CRET'), {
+      ...testKeys,
+      webhookUrl: registeredUrl,
+      registeredUrl: 'https://other.example.kg/hook?token=S3CRET',
+    });
+    expect(given.fix).toContain(
+      "set `webhookUrl` to 'https://other.example.kg/hook' with the query the service signed",
+    );
     // webhookUrl and the URL signed differ in query values only: said so, not "`?token=…`, but … `?token=…`".
     const otherValue = await delivery('https://shop.example.kg/hook?token=OTHERVAL');
     const values = await explainVerificationFailure(received(otherValue, '/hook?token=S3CRET'), {
@@ -289,7 +326,7 @@ describe('explainVerificationFailure', () => {
     const printed = warn.mock.calls.map((call) => String(call[0]));
     warn.mockRestore();
     expect(printed).toHaveLength(1);
-    for (const text of [mismatch, dropped, host, nothing]
+    for (const text of [mismatch, dropped, host, given, nothing]
       .flatMap((one) => [one.message, one.fix ?? ''])
       .concat(printed)) {
       expect(text).not.toMatch(/Pa55w0rd|S3CRET/);
@@ -589,6 +626,47 @@ describe('explainSignatureMismatch (the handler debug hook)', () => {
         { part: 'host', received: `127.0.0.1:${port}`, expected: 'shop.example.kg' },
       ]);
       expect(reports[0]!.message).toContain('signature would verify with Host `shop.example.kg`');
+    } finally {
+      server.close();
+    }
+  });
+
+  // One key signs for every merchant: the pinned webhookUrl is what keeps another merchant's deliveries out, so the
+  // diagnosis never offers a host or URL only the request named as the webhookUrl to set.
+  it("never tells a pinned handler to set webhookUrl to another endpoint's host that the request named", async () => {
+    const reports: VerificationDiagnosis[] = [];
+    let reported!: () => void;
+    const done = new Promise<void>((resolve) => (reported = resolve));
+    const options = { ...testKeys, webhookUrl: 'https://shop.example/webhooks/payments', onPayment: () => {} };
+    const handler = createNodeWebhookHandler({
+      ...options,
+      onSignatureMismatch: explainSignatureMismatch(options, {
+        report: (d) => {
+          reports.push(d);
+          reported();
+        },
+      }),
+    });
+    const server = createServer((req, res) => void handler(req, res));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    try {
+      // A genuine delivery for another merchant's endpoint, replayed with an X-Forwarded-Host the handler does not trust.
+      const signed = await delivery('https://attacker.example/webhooks/payments');
+      const { host: _host, ...headers } = signed.headers;
+      const response = await fetch(`http://127.0.0.1:${port}/webhooks/payments`, {
+        method: 'POST',
+        headers: { ...headers, 'x-forwarded-host': 'attacker.example' },
+        body: signed.body,
+      });
+      expect(response.status).toBe(401);
+      await done;
+      const [report] = reports;
+      expect(report!.changes).toEqual([{ part: 'host', received: 'shop.example', expected: 'attacker.example' }]);
+      expect(report!.fix).not.toContain("set `webhookUrl: '");
+      expect(report!.fix).not.toContain('https://attacker.example');
+      expect(report!.fix).toContain('this delivery was signed for another URL');
+      expect(report!.fix).toContain("compare the two, and if they differ set `webhookUrl` to the dashboard's URL");
     } finally {
       server.close();
     }

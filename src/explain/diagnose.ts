@@ -214,7 +214,12 @@ async function explain(
     const forwardedHost = firstListItem(getHeader(headers, 'x-forwarded-host'))?.toLowerCase();
     const proto = firstListItem(getHeader(headers, 'x-forwarded-proto'))?.toLowerCase();
     const scheme = hinted === 'http:' && proto === 'https' && host.toLowerCase() === forwardedHost ? 'https:' : hinted;
-    const fix = fixFor(changes, target, candidates, `${scheme}//${host}${path}${query === '' ? '' : `?${query}`}`);
+    // With webhookUrl pinned, only the registered URL the caller gave is offered as the webhookUrl to set: any other
+    // came from the request (or a guess from it), and may be another merchant's endpoint, whose deliveries the pin
+    // keeps out. Without it the receiver takes any Host already, and a webhookUrl can only narrow that.
+    const offered = !target.pinned || (given?.host === host && given.path === path && given.query === query);
+    const signedUrl = `${scheme}//${host}${path}${query === '' ? '' : `?${query}`}`;
+    const fix = fixFor(changes, target, candidates, offered ? signedUrl : undefined);
     const forwarded = target.hostSource === 'x-forwarded-host';
     const freshness = timestamp.ok ? '' : ` (note: the timestamp is refused too: ${timestamp.message})`;
     return result({
@@ -311,6 +316,11 @@ async function explain(
  * and the request), and searches variations of it. A request that fits no
  * `webhookUrl` (`URL_MISMATCH`) is judged as if it had come to the pinned
  * URL (a list's first), so the part that differs from the URL signed is named.
+ * With `webhookUrl` set, a signature that verifies only for another URL is
+ * named as signed for another endpoint (another merchant's, say: one key signs
+ * for all), and the fix sends you to the URL registered in the service's
+ * dashboard: only the `registeredUrl` you give is offered as the `webhookUrl`
+ * to set, never a host or URL that the request named.
  *
  * The search is bounded (at most 600 signature checks, about 20 ms, and
  * none when no key tried opens the signature as an RSA signature block, as

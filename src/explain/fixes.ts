@@ -120,7 +120,10 @@ function keyFix(name: string): string {
 /**
  * The fix for the changes that made the signature verify. URL parts share
  * one fix (the URL the service signed, as `webhookUrl`), with the reason for
- * each; a header or a key has its own.
+ * each; a header or a key has its own. `signedUrl` is the URL to offer as
+ * `webhookUrl`, `undefined` when none may be: with `webhookUrl` pinned, a
+ * URL that only the request named (or a guess from it) may be another
+ * endpoint's, so the fix sends the merchant to the dashboard instead.
  *
  * @example
  * ```ts
@@ -135,7 +138,7 @@ export function fixFor(
   changes: readonly DiagnosisChange[],
   target: SignedTarget,
   candidates: Candidates,
-  signedUrl: string,
+  signedUrl: string | undefined,
 ): string {
   const fixes: string[] = [];
   // A query that never reached payhook: a `webhookUrl` with it would not help (payhook checks the signed query
@@ -174,13 +177,23 @@ export function fixFor(
           : forwarded && onlyHost === target.received.host
             ? ', or turn `trustForwardedHeaders` off'
             : '';
-    // Its query values are not printed, so a URL with a query is not offered as a literal to paste.
-    const { query } = splitUrl(signedUrl);
-    const url =
-      query === ''
-        ? `set \`webhookUrl: '${redactUrl(signedUrl)}'\``
-        : `set \`webhookUrl\` to '${redactUrl(signedUrl.slice(0, signedUrl.indexOf('?')))}' with the query the service signed (${quoteQuery(query)})`;
-    fixes.push(`${url}, the URL the service signed: ${why.join('; ')}${trustSwitch}`);
+    if (signedUrl === undefined) {
+      // The pinned webhookUrl is what keeps another merchant's deliveries (one key signs for all) out.
+      fixes.push(
+        `this delivery was signed for another URL (${why.join('; ')}): one for another endpoint (another ` +
+          "merchant's, say), rightly refused, or your `webhookUrl` is not the URL registered in the service's " +
+          "dashboard: compare the two, and if they differ set `webhookUrl` to the dashboard's URL (never to this delivery's, " +
+          "unless it is the dashboard's)",
+      );
+    } else {
+      // Its query values are not printed, so a URL with a query is not offered as a literal to paste.
+      const { query } = splitUrl(signedUrl);
+      const url =
+        query === ''
+          ? `set \`webhookUrl: '${redactUrl(signedUrl)}'\``
+          : `set \`webhookUrl\` to '${redactUrl(signedUrl.slice(0, signedUrl.indexOf('?')))}' with the query the service signed (${quoteQuery(query)})`;
+      fixes.push(`${url}, the URL the service signed: ${why.join('; ')}${trustSwitch}`);
+    }
   }
   for (const change of changes) {
     if (change.part === 'header') {
