@@ -271,6 +271,34 @@ describe('explainVerificationFailure', () => {
     }
   });
 
+  // Signed for the pinned URL, the request lost or changed its query on the way: verifyWebhook refuses it URL_MISMATCH,
+  // and the diagnosis says where it went wrong rather than only that it verifies.
+  it('names a query lost or changed on the way to a pinned webhookUrl, with the fix, for a URL_MISMATCH', async () => {
+    const webhookUrl = 'https://shop.example/api/webhooks?shop=7';
+    const signed = await delivery(webhookUrl);
+    const dropped = await explainVerificationFailure(received(signed, '/api/webhooks'), { ...testKeys, webhookUrl });
+    expect(dropped).toMatchObject({ ok: false, code: 'URL_MISMATCH', signatureVerifies: true, changes: [] });
+    expect(dropped.fix).toBe(
+      'the query string does not reach payhook: a proxy drops it (or a router, if your own verifyWebhook call gets ' +
+        '`req.url`, not `req.originalUrl` as payhook/node): have it pass the query string on (the service signed `?shop=…`)',
+    );
+    expect(dropped.message).toContain(
+      'Judged as if it had come to your `webhookUrl`: The signature verifies with the configured key, so it was sent ' +
+        'there and changed on the way: the query string does not reach payhook',
+    );
+    expect(dropped.message).not.toContain('The delivery verifies');
+    const changed = await explainVerificationFailure(received(signed, '/api/webhooks?shop=8'), {
+      ...testKeys,
+      webhookUrl,
+      now: NOW + 10 * 60_000,
+    });
+    expect(changed).toMatchObject({ ok: false, code: 'URL_MISMATCH', signatureVerifies: true });
+    expect(changed.fix).toBe(
+      'the query string is changed on the way (the service signed `?shop=…`): have it pass the query string on unchanged',
+    );
+    expect(changed.message).toContain('but the timestamp is refused');
+  });
+
   it("never prints a registered URL's user, password or query values, and still names what to fix", async () => {
     const registeredUrl = 'https://hook:Pa55w0rd@shop.example.kg/hook?token=S3CRET';
     const signed = await delivery('https://shop.example.kg/hook?token=S3CRET');
@@ -283,6 +311,7 @@ describe('explainVerificationFailure', () => {
     expect(mismatch.message).toContain('lacks the parameter "token"');
     // Judged as if it had come to the pinned URL, which the service signed: the query was lost on the way.
     expect(mismatch).toMatchObject({ ok: false, signatureVerifies: true, changes: [] });
+    expect(mismatch.fix).toContain('have it pass the query string on (the service signed `?token=…`)');
     expect(`${mismatch.message} ${mismatch.fix}`).not.toMatch(/S3CRET|Pa55w0rd/);
     // The registered URL as a hint: the query is named by its parameters, the URL without its query values.
     const dropped = await explainVerificationFailure(received(signed, '/hook'), { ...testKeys, registeredUrl });

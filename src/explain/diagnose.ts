@@ -16,6 +16,7 @@ import { couldBeSignature, withPublicNumbers } from '../lib/rsa-filter.js';
 import { signatureLength, verifyWithKeys } from '../lib/rsa-verify.js';
 import { readSigned } from '../lib/signed-read.js';
 import {
+  missingFrom,
   normalHost,
   pinWebhookUrl,
   registeredUrl,
@@ -24,7 +25,7 @@ import {
   type PinnedUrl,
 } from '../lib/signed-target.js';
 import { candidatesFor } from './candidates.js';
-import { describeChange, fixFor, quote, quoteQuery, REGISTERED_URL_ADVICE } from './fixes.js';
+import { arrivalFix, describeChange, fixFor, quote, quoteQuery, REGISTERED_URL_ADVICE } from './fixes.js';
 import { candidateKeys } from './keys.js';
 import { searchVariants } from './search.js';
 import type { DiagnosisChange, ExplainOptions, ExplainRequest, VerificationDiagnosis } from './types.js';
@@ -120,9 +121,15 @@ async function explain(
   // A request that fits no webhookUrl is judged as if it had come to the pinned one (a list's first), so that the
   // search compares that URL with the request's own and the registered one, and names the part that differs.
   const pin = target.registered ?? hintFrom([options.webhookUrl].flat()[0]);
+  // What the request lost on its way to the pinned URL: a parameter of its query.
+  const arrival: DiagnosisChange[] = [];
   if (!read.ok && read.error.code === 'URL_MISMATCH' && pin !== undefined) {
     note.mismatch = read.error.message;
     const { host, path, query } = pin;
+    const { received } = target;
+    if (missingFrom(query, received.query) !== undefined) {
+      arrival.push({ part: 'query', received: received.query, expected: query });
+    }
     target = { ...target, host, hostSource: 'webhookUrl', path, query, registered: pin, mismatch: undefined };
     read = readSigned(request.body, () => targetHead(target));
   }
@@ -161,12 +168,19 @@ async function explain(
     counter.checks++;
     if (bytes === null || !(await verifyWithKeys([key.imported], canonical, bytes))) continue;
     const verified = { signatureVerifies: true, canonical, verifiedCanonical: canonical, keyName: key.name };
+    // Signed for the pinned URL that the request missed (the caller reports URL_MISMATCH): it changed on the way.
+    const moved = arrival.length > 0 ? arrivalFix(arrival) : undefined;
+    const sent = moved === undefined ? '' : `, so it was sent there and changed on the way: ${moved}`;
     if (timestamp.ok) {
       return result({
         ok: true,
         ...verified,
         checks: counter.checks,
-        message: `The delivery verifies with ${key.name}.`,
+        fix: moved ?? null,
+        message:
+          moved === undefined
+            ? `The delivery verifies with ${key.name}.`
+            : `The signature verifies with ${key.name}${sent}.`,
       });
     }
     return result({
@@ -174,10 +188,11 @@ async function explain(
       ...verified,
       checks: counter.checks,
       fix:
-        timestamp.code === 'TIMESTAMP_OUT_OF_WINDOW'
+        moved ??
+        (timestamp.code === 'TIMESTAMP_OUT_OF_WINDOW'
           ? 'check the server clock (NTP) if this is a fresh delivery; a replayed old delivery is rightly refused'
-          : null,
-      message: `The signature verifies with ${key.name}, but the timestamp is refused: ${timestamp.message}`,
+          : null),
+      message: `The signature verifies with ${key.name}${sent}, but the timestamp is refused: ${timestamp.message}`,
     });
   }
 
@@ -315,7 +330,10 @@ async function explain(
  * decides host, path and query from `webhookUrl`, `trustForwardedHeaders`
  * and the request), and searches variations of it. A request that fits no
  * `webhookUrl` (`URL_MISMATCH`) is judged as if it had come to the pinned
- * URL (a list's first), so the part that differs from the URL signed is named.
+ * URL (a list's first), so the part that differs from the URL signed is named;
+ * when the signature verifies so, the delivery was signed for that URL and
+ * lost or changed a query parameter on the way there, which is named with
+ * the fix (have the proxy or router pass the query string on).
  * With `webhookUrl` set, a signature that verifies only for another URL is
  * named as signed for another endpoint (another merchant's, say: one key signs
  * for all), and the fix sends you to the URL registered in the service's

@@ -88,6 +88,28 @@ function queryReason({ received, expected }: DiagnosisChange): string {
     : `the query string is changed on the way (the service signed ${quoteQuery(expected)})`;
 }
 
+/** Why a query the service signed did not arrive as signed, and that the proxy or router must pass it on. */
+function passQueryOn(change: DiagnosisChange): string {
+  const signed = change.received === '' ? ` (the service signed ${quoteQuery(change.expected)})` : ' unchanged';
+  return `${queryReason(change)}: have it pass the query string on${signed}`;
+}
+
+/**
+ * The fix for a request that missed the pinned `webhookUrl` its signature
+ * verifies for (`URL_MISMATCH`): the query changed on the way, so the proxy
+ * or router must pass it on.
+ *
+ * @example
+ * ```ts
+ * import { arrivalFix } from './fixes.js';
+ *
+ * arrivalFix([{ part: 'query', received: '', expected: 'shop=7' }]); // 'the query string does not reach payhook: …'
+ * ```
+ */
+export function arrivalFix(changes: readonly DiagnosisChange[]): string {
+  return changes.map(passQueryOn).join('; ');
+}
+
 /** One side of a change as printed: a query by its parameter names only. */
 function shown(change: DiagnosisChange, side: 'received' | 'expected'): string {
   return change.part === 'query' ? quoteQuery(change[side]) : quote(change[side]);
@@ -151,8 +173,8 @@ export function fixFor(
   );
   if (dropped !== undefined) {
     fixes.push(
-      `${queryReason(dropped)}: have it pass the query string on (the service signed ${quoteQuery(dropped.expected)});` +
-        ' a `webhookUrl` with that query does not help while it is dropped, as payhook checks the query arrives',
+      `${passQueryOn(dropped)}; a \`webhookUrl\` with that query does not help while it is dropped, as payhook checks ` +
+        'the query arrives',
     );
   }
   if (urlParts.length > 0) {

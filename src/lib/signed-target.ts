@@ -162,8 +162,16 @@ function samePath(registered: string, received: string): boolean {
  * Why a request's query does not carry the registered one: a parameter it
  * lacks or gives another value (the words before "the registered
  * webhookUrl"), or `undefined` when it carries every one (it may add others).
+ *
+ * @example
+ * ```ts
+ * import { missingFrom } from './signed-target.js';
+ *
+ * missingFrom('shop=7', 'utm=x'); // 'lacks the parameter "shop" of'
+ * missingFrom('shop=7', 'shop=7&utm=x'); // undefined
+ * ```
  */
-function missingFrom(registered: string, received: string): string | undefined {
+export function missingFrom(registered: string, received: string): string | undefined {
   if (registered === '') return undefined;
   const got = new URLSearchParams(received);
   let problem: string | undefined;
