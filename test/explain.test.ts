@@ -271,6 +271,24 @@ describe('explainVerificationFailure', () => {
     }
   });
 
+  // A list is matched by path: a proxy that strips a prefix leaves the request fitting none of it. It is judged with the
+  // entry for its Host, not the list's first, so the right shop's URL is tried and the prefix named.
+  it('judges a URL_MISMATCH against the webhookUrl listed for the request host, and names a stripped prefix', async () => {
+    const webhookUrl = ['https://a.example/api/a', 'https://b.example/api/b'];
+    const signed = await delivery('https://b.example/api/b');
+    const diagnosis = await explainVerificationFailure(received(signed, '/b', { host: 'b.example' }), {
+      ...testKeys,
+      webhookUrl,
+    });
+    expect(diagnosis).toMatchObject({ ok: false, code: 'URL_MISMATCH', signatureVerifies: true });
+    expect(diagnosis.verifiedCanonical).toBe(signed.canonical);
+    expect(diagnosis.fix).toBe(
+      'a proxy strips the prefix `/api` before your app (or a router, if your own verifyWebhook call gets `req.url`, ' +
+        'not `req.originalUrl` as payhook/node): have it pass the path on unchanged (a `webhookUrl` list is matched by path)',
+    );
+    expect(diagnosis.message).toContain('The signature verifies with the configured key, so it was sent there');
+  });
+
   // Signed for the pinned URL, the request lost or changed its query on the way: verifyWebhook refuses it URL_MISMATCH,
   // and the diagnosis says where it went wrong rather than only that it verifies.
   it('names a query lost or changed on the way to a pinned webhookUrl, with the fix, for a URL_MISMATCH', async () => {

@@ -118,15 +118,21 @@ async function explain(
       message: `No configured key can have made this signature (not base64, the wrong length, or not an RSA signature block under the key), so it is refused before the request is read further; the request has another problem too: ${read.error.message}`,
     });
   }
-  // A request that fits no webhookUrl is judged as if it had come to the pinned one (a list's first), so that the
-  // search compares that URL with the request's own and the registered one, and names the part that differs.
-  const pin = target.registered ?? hintFrom([options.webhookUrl].flat()[0]);
-  // What the request lost on its way to the pinned URL: a parameter of its query.
+  // A request that fits no webhookUrl is judged as if it had come to the pinned one (of a list, the one for the
+  // request's Host or X-Forwarded-Host, else the first), so that the search compares that URL with the request's own
+  // and the registered one, and names the part that differs.
+  const { received } = target;
+  const listed = [options.webhookUrl].flat().map(hintFrom);
+  const named = [received.host, received.forwardedHost].map(normalHost);
+  const pin = target.registered ?? listed.find((url) => url !== undefined && named.includes(url.host)) ?? listed[0];
+  // What the request lost on its way to the pinned URL: its path (a list is matched by it) or a query parameter.
   const arrival: DiagnosisChange[] = [];
   if (!read.ok && read.error.code === 'URL_MISMATCH' && pin !== undefined) {
     note.mismatch = read.error.message;
     const { host, path, query } = pin;
-    const { received } = target;
+    if (target.registered === undefined && received.path !== path) {
+      arrival.push({ part: 'path', received: received.path, expected: path });
+    }
     if (missingFrom(query, received.query) !== undefined) {
       arrival.push({ part: 'query', received: received.query, expected: query });
     }
@@ -275,12 +281,8 @@ async function explain(
   // A body that names the pinned URL as its callback URL shows it is the registered one.
   // So does a request that arrived at the pinned URL itself (Host or X-Forwarded-Host, path and query): the service
   // signs the URL it calls, so nothing points at webhookUrl, and the body and the headers are the leads.
-  const { received } = target;
   const atPin =
-    pin !== undefined &&
-    [received.host, received.forwardedHost].map(normalHost).includes(pin.host) &&
-    received.path === pin.path &&
-    received.query === pin.query;
+    pin !== undefined && named.includes(pin.host) && received.path === pin.path && received.query === pin.query;
   const urlAdvice = target.pinned
     ? given === undefined && !atPin && (inBody === undefined || inBody.url !== pin?.url)
       ? `\`webhookUrl\` may not be the URL registered with the service: compare the two, or ${REGISTERED_URL_ADVICE}`
@@ -330,10 +332,12 @@ async function explain(
  * decides host, path and query from `webhookUrl`, `trustForwardedHeaders`
  * and the request), and searches variations of it. A request that fits no
  * `webhookUrl` (`URL_MISMATCH`) is judged as if it had come to the pinned
- * URL (a list's first), so the part that differs from the URL signed is named;
+ * URL (of a list, the one for the request's `Host` or `X-Forwarded-Host`,
+ * else the first), so the part that differs from the URL signed is named;
  * when the signature verifies so, the delivery was signed for that URL and
- * lost or changed a query parameter on the way there, which is named with
- * the fix (have the proxy or router pass the query string on).
+ * lost or changed a query parameter (or, a list being matched by path, a
+ * path prefix) on the way there, which is named with the fix (have the proxy
+ * or router pass it on).
  * With `webhookUrl` set, a signature that verifies only for another URL is
  * named as signed for another endpoint (another merchant's, say: one key signs
  * for all), and the fix sends you to the URL registered in the service's

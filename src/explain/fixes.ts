@@ -36,14 +36,14 @@ export const REGISTERED_URL_ADVICE =
 const OR_ROUTER =
   ' (or a router, if your own verifyWebhook call gets `req.url`, not `req.originalUrl` as payhook/node)';
 
-/** Why the path differs: a proxy that said so, else a proxy in front of the app, or a router. */
-function pathReason(change: DiagnosisChange, candidates: Candidates): string {
+/** Why the path differs: a proxy that said so (it reported `proxyPaths`), else a proxy in front of the app, or a router. */
+function pathReason(change: DiagnosisChange, proxyPaths: ReadonlySet<string>): string {
   const { received, expected } = change;
   const prefix =
     expected.length > received.length && expected.endsWith(received)
       ? expected.slice(0, expected.length - received.length)
       : undefined;
-  if (candidates.proxyPaths.has(expected)) {
+  if (proxyPaths.has(expected)) {
     return prefix === undefined
       ? 'your proxy rewrites the path (it reports the original one in a header)'
       : `your proxy strips the prefix ${quote(prefix)} before the request reaches your app (it reports it in a header)`;
@@ -66,7 +66,7 @@ function urlReason(change: DiagnosisChange, target: SignedTarget, candidates: Ca
         ? 'your proxy rewrites Host and forwards the original in X-Forwarded-Host'
         : 'something in front of your app rewrites Host';
     case 'path':
-      return pathReason(change, candidates);
+      return pathReason(change, candidates.proxyPaths);
     default:
       return queryReason(change);
   }
@@ -96,8 +96,8 @@ function passQueryOn(change: DiagnosisChange): string {
 
 /**
  * The fix for a request that missed the pinned `webhookUrl` its signature
- * verifies for (`URL_MISMATCH`): the query changed on the way, so the proxy
- * or router must pass it on.
+ * verifies for (`URL_MISMATCH`): the path (a `webhookUrl` list is matched by
+ * it) or the query changed on the way, so the proxy or router must pass it on.
  *
  * @example
  * ```ts
@@ -107,7 +107,13 @@ function passQueryOn(change: DiagnosisChange): string {
  * ```
  */
 export function arrivalFix(changes: readonly DiagnosisChange[]): string {
-  return changes.map(passQueryOn).join('; ');
+  return changes
+    .map((change) =>
+      change.part === 'query'
+        ? passQueryOn(change)
+        : `${pathReason(change, new Set())}: have it pass the path on unchanged (a \`webhookUrl\` list is matched by path)`,
+    )
+    .join('; ');
 }
 
 /** One side of a change as printed: a query by its parameter names only. */
