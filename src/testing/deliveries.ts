@@ -85,19 +85,19 @@ export interface TestWebhookBody {
  */
 export interface TestWebhookOverrides {
   /** Which documented body to start from. @defaultValue `'base'` */
-  variant?: TestWebhookVariant;
+  variant?: TestWebhookVariant | undefined;
   /** The status, sent as given (the service uses any letter case). @defaultValue `'SUCCEEDED'` */
-  status?: string;
+  status?: string | undefined;
   /** The amount; `fields.amount` (and `data.amount`) follow it unless given. @defaultValue 100 */
-  amount?: number;
+  amount?: number | undefined;
   /** The transaction ID. @defaultValue a random UUID */
-  transactionId?: string;
+  transactionId?: string | undefined;
   /** The operation ID. @defaultValue `<transactionId>_DEBIT` (`_CREDIT` for the credit variant) */
-  id?: string;
+  id?: string | undefined;
   /** Fields merged over the default `fields` (`amount`, `paymentId`, and the variant's extras). */
-  fields?: Record<string, unknown>;
+  fields?: Record<string, unknown> | undefined;
   /** The time `requestDate` and `transactionDate` are derived from. @defaultValue `Date.now()` */
-  now?: number | Date;
+  now?: number | Date | undefined;
   /**
    * The callback URL registered with the service, which the `web` variant
    * carries in `data.webhookUrl` and the `signed-body` variant in
@@ -105,7 +105,7 @@ export interface TestWebhookOverrides {
    * Not a body field itself. Give the URL you sign for.
    * @defaultValue `'https://shop.example.kg/webhooks/payments'`
    */
-  webhookUrl?: string;
+  webhookUrl?: string | undefined;
   /** Any other body key, or `undefined` to remove it (the keys declared above take their default instead). */
   [key: string]: unknown;
 }

@@ -29,7 +29,7 @@ export interface SignWebhookOptions {
    * The key to sign with.
    * @defaultValue `TEST_KEY_PAIR.privateKey`
    */
-  privateKey?: PrivateKeyInput;
+  privateKey?: PrivateKeyInput | undefined;
   /**
    * The `x-api-timestamp` header: a time (milliseconds or `Date`), a string
    * sent and signed as given (to test malformed timestamps), or `null` to
@@ -39,16 +39,16 @@ export interface SignWebhookOptions {
    * malformed timestamp with one like `'12:00'`.
    * @defaultValue `Date.now()`
    */
-  timestamp?: number | Date | string | null;
+  timestamp?: number | Date | string | null | undefined;
   /**
    * The `Host` header to sign.
    * @defaultValue the host (with port, when not the default one) of `url`
    */
-  host?: string;
+  host?: string | undefined;
   /** The HTTP method. @defaultValue `'POST'` */
-  method?: string;
+  method?: string | undefined;
   /** More headers to send; the `x-api-*` ones are signed, as the service does. */
-  headers?: Readonly<Record<string, string>>;
+  headers?: Readonly<Record<string, string>> | undefined;
 }
 
 /**

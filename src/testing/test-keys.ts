@@ -91,7 +91,7 @@ export interface GenerateTestKeyPairOptions {
    * unless `allowWeakKeys` is set.
    * @defaultValue 2048
    */
-  modulusLength?: number;
+  modulusLength?: number | undefined;
 }
 
 /**
