@@ -36,8 +36,9 @@ export interface SignWebhookOptions {
    * send none. HTTP strips whitespace around a header value, so a padded
    * string (`' 1763712000000'`) only works with `verifyWebhook` directly;
    * {@link toRequest} and {@link sendWebhook} refuse it. Over HTTP, test a
-   * malformed timestamp with one like `'12:00'`.
-   * @defaultValue `Date.now()`
+   * malformed timestamp with one like `'12:00'`. Give the timestamp here or
+   * as an `x-api-timestamp` in `headers`, not both: both is `INVALID_ARGUMENT`.
+   * @defaultValue the `x-api-timestamp` of `headers` when it has one, else `Date.now()`
    */
   timestamp?: number | Date | string | null | undefined;
   /**
@@ -47,7 +48,12 @@ export interface SignWebhookOptions {
   host?: string | undefined;
   /** The HTTP method. @defaultValue `'POST'` */
   method?: string | undefined;
-  /** More headers to send; the `x-api-*` ones are signed, as the service does. */
+  /**
+   * More headers to send; the `x-api-*` ones are signed, as the service does.
+   * An `x-api-timestamp` here is sent and signed as given, as a string
+   * `timestamp` is, and may not be given with the `timestamp` option as well
+   * (`INVALID_ARGUMENT`: which one was meant?).
+   */
   headers?: Readonly<Record<string, string>> | undefined;
 }
 
@@ -135,7 +141,7 @@ let encoder: TextEncoder | undefined;
  * and {@link toRequest} and {@link sendWebhook} refuse it.
  *
  * @throws {@link payhook!PayhookError | PayhookError} `INVALID_ARGUMENT` for a missing or bad `url`
- * or `timestamp`, `INVALID_KEY` for a key that cannot sign as the service does (a `CryptoKey` must use
+ * or `timestamp` (or one given both as `timestamp` and in `headers`), `INVALID_KEY` for a key that cannot sign as the service does (a `CryptoKey` must use
  * SHA-256), `INVALID_BODY`
  * for a body that is JSON but not an object (an array, a string), that is not
  * JSON, that `JSON.stringify` cannot write (a `BigInt`, a cycle), or that is
@@ -172,10 +178,17 @@ export async function signWebhook(delivery: object | string, options: SignWebhoo
   if (typeof body !== 'string') {
     throw new PayhookError('INVALID_BODY', 'The delivery must be a JSON object or JSON text.');
   }
-  const timestamp = resolveTimestamp(options.timestamp);
   const headers: Record<string, string> = { host, 'content-type': 'application/json' };
   for (const [name, value] of Object.entries(options.headers ?? {})) headers[name.toLowerCase()] = String(value);
-  if (timestamp !== undefined) headers['x-api-timestamp'] = timestamp;
+  if (headers['x-api-timestamp'] === undefined) {
+    const timestamp = resolveTimestamp(options.timestamp);
+    if (timestamp !== undefined) headers['x-api-timestamp'] = timestamp;
+  } else if (options.timestamp !== undefined) {
+    throw new PayhookError(
+      'INVALID_ARGUMENT',
+      'The timestamp is given twice: as the "timestamp" option and as an x-api-timestamp header in "headers". Give one.',
+    );
+  }
   delete headers['signature'];
   const canonical = buildCanonicalString({ method, path: url.pathname, headers, query: url.search, body });
   const key = await importPrivateKey(options.privateKey ?? TEST_KEY_PAIR.privateKey);

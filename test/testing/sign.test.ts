@@ -84,6 +84,20 @@ describe('signWebhook', () => {
     await expect(at(Number.NaN)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
   });
 
+  it('signs an x-api-timestamp given in headers as given, and refuses one given as the timestamp option too', async () => {
+    const body = createTestWebhook();
+    const signed = await signWebhook(body, { url: URL_, headers: { 'X-Api-Timestamp': '1763712000000' } });
+    expect(signed.headers['x-api-timestamp']).toBe('1763712000000');
+    expect(signed.canonical.split('\n')[2]).toBe('host:shop.example.kg&x-api-timestamp:1763712000000');
+    const result = await verifyWebhook(signed, { publicKeys: TEST_KEY_PAIR.publicKey, now: 1763712000000 });
+    expect(result.ok).toBe(true);
+    for (const timestamp of [1763712000000, '1763712000000', null]) {
+      await expect(
+        signWebhook(body, { url: URL_, timestamp, headers: { 'x-api-timestamp': '1763712000000' } }),
+      ).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', message: expect.stringContaining('given twice') as string });
+    }
+  });
+
   it('signs the query, a host with port, extra x-api headers, and paths given with a host', async () => {
     const signed = await signWebhook(createTestWebhook(), {
       url: '/api/hook?b=2&a=1',
