@@ -299,25 +299,41 @@ export function toRequest(signed: SignedWebhook): Request {
  * your app would, so sign for the URL you send to — or configure the
  * receiver's `webhookUrl` with the signed one. A redirect is not followed:
  * the service does not follow one either, so a 3xx answer is what it would
- * get (and retry).
+ * get (and retry). `options.signal` bounds or cancels the request, as it
+ * does `fetch`'s: `{ signal: AbortSignal.timeout(5_000) }` fails a test whose
+ * endpoint never answers in 5 seconds instead of leaving it hanging until
+ * the test runner's own timeout.
  *
  * @throws {@link payhook!PayhookError | PayhookError} `INVALID_ARGUMENT` for a `baseUrl` that is
- * not an absolute URL, or for what would not arrive as signed, as
- * {@link toRequest} refuses it (a header value with whitespace around it, a
- * header value or name HTTP cannot carry, a body on a `GET` or `HEAD`, a URL
- * with credentials when there is no `baseUrl`); network errors reject as
- * `fetch` rejects.
+ * not an absolute URL, a `signal` that is not an `AbortSignal`, or for what
+ * would not arrive as signed, as {@link toRequest} refuses it (a header value
+ * with whitespace around it, a header value or name HTTP cannot carry, a body
+ * on a `GET` or `HEAD`, a URL with credentials when there is no `baseUrl`);
+ * network errors reject as `fetch` rejects, and an aborted `signal` with its
+ * reason (a `TimeoutError` `DOMException` for `AbortSignal.timeout`).
  *
  * @example
  * ```ts
  * import { createTestWebhook, sendWebhook, signWebhook } from 'payhook/testing';
  *
  * const signed = await signWebhook(createTestWebhook(), { url: 'http://127.0.0.1:3000/webhooks/payments' });
- * const response = await sendWebhook(signed);
+ * const response = await sendWebhook(signed, undefined, { signal: AbortSignal.timeout(5_000) });
  * console.log(response.status); // 200 when your endpoint accepted it
  * ```
  */
-export async function sendWebhook(signed: SignedWebhook, baseUrl?: string): Promise<Response> {
+export async function sendWebhook(
+  signed: SignedWebhook,
+  baseUrl?: string,
+  options?: { signal?: AbortSignal | undefined },
+): Promise<Response> {
+  const signal = options?.signal;
+  // As fetch tells an AbortSignal (by shape, so one from another realm passes), but with a coded error.
+  if (signal !== undefined && (typeof signal?.aborted !== 'boolean' || typeof signal.addEventListener !== 'function')) {
+    throw new PayhookError(
+      'INVALID_ARGUMENT',
+      'The "signal" option must be an AbortSignal, such as AbortSignal.timeout(5_000).',
+    );
+  }
   let target = signed.url;
   if (baseUrl !== undefined) {
     let base: URL;
@@ -333,5 +349,7 @@ export async function sendWebhook(signed: SignedWebhook, baseUrl?: string): Prom
   }
   const init = sendableInit(signed, target);
   // Built first so that what fetch would refuse is told apart from a network error (both a TypeError).
-  return fetch(newRequest(target, { ...init, headers: withoutHost(init.headers), redirect: 'manual' }));
+  return fetch(
+    newRequest(target, { ...init, headers: withoutHost(init.headers), redirect: 'manual', signal: signal ?? null }),
+  );
 }

@@ -268,6 +268,30 @@ describe('toRequest and sendWebhook', () => {
   });
 });
 
+describe('sendWebhook with a signal', () => {
+  it('gives up on an endpoint that never answers when the signal aborts, and refuses a signal that is none', async () => {
+    const server = createServer(() => {}); // takes the request and never answers
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    try {
+      const signed = await signWebhook(createTestWebhook(), { url: `http://127.0.0.1:${port}/hook` });
+      await expect(sendWebhook(signed, undefined, { signal: AbortSignal.timeout(200) })).rejects.toMatchObject({
+        name: 'TimeoutError',
+      });
+      await expect(sendWebhook(signed, undefined, { signal: AbortSignal.abort() })).rejects.toMatchObject({
+        name: 'AbortError',
+      });
+      await expect(sendWebhook(signed, undefined, { signal: 'soon' as never })).rejects.toMatchObject({
+        code: 'INVALID_ARGUMENT',
+        message: expect.stringContaining('"signal"') as string,
+      });
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+  }, 5_000);
+});
+
 describe('toRequest and sendWebhook refuse what HTTP would change', () => {
   it('refuses a header value with whitespace around it, naming the header; verifyWebhook still takes it directly', async () => {
     for (const [options, name] of [
