@@ -100,25 +100,38 @@ function resolveTimestamp(timestamp: SignWebhookOptions['timestamp']): string | 
   return String(Math.round(ms));
 }
 
-function resolveUrl(url: unknown, host: string | undefined): URL {
+function resolveUrl(url: unknown, host: unknown): URL {
   if (typeof url !== 'string' || url === '') {
     throw new PayhookError(
       'INVALID_ARGUMENT',
       'signWebhook needs the "url" option: the callback URL registered with the service.',
     );
   }
+  if (host !== undefined && typeof host !== 'string') {
+    throw new PayhookError('INVALID_ARGUMENT', 'The "host" option must be a string: the Host header to sign.');
+  }
+  const absolute = /^[a-z][a-z0-9+.-]*:\/\//i.test(url);
+  if (!absolute && host === undefined) {
+    throw new PayhookError(
+      'INVALID_ARGUMENT',
+      `The url ${JSON.stringify(url)} is not absolute; give an absolute URL or the "host" option.`,
+    );
+  }
+  let base: URL | undefined;
   try {
-    if (/^[a-z][a-z0-9+.-]*:\/\//i.test(url)) return new URL(url);
-    if (host === undefined) {
-      throw new PayhookError(
-        'INVALID_ARGUMENT',
-        `The url ${JSON.stringify(url)} is not absolute; give an absolute URL or the "host" option.`,
-      );
-    }
-    return new URL(url.startsWith('/') ? url : `/${url}`, `https://${host}`);
-  } catch (error) {
-    if (error instanceof PayhookError) throw error;
-    throw new PayhookError('INVALID_ARGUMENT', `The url ${JSON.stringify(url)} is not a valid URL.`, { cause: error });
+    // Only a relative url is resolved against the host; with an absolute one, host is just the Host header signed.
+    if (!absolute) base = new URL(`https://${host}`);
+  } catch (cause) {
+    throw new PayhookError(
+      'INVALID_ARGUMENT',
+      `The "host" option ${JSON.stringify(host)} is not a host: give a name or address, with a port or not ("shop.example.kg:8443").`,
+      { cause },
+    );
+  }
+  try {
+    return absolute ? new URL(url) : new URL(url.startsWith('/') ? url : `/${url}`, base);
+  } catch (cause) {
+    throw new PayhookError('INVALID_ARGUMENT', `The url ${JSON.stringify(url)} is not a valid URL.`, { cause });
   }
 }
 
@@ -140,10 +153,10 @@ let encoder: TextEncoder | undefined;
  * around it, for instance, verifies when given to `verifyWebhook` directly,
  * and {@link toRequest} and {@link sendWebhook} refuse it.
  *
- * @throws {@link payhook!PayhookError | PayhookError} `INVALID_ARGUMENT` for a missing or bad `url`
- * or `timestamp` (or one given both as `timestamp` and in `headers`), `INVALID_KEY` for a key that cannot sign as the service does (a `CryptoKey` must use
- * SHA-256), `INVALID_BODY`
- * for a body that is JSON but not an object (an array, a string), that is not
+ * @throws {@link payhook!PayhookError | PayhookError} `INVALID_ARGUMENT` for a missing or bad `url`,
+ * `host` or `timestamp` (or one given both as `timestamp` and in `headers`),
+ * `INVALID_KEY` for a key that cannot sign as the service does (a `CryptoKey`
+ * must use SHA-256), `INVALID_BODY` for a body that is JSON but not an object (an array, a string), that is not
  * JSON, that `JSON.stringify` cannot write (a `BigInt`, a cycle), or that is
  * past the bounds every receiver holds bodies to (nested more than 64 levels
  * deep, more than 1,000 top-level members or 4,096 characters of top-level

@@ -84,7 +84,7 @@ describe('signWebhook', () => {
     await expect(at(Number.NaN)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
   });
 
-  it('signs an x-api-timestamp given in headers as given, and refuses one given as the timestamp option too', async () => {
+  it('signs an x-api-timestamp given in headers as given, and refuses it with the timestamp option too', async () => {
     const body = createTestWebhook();
     const signed = await signWebhook(body, { url: URL_, headers: { 'X-Api-Timestamp': '1763712000000' } });
     expect(signed.headers['x-api-timestamp']).toBe('1763712000000');
@@ -186,6 +186,20 @@ describe('signWebhook', () => {
         message: expect.stringContaining('cannot be written as JSON') as string,
       });
     }
+  });
+
+  it('names the host option, not the url, when the host a path is signed with is no host', async () => {
+    const body = createTestWebhook();
+    for (const host of ['bad host', 'shop.example.kg:port', '', 42 as never]) {
+      await expect(signWebhook(body, { url: '/hook', host })).rejects.toMatchObject({
+        code: 'INVALID_ARGUMENT',
+        message: expect.stringMatching(/^The "host" option /) as string,
+      });
+    }
+    await expect(signWebhook(body, { url: '//bad host/hook', host: 'shop.example.kg' })).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      message: 'The url "//bad host/hook" is not a valid URL.',
+    });
   });
 
   it('refuses a CryptoKey with another hash than SHA-256, whose signatures could never verify', async () => {
