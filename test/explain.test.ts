@@ -8,8 +8,14 @@ import {
   type ExplainRequest,
   type VerificationDiagnosis,
 } from '../src/explain/index.js';
-import { createNodeWebhookHandler } from '../src/node/index.js';
-import { createTestWebhook, generateTestKeyPair, signWebhook, TEST_KEY_PAIR } from '../src/testing/index.js';
+import { createNodeWebhookHandler, type WebhookHandlerOptions } from '../src/node/index.js';
+import {
+  createTestWebhook,
+  generateTestKeyPair,
+  signWebhook,
+  TEST_KEY_PAIR,
+  type SignedWebhook,
+} from '../src/testing/index.js';
 import { fixtures } from './conformance/fixtures.js';
 import { verifyWebhook } from '../src/verify-webhook.js';
 
@@ -638,16 +644,20 @@ describe('explainVerificationFailure', () => {
 });
 
 describe('explainSignatureMismatch (the handler debug hook)', () => {
-  it('explains a refused delivery in a real Node handler, after answering 401', async () => {
+  /**
+   * A real Node handler with the hook, on loopback; `send` POSTs a signed delivery's body and headers (its Host
+   * dropped, as a proxy's) with `extra` headers, and resolves the status once the hook has reported.
+   */
+  async function hookedServer(
+    options: WebhookHandlerOptions,
+    explainOptions: Parameters<typeof explainSignatureMismatch>[0] = options,
+  ) {
     const reports: VerificationDiagnosis[] = [];
     let reported!: () => void;
     const done = new Promise<void>((resolve) => (reported = resolve));
-    const options = { publicKeys: TEST_KEY_PAIR.publicKey, onPayment: () => {} };
     const handler = createNodeWebhookHandler({
       ...options,
-      // Host as received, so the proxy's rewrite shows as a mismatch to explain.
-      allowAnyHost: true,
-      onSignatureMismatch: explainSignatureMismatch(options, {
+      onSignatureMismatch: explainSignatureMismatch(explainOptions, {
         report: (d) => {
           reports.push(d);
           reported();
@@ -657,22 +667,32 @@ describe('explainSignatureMismatch (the handler debug hook)', () => {
     const server = createServer((req, res) => void handler(req, res));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
-    try {
-      // Signed for the public URL; it reaches the app through a "proxy" on 127.0.0.1.
-      const signed = await signWebhook(createTestWebhook(), { url: 'https://shop.example.kg/webhooks/payments' });
+    const send = async (signed: SignedWebhook, extra: Record<string, string>): Promise<number> => {
       const { host: _host, ...headers } = signed.headers;
       const response = await fetch(`http://127.0.0.1:${port}/webhooks/payments`, {
         method: 'POST',
-        headers: { ...headers, 'x-forwarded-host': 'shop.example.kg' },
+        headers: { ...headers, ...extra },
         body: signed.body,
       });
-      expect(response.status).toBe(401);
       await done;
-      expect(reports).toHaveLength(1);
-      expect(reports[0]!.changes).toEqual([
-        { part: 'host', received: `127.0.0.1:${port}`, expected: 'shop.example.kg' },
+      return response.status;
+    };
+    return { port, reports, send, close: () => server.close() };
+  }
+
+  it('explains a refused delivery in a real Node handler, after answering 401', async () => {
+    const options = { publicKeys: TEST_KEY_PAIR.publicKey, onPayment: () => {} };
+    // Host as received, so the proxy's rewrite shows as a mismatch to explain.
+    const server = await hookedServer({ ...options, allowAnyHost: true }, options);
+    try {
+      // Signed for the public URL; it reaches the app through a "proxy" on 127.0.0.1.
+      const signed = await signWebhook(createTestWebhook(), { url: 'https://shop.example.kg/webhooks/payments' });
+      expect(await server.send(signed, { 'x-forwarded-host': 'shop.example.kg' })).toBe(401);
+      expect(server.reports).toHaveLength(1);
+      expect(server.reports[0]!.changes).toEqual([
+        { part: 'host', received: `127.0.0.1:${server.port}`, expected: 'shop.example.kg' },
       ]);
-      expect(reports[0]!.message).toContain('signature would verify with Host `shop.example.kg`');
+      expect(server.reports[0]!.message).toContain('signature would verify with Host `shop.example.kg`');
     } finally {
       server.close();
     }
@@ -681,34 +701,16 @@ describe('explainSignatureMismatch (the handler debug hook)', () => {
   // One key signs for every merchant: the pinned webhookUrl is what keeps another merchant's deliveries out, so the
   // diagnosis never offers a host or URL only the request named as the webhookUrl to set.
   it("never tells a pinned handler to set webhookUrl to another endpoint's host that the request named", async () => {
-    const reports: VerificationDiagnosis[] = [];
-    let reported!: () => void;
-    const done = new Promise<void>((resolve) => (reported = resolve));
-    const options = { ...testKeys, webhookUrl: 'https://shop.example/webhooks/payments', onPayment: () => {} };
-    const handler = createNodeWebhookHandler({
-      ...options,
-      onSignatureMismatch: explainSignatureMismatch(options, {
-        report: (d) => {
-          reports.push(d);
-          reported();
-        },
-      }),
+    const server = await hookedServer({
+      ...testKeys,
+      webhookUrl: 'https://shop.example/webhooks/payments',
+      onPayment: () => {},
     });
-    const server = createServer((req, res) => void handler(req, res));
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const { port } = server.address() as AddressInfo;
     try {
       // A genuine delivery for another merchant's endpoint, replayed with an X-Forwarded-Host the handler does not trust.
       const signed = await delivery('https://attacker.example/webhooks/payments');
-      const { host: _host, ...headers } = signed.headers;
-      const response = await fetch(`http://127.0.0.1:${port}/webhooks/payments`, {
-        method: 'POST',
-        headers: { ...headers, 'x-forwarded-host': 'attacker.example' },
-        body: signed.body,
-      });
-      expect(response.status).toBe(401);
-      await done;
-      const [report] = reports;
+      expect(await server.send(signed, { 'x-forwarded-host': 'attacker.example' })).toBe(401);
+      const [report] = server.reports;
       expect(report!.changes).toEqual([{ part: 'host', received: 'shop.example', expected: 'attacker.example' }]);
       expect(report!.fix).not.toContain("set `webhookUrl: '");
       expect(report!.fix).not.toContain('https://attacker.example');
