@@ -71,7 +71,7 @@ async function deliver(flow: Flow, input: DeliveryInput, deadline: Deadline): Pr
   const key = dedupKey(settings, webhook, report);
   if (key instanceof Answer) return key;
   report.bind(webhook.transactionId, key);
-  const claimedAt = performance.now();
+  const claimedAt = Date.now();
   const token = await claimDelivery(settings, stores, key, webhook, deadline, report);
   if (token instanceof Answer) return token;
 

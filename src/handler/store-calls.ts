@@ -46,7 +46,7 @@ export interface StoreCalls {
   release(key: string, token: string, deadline: Deadline, report: DeliveryReport): Promise<Released>;
   /**
    * After the answer: settles the claim of a late handler once `work` ends (never rejects). `claimedAt` (the
-   * monotonic `performance.now()`, taken before the claim) tells whether its lease has lapsed by then, which the log line says.
+   * wall clock's `Date.now()`, taken before the claim) tells whether its lease has lapsed by then, which the log line says.
    */
   settleLate(
     work: Promise<unknown>,
@@ -215,7 +215,8 @@ export function createStoreCalls(settings: Settings): StoreCalls {
       const settled = (message: string, error?: unknown) => () =>
         report.log('warn', 'late-handler-settled', message, { error });
       // Past its lease the claim may be a retry's, which the stores keep: this claim's token then settles nothing.
-      const lapsed = () => performance.now() - claimedAt >= settings.leaseMs;
+      // The wall clock, as the stores' leases run on it (a database's, Date.now()).
+      const lapsed = () => Date.now() - claimedAt >= settings.leaseMs;
       return work
         .then(
           (value) => {
@@ -225,10 +226,12 @@ export function createStoreCalls(settings: Settings): StoreCalls {
             const what = isParked(value) ? `parked the delivery (${describeParked(value)})` : 'finished';
             return complete(key, token, deadline).then(settled(`onPayment ${what} after its deadline${recorded}`));
           },
-          (error: unknown) =>
-            release(key, token, deadline).then(
-              settled(`After its deadline: ${describeError(error)}; the claim was released for the retry.`, error),
-            ),
+          (error: unknown) => {
+            const released = lapsed() ? 'its lease had passed' : 'the claim was released for the retry';
+            return release(key, token, deadline).then(
+              settled(`After its deadline: ${describeError(error)}; ${released}.`, error),
+            );
+          },
         )
         .catch((error: unknown) => {
           const message = `Could not settle the claim after a late handler: ${describeError(error)} (the lease will expire).`;

@@ -120,7 +120,11 @@ function resolveUrl(url: unknown, host: unknown): URL {
   let base: URL | undefined;
   try {
     // Only a relative url is resolved against the host; with an absolute one, host is just the Host header signed.
-    if (!absolute) base = new URL(`https://${host}`);
+    if (!absolute) {
+      // The URL parser would read a path, query, fragment or user out of it, none of which is a Host header.
+      if (/[/?#@]/.test(host as string)) throw new TypeError('a host holds no "/", "?", "#" or "@"');
+      base = new URL(`https://${host}`);
+    }
   } catch (cause) {
     throw new PayhookError(
       'INVALID_ARGUMENT',

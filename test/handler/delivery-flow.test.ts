@@ -1060,23 +1060,50 @@ describe('store failures, as onError and the log tell them', () => {
   });
 
   // It once said "now recorded as handled" here, though the store kept the claim a retry took after the lease.
-  it('says so when a late handler finishes after its claim lapsed', async () => {
+  it.each([
+    [
+      'finishes',
+      'onPayment finished after its deadline and its lease; recorded as handled unless a retry claimed the delivery meanwhile.',
+    ],
+    ['throws', 'After its deadline: ERP timed out; its lease had passed.'],
+  ])('says so when a late handler %s after its claim lapsed', async (then, message) => {
     let settle!: () => void;
     const { response, logs, settled } = await deliverWithWaitUntil({
       store: createMemoryStore(),
       handlerTimeoutMs: 20,
       storeTimeoutMs: 10,
       leaseMs: 60,
-      onPayment: () => new Promise<void>((resolve) => (settle = resolve)),
+      onPayment: () =>
+        new Promise<void>((resolve, reject) => {
+          settle = then === 'finishes' ? resolve : () => reject(new Error('ERP timed out'));
+        }),
     });
     expect(response.status).toBe(500);
     await new Promise((resolve) => setTimeout(resolve, 80));
     settle();
     await settled();
     expect(logs.map((record) => record.event)).toEqual(['handler-timeout', 'late-handler-settled']);
-    expect(logs[1]?.message).toBe(
-      'onPayment finished after its deadline and its lease; recorded as handled unless a retry claimed the delivery meanwhile.',
-    );
+    expect(logs[1]?.message).toBe(message);
+  });
+
+  // The stores' leases run on the wall clock: one stepped forward (a resumed VM) ends them, whatever the monotonic says.
+  it('judges the lease by the wall clock the stores keep it on', async () => {
+    let finish!: () => void;
+    const { response, logs, settled } = await deliverWithWaitUntil({
+      store: createMemoryStore(),
+      handlerTimeoutMs: 20,
+      onPayment: () => new Promise<void>((resolve) => (finish = resolve)),
+    });
+    expect(response.status).toBe(500);
+    const wall = Date.now.bind(Date);
+    vi.spyOn(Date, 'now').mockImplementation(() => wall() + 3_600_000);
+    try {
+      finish();
+      await settled();
+    } finally {
+      vi.restoreAllMocks();
+    }
+    expect(logs[1]?.message).toContain('after its deadline and its lease');
   });
 
   it('logs bookkeeping-failed when a late handler finishes but its claim cannot be recorded', async () => {

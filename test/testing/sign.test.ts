@@ -190,7 +190,17 @@ describe('signWebhook', () => {
 
   it('names the host option, not the url, when the host a path is signed with is no host', async () => {
     const body = createTestWebhook();
-    for (const host of ['bad host', 'shop.example.kg:port', '', 42 as never]) {
+    // The URL parser takes a path, query, fragment or user into what it reads as the host: none is a Host header.
+    for (const host of [
+      'bad host',
+      'shop.example.kg:port',
+      '',
+      42 as never,
+      'shop.kg/x',
+      'shop.kg?x',
+      'shop.kg#f',
+      'user@shop.kg',
+    ]) {
       await expect(signWebhook(body, { url: '/hook', host })).rejects.toMatchObject({
         code: 'INVALID_ARGUMENT',
         message: expect.stringMatching(/^The "host" option /) as string,
