@@ -295,6 +295,35 @@ describe('explainVerificationFailure', () => {
     expect(diagnosis.message).toContain('The signature verifies with the configured key, so it was sent there');
   });
 
+  // Several shops on one host, told apart by path or query: the entry the delivery was signed for is found among the
+  // host's entries, whichever of them comes first in the list.
+  it('judges a URL_MISMATCH against the entry of the request host that the signature was made for', async () => {
+    const cases = [
+      {
+        webhookUrl: ['https://shop.example.kg/hook?shop=7', 'https://shop.example.kg/hook?shop=8'],
+        url: '/hook',
+        fix: 'have it pass the query string on (the service signed `?shop=…`)',
+      },
+      {
+        webhookUrl: ['https://shop.example.kg/api/a', 'https://other.example/api/b', 'https://shop.example.kg/api/b'],
+        url: '/b',
+        fix: 'a proxy strips the prefix `/api` before your app',
+      },
+    ];
+    for (const { webhookUrl, url, fix } of cases) {
+      const signed = await delivery(webhookUrl.at(-1)!);
+      const diagnosis = await explainVerificationFailure(received(signed, url), { ...testKeys, webhookUrl });
+      expect(diagnosis).toMatchObject({ ok: false, code: 'URL_MISMATCH', signatureVerifies: true });
+      expect(diagnosis.verifiedCanonical).toBe(signed.canonical);
+      expect(diagnosis.fix).toContain(fix);
+      // Signed for none of them: judged against the host's first entry, as before.
+      const other = await delivery('https://shop.example.kg/elsewhere');
+      const none = await explainVerificationFailure(received(other, url), { ...testKeys, webhookUrl });
+      expect(none).toMatchObject({ ok: false, code: 'URL_MISMATCH', signatureVerifies: false });
+      expect(none.canonical).toContain(`\n${new URL(webhookUrl[0]!).pathname}\n`);
+    }
+  });
+
   // Signed for the pinned URL, the request lost or changed its query on the way: verifyWebhook refuses it URL_MISMATCH,
   // and the diagnosis says where it went wrong rather than only that it verifies.
   it('names a query lost or changed on the way to a pinned webhookUrl, with the fix, for a URL_MISMATCH', async () => {

@@ -118,26 +118,59 @@ async function explain(
       message: `No configured key can have made this signature (not base64, the wrong length, or not an RSA signature block under the key), so it is refused before the request is read further; the request has another problem too: ${read.error.message}`,
     });
   }
-  // A request that fits no webhookUrl is judged as if it had come to the pinned one (of a list, the one for the
+  // A request that fits no webhookUrl is judged as if it had come to the pinned one (of a list, an entry for the
   // request's Host or X-Forwarded-Host, else the first), so that the search compares that URL with the request's own
   // and the registered one, and names the part that differs.
   const { received } = target;
   const listed = [options.webhookUrl].flat().map(hintFrom);
   const named = [received.host, received.forwardedHost].map(normalHost);
-  const pin = target.registered ?? listed.find((url) => url !== undefined && named.includes(url.host)) ?? listed[0];
+  const forHost = listed.filter((url): url is PinnedUrl => url !== undefined && named.includes(url.host));
+  let pin = target.registered ?? forHost[0] ?? listed[0];
+  const counter = { checks: 0 };
   // What the request lost on its way to the pinned URL: its path (a list is matched by it) or a query parameter.
-  const arrival: DiagnosisChange[] = [];
+  let arrival: DiagnosisChange[] = [];
   if (!read.ok && read.error.code === 'URL_MISMATCH' && pin !== undefined) {
     note.mismatch = read.error.message;
-    const { host, path, query } = pin;
-    if (target.registered === undefined && received.path !== path) {
-      arrival.push({ part: 'path', received: received.path, expected: path });
+    const judgedAt = (url: PinnedUrl) => {
+      const { host, path, query } = url;
+      const lost: DiagnosisChange[] = [];
+      if (target.registered === undefined && received.path !== path) {
+        lost.push({ part: 'path', received: received.path, expected: path });
+      }
+      if (missingFrom(query, received.query) !== undefined) {
+        lost.push({ part: 'query', received: received.query, expected: query });
+      }
+      const at = {
+        ...target,
+        host,
+        hostSource: 'webhookUrl' as const,
+        path,
+        query,
+        registered: url,
+        mismatch: undefined,
+      };
+      return { url, lost, at };
+    };
+    let judged = judgedAt(pin);
+    read = readSigned(request.body, () => targetHead(judged.at));
+    // Several entries on the request's host (shops told apart by path or query): the first one a configured key
+    // signed for, else the first. Only the head differs, so the body is not read again.
+    const first = read;
+    const bytes = forHost.length > 1 && first.ok ? decodeBase64Lenient(signature) : null;
+    if (first.ok && bytes !== null) {
+      const keys = usable.filter((key) => key.configured).map((key) => key.imported);
+      for (const url of forHost) {
+        const next = judgedAt(url);
+        const head = targetHead(next.at);
+        counter.checks++;
+        if (await verifyWithKeys(keys, head + first.bodyLine, bytes)) {
+          judged = next;
+          read = { ...first, head, canonical: head + first.bodyLine };
+          break;
+        }
+      }
     }
-    if (missingFrom(query, received.query) !== undefined) {
-      arrival.push({ part: 'query', received: received.query, expected: query });
-    }
-    target = { ...target, host, hostSource: 'webhookUrl', path, query, registered: pin, mismatch: undefined };
-    read = readSigned(request.body, () => targetHead(target));
+    ({ url: pin, lost: arrival, at: target } = judged);
   }
   if (!read.ok) {
     const { code } = read.error;
@@ -154,7 +187,6 @@ async function explain(
   const { body, bodyLine, canonical } = read;
 
   const triedKeys = usable.map((key) => key.name);
-  const counter = { checks: 0 };
   // A signature no key can verify, whatever was changed: nothing is searched.
   const unverifiable = (message: string) =>
     result({
@@ -332,8 +364,10 @@ async function explain(
  * decides host, path and query from `webhookUrl`, `trustForwardedHeaders`
  * and the request), and searches variations of it. A request that fits no
  * `webhookUrl` (`URL_MISMATCH`) is judged as if it had come to the pinned
- * URL (of a list, the one for the request's `Host` or `X-Forwarded-Host`,
- * else the first), so the part that differs from the URL signed is named;
+ * URL (of a list, the entry for the request's `Host` or `X-Forwarded-Host`
+ * that a configured key signed for, of several on that host, else the first
+ * for that host, else the list's first), so the part that differs from the
+ * URL signed is named;
  * when the signature verifies so, the delivery was signed for that URL and
  * lost or changed a query parameter (or, a list being matched by path, a
  * path prefix) on the way there, which is named with the fix (have the proxy
