@@ -4,6 +4,7 @@
 // deadLetter, so the service keeps it), and a delivery onPayment parked
 // (answered 200 and recorded as handled either way). Internal.
 import { getHeader } from '../lib/headers.js';
+import { PayhookError } from '../lib/errors.js';
 import { describeError } from '../lib/misuse.js';
 import { describeParked, type Parked } from '../park.js';
 import type { VerifyWebhookError, WebhookRequest } from '../verify-webhook.js';
@@ -19,6 +20,8 @@ import type { StoreCalls } from './store-calls.js';
 interface HandOffFailure {
   readonly message: string;
   readonly cause: unknown;
+  /** It missed its deadline and still runs: rejects with what it throws, naming deadLetter. */
+  readonly late?: Promise<unknown>;
 }
 
 /** Internal: hands `delivery` to `deadLetter` (when set); why that failed, else undefined. */
@@ -37,6 +40,9 @@ async function handOff(
   return {
     message: `deadLetter did not finish within ${handlerTimeoutMs} ms; the service will retry.`,
     cause: undefined,
+    late: outcome.work.catch((error: unknown) => {
+      throw new PayhookError('HANDLER_FAILED', `deadLetter threw: ${describeError(error)}`, { cause: error });
+    }),
   };
 }
 
@@ -66,10 +72,28 @@ export async function deadLetterInvalid(
     return report.refuse('INVALID_PAYLOAD', error.message, { event: 'invalid-payload', level: 'error' });
   }
   const failed = await handOff(settings, delivery, deadline);
-  if (failed !== undefined) return refuseFailed(report, failed);
+  if (failed !== undefined)
+    return withAfter(refuseFailed(report, failed), failed.late && settledLate(failed.late, report));
   const message = `Signed but not understood (${error.message}); handed to deadLetter and answered 200.`;
   report.log('warn', 'dead-lettered', message, { status: 200, code: 'INVALID_PAYLOAD' });
   return HANDLED;
+}
+
+/**
+ * After the 500: says how a late hand-off of a payload not understood ended (never rejects). Nothing was claimed, so
+ * there is nothing to settle; the retry reaches deadLetter again.
+ */
+function settledLate(late: Promise<unknown>, report: DeliveryReport): Promise<void> {
+  return late.then(
+    () => {
+      const message =
+        'deadLetter finished after its deadline (answered 500): the retry hands the delivery to it again.';
+      report.log('warn', 'late-handler-settled', message);
+    },
+    (error: unknown) => {
+      report.log('warn', 'late-handler-settled', `After its deadline: ${describeError(error)}.`, { error });
+    },
+  );
 }
 
 /** Internal: what a parked delivery is, beside its reason. */
@@ -79,6 +103,8 @@ export interface ParkedClaim {
   readonly timestamp: number;
   readonly key: string;
   readonly token: string;
+  /** `Date.now()` before the claim: whether its lease has lapsed when a late deadLetter ends. */
+  readonly claimedAt: number;
 }
 
 /** Internal: `onPayment` parked the delivery: dead-lettered (when opted in), recorded as handled, answered 200. */
@@ -92,6 +118,11 @@ export async function deadLetterParked(
 ): Promise<Answer> {
   const { key, token } = claim;
   const failed = await handOff(settings, parkedDelivery(parked, claim), deadline);
+  if (failed?.late !== undefined) {
+    // Still running: the claim is kept until it ends, so a retry meanwhile does not park and dead-letter it again.
+    const after = stores.settleLate(failed.late, key, token, claim.claimedAt, deadline, report, 'deadLetter');
+    return withAfter(refuseFailed(report, failed), after);
+  }
   if (failed !== undefined) {
     // Not kept anywhere: the retry runs onPayment again.
     const { after } = await stores.release(key, token, deadline, report);
@@ -115,7 +146,14 @@ export async function deadLetterLatePark(
   deadline: Deadline,
   report: DeliveryReport,
 ): Promise<boolean> {
-  const failed = await handOff(settings, parkedDelivery(parked, claim), deadline);
+  let failed = await handOff(settings, parkedDelivery(parked, claim), deadline);
+  // Answered already, and its claim waits for this: a late deadLetter is waited for too.
+  if (failed?.late !== undefined) {
+    failed = await failed.late.then(
+      () => undefined,
+      (error: unknown) => ({ message: describeError(error), cause: error }),
+    );
+  }
   if (failed === undefined) {
     // No status: the answer was the 500 of the timeout. How the claim is settled is logged next.
     const message = `Parked by onPayment (${describeParked(parked)}) after its deadline (answered 500); recorded as handled once its claim is settled, never retried.`;

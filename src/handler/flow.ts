@@ -83,14 +83,14 @@ async function deliver(flow: Flow, input: DeliveryInput, deadline: Deadline): Pr
   if (outcome.kind === 'late') {
     const message = `onPayment did not finish within ${settings.handlerTimeoutMs} ms; the service will retry.`;
     DeliveryContext.abort(context, new PayhookError('HANDLER_FAILED', message));
-    const claim = { webhook, request, timestamp, key, token };
+    const claim = { webhook, request, timestamp, key, token, claimedAt };
     const work = outcome.work.then(async (value) => {
       if (isParked(value) && !(await deadLetterLatePark(settings, value, claim, deadline, report))) {
         throw new Error('onPayment parked the delivery, but deadLetter failed');
       }
       return value;
     });
-    const after = stores.settleLate(work, key, token, claimedAt, deadline, report);
+    const after = stores.settleLate(work, key, token, claimedAt, deadline, report, 'onPayment');
     return report.refuse('HANDLER_FAILED', message, { event: 'handler-timeout', level: 'error', after });
   }
   if (outcome.kind === 'threw') {
@@ -108,7 +108,7 @@ async function deliver(flow: Flow, input: DeliveryInput, deadline: Deadline): Pr
     });
   }
   if (isParked(outcome.value)) {
-    const parked = { webhook, request, timestamp, key, token };
+    const parked = { webhook, request, timestamp, key, token, claimedAt };
     return deadLetterParked(settings, stores, outcome.value, parked, deadline, report);
   }
 

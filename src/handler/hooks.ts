@@ -147,7 +147,7 @@ export interface DuplicateDelivery {
  * | `dead-lettered` | warn | such a delivery, handed to `deadLetter` and answered 200 |
  * | `handler-failed` | error | `onPayment` threw, `deadLetter` threw or missed `handlerTimeoutMs`, or `dedupKey` failed (500; 503 when what `onPayment` threw is a `STORE_UNAVAILABLE` error, such as the PostgreSQL inbox's; without a status for the `deadLetter` of a park that came after its 500) |
  * | `handler-timeout` | error | `onPayment` missed `handlerTimeoutMs` (500; the claim is settled when it finishes) |
- * | `late-handler-settled` | warn | a late `onPayment` finished after its 500, and its claim was settled (released, with what it threw in `error`, when it threw); one that finished past `leaseMs` says a retry may have claimed the delivery meanwhile |
+ * | `late-handler-settled` | warn | a late `onPayment` or `deadLetter` finished after its 500, and its claim was settled (released, with what it threw in `error`, when it threw); one that finished past `leaseMs` says a retry may have claimed the delivery meanwhile |
  * | `store-unavailable` | error | the store could not claim the delivery (503) |
  * | `late-claim-released` | warn | a claim that landed after its 503 was released for the retry |
  * | `bookkeeping-failed` | error | the store could not record, release or settle a claim, or a claim answered 503 had not landed after one lease or landed as no claim result (the answer stands) |

@@ -203,8 +203,11 @@ export interface WebhookHandlerBaseOptions extends Omit<
    * JSON they would be a map of numbers and `{}`). When it resolves within
    * `handlerTimeoutMs`, the delivery is answered 200 and the service stops
    * retrying it — it is now yours to keep. When it throws or is late, the
-   * answer is 500 and the service retries (a parked delivery's claim is
-   * released, so the retry runs `onPayment` again). An `INVALID_PAYLOAD` is
+   * answer is 500 and the service retries. A parked delivery's claim is
+   * released when it throws, so the retry runs `onPayment` again; when it is
+   * late, the claim is kept until it ends (logged `late-handler-settled`):
+   * recorded as handled when it resolves, so the retry is a duplicate,
+   * released when it throws. An `INVALID_PAYLOAD` is
    * not deduplicated (there is no webhook to key), so a redelivery may reach
    * it again: make it idempotent, e.g. keyed on a SHA-256 of the body. Not on
    * the `signature` header: a retry comes with a new `x-api-timestamp` (the

@@ -45,8 +45,9 @@ export interface StoreCalls {
   /** Releases a claim after its handler failed; `released` false (and logged) when the store could not. */
   release(key: string, token: string, deadline: Deadline, report: DeliveryReport): Promise<Released>;
   /**
-   * After the answer: settles the claim of a late handler once `work` ends (never rejects). `claimedAt` (the
-   * wall clock's `Date.now()`, taken before the claim) tells whether its lease has lapsed by then, which the log line says.
+   * After the answer: settles the claim of a late handler (`who`) once `work` ends (never rejects). `claimedAt`
+   * (the wall clock's `Date.now()`, taken before the claim) tells whether its lease has lapsed by then, which the
+   * log line says.
    */
   settleLate(
     work: Promise<unknown>,
@@ -55,6 +56,7 @@ export interface StoreCalls {
     claimedAt: number,
     deadline: Deadline,
     report: DeliveryReport,
+    who: 'onPayment' | 'deadLetter',
   ): Promise<void>;
 }
 
@@ -211,7 +213,7 @@ export function createStoreCalls(settings: Settings): StoreCalls {
       }
     },
 
-    settleLate(work, key, token, claimedAt, deadline, report) {
+    settleLate(work, key, token, claimedAt, deadline, report, who) {
       const settled = (message: string, error?: unknown) => () =>
         report.log('warn', 'late-handler-settled', message, { error });
       // Past its lease the claim may be a retry's, which the stores keep: this claim's token then settles nothing.
@@ -224,7 +226,7 @@ export function createStoreCalls(settings: Settings): StoreCalls {
               ? ' and its lease; recorded as handled unless a retry claimed the delivery meanwhile.'
               : '; the delivery is now recorded as handled.';
             const what = isParked(value) ? `parked the delivery (${describeParked(value)})` : 'finished';
-            return complete(key, token, deadline).then(settled(`onPayment ${what} after its deadline${recorded}`));
+            return complete(key, token, deadline).then(settled(`${who} ${what} after its deadline${recorded}`));
           },
           (error: unknown) => {
             const released = lapsed() ? 'its lease had passed' : 'the claim was released for the retry';

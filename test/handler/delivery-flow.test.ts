@@ -893,6 +893,96 @@ describe('deadLetter for a signed payload payhook does not understand', () => {
   });
 });
 
+// A deadLetter that misses handlerTimeoutMs is answered 500 but keeps running: how it ends is logged, and a parked
+// delivery's claim waits for it, so a retry meanwhile does not park and dead-letter the delivery a second time.
+describe('a deadLetter that misses handlerTimeoutMs', () => {
+  function lateDeadLetter() {
+    const ends: Array<(error?: Error) => void> = [];
+    const deadLetter = vi.fn(
+      () => new Promise<void>((resolve, reject) => void ends.push((error) => (error ? reject(error) : resolve()))),
+    );
+    return { deadLetter, end: (error?: Error) => ends.shift()!(error) };
+  }
+
+  it.each([
+    ['in time', 0],
+    ['after its deadline', 100],
+  ])('keeps a parked delivery claimed until it ends, then records it as handled (onPayment %s)', async (_, parkMs) => {
+    const logs: WebhookLogRecord[] = [];
+    const pending: Promise<unknown>[] = [];
+    const { deadLetter, end } = lateDeadLetter();
+    const handler = createWebhookHandler({
+      ...base,
+      handlerTimeoutMs: 50,
+      logger: collectInto(logs),
+      deadLetter,
+      onPayment: () => new Promise((resolve) => setTimeout(() => resolve(park('unknown order')), parkMs)),
+    });
+    const delivery = signDelivery(webhookBody());
+    const waitUntil = (promise: Promise<unknown>) => void pending.push(promise);
+    expect((await handler(toRequest(delivery), { waitUntil })).status).toBe(500);
+    await vi.waitFor(() => expect(deadLetter).toHaveBeenCalledTimes(1));
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    // deadLetter still runs, past its deadline: the retry finds the delivery in progress.
+    expect((await handler(toRequest(delivery))).status).toBe(409);
+    end();
+    await Promise.all(pending);
+    expect(logs.at(-1)).toMatchObject({
+      event: 'late-handler-settled',
+      message:
+        parkMs === 0
+          ? 'deadLetter finished after its deadline; the delivery is now recorded as handled.'
+          : expect.stringContaining('onPayment parked the delivery (unknown order) after its deadline'),
+    });
+    expect(await (await handler(toRequest(delivery))).json()).toEqual({ ok: true, duplicate: true });
+    expect(deadLetter).toHaveBeenCalledTimes(1);
+  });
+
+  it('releases the claim of a parked delivery when it throws after its deadline', async () => {
+    const logs: WebhookLogRecord[] = [];
+    const pending: Promise<unknown>[] = [];
+    const { deadLetter, end } = lateDeadLetter();
+    const handler = createWebhookHandler({
+      ...base,
+      handlerTimeoutMs: 50,
+      logger: collectInto(logs),
+      deadLetter,
+      onPayment: () => park('unknown order'),
+    });
+    const delivery = signDelivery(webhookBody());
+    expect((await handler(toRequest(delivery), { waitUntil: (p) => void pending.push(p) })).status).toBe(500);
+    end(new Error('dead-letter table missing'));
+    await Promise.all(pending);
+    expect(logs.at(-1)).toMatchObject({
+      event: 'late-handler-settled',
+      message: 'After its deadline: deadLetter threw: dead-letter table missing; the claim was released for the retry.',
+    });
+    // Released: the retry parks the delivery and hands it to deadLetter again, which answers in time now.
+    const retry = handler(toRequest(delivery));
+    await vi.waitFor(() => expect(deadLetter).toHaveBeenCalledTimes(2));
+    end();
+    expect(await (await retry).json()).toEqual({ ok: true, parked: true });
+  });
+
+  it('logs how the hand-off of a payload not understood ended', async () => {
+    const logs: WebhookLogRecord[] = [];
+    const pending: Promise<unknown>[] = [];
+    const { deadLetter, end } = lateDeadLetter();
+    const handler = createWebhookHandler({ ...base, handlerTimeoutMs: 50, logger: collectInto(logs), deadLetter });
+    const waitUntil = (promise: Promise<unknown>) => void pending.push(promise);
+    const request = () => toRequest(signDelivery(webhookBody({ amount: 'twelve' })));
+    expect((await handler(request(), { waitUntil })).status).toBe(500);
+    expect((await handler(request(), { waitUntil })).status).toBe(500);
+    end();
+    end(new Error('queue full'));
+    await Promise.all(pending);
+    expect(logs.filter((record) => record.event === 'late-handler-settled').map((record) => record.message)).toEqual([
+      'deadLetter finished after its deadline (answered 500): the retry hands the delivery to it again.',
+      'After its deadline: deadLetter threw: queue full.',
+    ]);
+  });
+});
+
 describe('the timer of a delivery', () => {
   it('is set once, for the shortest deadline, when every stage finishes in time', async () => {
     const handler = createWebhookHandler({
