@@ -42,7 +42,8 @@ export interface SignWebhookOptions {
    */
   timestamp?: number | Date | string | null | undefined;
   /**
-   * The `Host` header to sign.
+   * The `Host` header to sign. A `Host` in `headers` is signed as given
+   * instead; both is `INVALID_ARGUMENT`.
    * @defaultValue the host (with port, when not the default one) of `url`
    */
   host?: string | undefined;
@@ -158,7 +159,7 @@ let encoder: TextEncoder | undefined;
  * and {@link toRequest} and {@link sendWebhook} refuse it.
  *
  * @throws {@link payhook!PayhookError | PayhookError} `INVALID_ARGUMENT` for a missing or bad `url`,
- * `host` or `timestamp` (or one given both as `timestamp` and in `headers`),
+ * `host` or `timestamp` (or one given both as an option and in `headers`),
  * `INVALID_KEY` for a key that cannot sign as the service does (a `CryptoKey`
  * must use SHA-256), `INVALID_BODY` for a body that is JSON but not an object (an array, a string), that is not
  * JSON, that `JSON.stringify` cannot write (a `BigInt`, a cycle), or that is
@@ -196,7 +197,15 @@ export async function signWebhook(delivery: object | string, options: SignWebhoo
     throw new PayhookError('INVALID_BODY', 'The delivery must be a JSON object or JSON text.');
   }
   const headers: Record<string, string> = { host, 'content-type': 'application/json' };
-  for (const [name, value] of Object.entries(options.headers ?? {})) headers[name.toLowerCase()] = String(value);
+  for (const [name, value] of Object.entries(options.headers ?? {})) {
+    if (options.host !== undefined && name.toLowerCase() === 'host') {
+      throw new PayhookError(
+        'INVALID_ARGUMENT',
+        'The Host is given twice: as the "host" option and in "headers". Give one.',
+      );
+    }
+    headers[name.toLowerCase()] = String(value);
+  }
   if (headers['x-api-timestamp'] === undefined) {
     const timestamp = resolveTimestamp(options.timestamp);
     if (timestamp !== undefined) headers['x-api-timestamp'] = timestamp;

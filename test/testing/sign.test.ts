@@ -84,6 +84,17 @@ describe('signWebhook', () => {
     await expect(at(Number.NaN)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
   });
 
+  it('signs a Host given in headers as given, and refuses it with the host option too', async () => {
+    const body = createTestWebhook();
+    const signed = await signWebhook(body, { url: URL_, headers: { Host: 'proxy.internal' } });
+    expect(signed.canonical.split('\n')[2]).toMatch(/^host:proxy\.internal&/);
+    for (const name of ['host', 'Host']) {
+      await expect(
+        signWebhook(body, { url: '/hook', host: 'shop.example.kg', headers: { [name]: 'proxy.internal' } }),
+      ).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', message: expect.stringContaining('given twice') as string });
+    }
+  });
+
   it('signs an x-api-timestamp given in headers as given, and refuses it with the timestamp option too', async () => {
     const body = createTestWebhook();
     const signed = await signWebhook(body, { url: URL_, headers: { 'X-Api-Timestamp': '1763712000000' } });
