@@ -247,6 +247,9 @@ export function noAnswerHint(reason: string, address: string): string {
   if (reason === 'EPROTO' || reason === 'ERR_SSL_WRONG_VERSION_NUMBER' || reason === 'ERR_SSL_PACKET_LENGTH_TOO_LONG') {
     return `: does the receiver at ${address} speak plain HTTP? Then send to an http:// URL`;
   }
+  if (reason === 'ERR_TLS_CERT_ALTNAME_INVALID') {
+    return `: the receiver's certificate is not for ${address}: send to a name the certificate holds`;
+  }
   if (/CERT|SELF_SIGNED|ERR_TLS|UNABLE_TO_VERIFY/.test(reason)) {
     return ": Node does not trust the receiver's certificate (for a test certificate: NODE_EXTRA_CA_CERTS=<its PEM file> npx payhook send …)";
   }

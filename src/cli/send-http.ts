@@ -7,6 +7,7 @@
  */
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import { isIP } from 'node:net';
 
 /**
  * Why a fetch failed, as briefly as the runtime says it: the system error
@@ -126,7 +127,11 @@ export function exactDelivery(url: string, delivery: Delivery, timeoutMs: number
     if (!HOP_BY_HOP.has(name.toLowerCase()) && !name.startsWith(':')) headers[name] = value;
   }
   headers['content-length'] = String(body.byteLength);
-  const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
+  const https = target.protocol === 'https:';
+  const send = https ? httpsRequest : httpRequest;
+  // TLS is with the target, not the captured Host (which Node would otherwise name to the server and check the
+  // certificate against); no name for an address, which TLS does not allow.
+  const servername = https && isIP(target.hostname.replace(/^\[|\]$/g, '')) === 0 ? target.hostname : '';
   return new Promise((resolve, reject) => {
     let answer: IncomingMessage | undefined;
     const fail = (error: NodeJS.ErrnoException): void => {
@@ -136,7 +141,7 @@ export function exactDelivery(url: string, delivery: Delivery, timeoutMs: number
     };
     let request: ReturnType<typeof httpRequest>;
     try {
-      request = send(target, { method: delivery.method, headers }, (response) => {
+      request = send(target, { method: delivery.method, headers, ...(https && { servername }) }, (response) => {
         answer = response;
         const chunks: Buffer[] = [];
         let kept = 0;

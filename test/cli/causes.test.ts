@@ -110,10 +110,13 @@ describe('the hint payhook send gives when no answer came', () => {
       'DEPTH_ZERO_SELF_SIGNED_CERT',
       'SELF_SIGNED_CERT_IN_CHAIN',
       'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
-      'ERR_TLS_CERT_ALTNAME_INVALID',
     ]) {
       expect(noAnswerHint(reason, 'h'), reason).toContain('NODE_EXTRA_CA_CERTS=<its PEM file>');
     }
+    // Trusted, but for another name: trusting it again would not help.
+    expect(noAnswerHint('ERR_TLS_CERT_ALTNAME_INVALID', 'shop.local:8443')).toBe(
+      ": the receiver's certificate is not for shop.local:8443: send to a name the certificate holds",
+    );
     for (const reason of ['ECONNRESET', 'TimeoutError', 'ENOTFOUND']) expect(noAnswerHint(reason, 'h')).toBe('');
   });
 });

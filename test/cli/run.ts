@@ -18,11 +18,15 @@ export interface Run {
 /** Runs `node dist/cli.js ...args` and collects its output and exit code. */
 export function run(
   args: readonly string[],
-  options: { input?: string | Uint8Array; cwd?: string; timeoutMs?: number } = {},
+  options: { input?: string | Uint8Array; cwd?: string; timeoutMs?: number; env?: NodeJS.ProcessEnv } = {},
 ): Promise<Run> {
   assertBuilt();
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd: options.cwd, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, ...args], {
+      cwd: options.cwd,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      ...(options.env && { env: { ...process.env, ...options.env } }),
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));

@@ -1,8 +1,10 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { retryDelay } from '../../src/retry.js';
 import { TEST_KEY_PAIR } from '../../src/testing/index.js';
@@ -534,6 +536,37 @@ describe('payhook send', () => {
       // The client closed the connection after a few KB: only what the socket buffers took was sent.
       expect(answer.finished).toBe(false);
       expect(answer.sent).toBeLessThan(total / 4);
+    }
+  });
+
+  // A capture replayed as captured carries its own Host: TLS is still with the --to host (its name sent and its
+  // certificate checked), not with the captured Host's. tls/: a certificate for localhost and 127.0.0.1, to 2126.
+  it('replays a capture to an https receiver whose name is not the captured Host', async () => {
+    const tls = (name: string) => fileURLToPath(new URL(`tls/${name}`, import.meta.url));
+    const hosts: (string | undefined)[] = [];
+    const secure = createHttpsServer(
+      { key: await readFile(tls('localhost.key')), cert: await readFile(tls('localhost.crt')) },
+      (req, res) => {
+        hosts.push(req.headers.host);
+        req.resume();
+        req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}'));
+      },
+    );
+    await new Promise<void>((resolve) => secure.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = secure.address() as AddressInfo;
+      const capture = join(await mkdtemp(join(tmpdir(), 'payhook-send-')), 'capture.http');
+      await writeFile(capture, 'POST /webhooks/payments HTTP/1.1\nHost: shop.example.kg\n\n{"id":"1"}\n');
+      for (const host of ['localhost', '127.0.0.1']) {
+        const result = await run(['send', '--request', capture, '--to', `https://${host}:${port}/webhooks/payments`], {
+          env: { NODE_EXTRA_CA_CERTS: tls('localhost.crt') },
+        });
+        expect(result.stdout, host).toMatch(/attempt 1: 200 OK \{"ok":true\}/);
+        expect(result.code).toBe(0);
+      }
+      expect(hosts).toEqual(['shop.example.kg', 'shop.example.kg']);
+    } finally {
+      secure.close();
     }
   });
 
