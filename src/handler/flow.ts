@@ -36,9 +36,8 @@ const EMPTY_ID: VerifyWebhookError = {
 };
 
 /** Runs one delivery to its answer. */
-async function deliver(flow: Flow, input: DeliveryInput, deadline: Deadline): Promise<Answer> {
+async function deliver(flow: Flow, input: DeliveryInput, deadline: Deadline, report: DeliveryReport): Promise<Answer> {
   const { settings, stores } = flow;
-  const report = new DeliveryReport(flow.reporter, settings.options.onError, settings.exposeErrors);
   const { method, url, headers } = input;
   if (typeof method !== 'string' || method.toUpperCase() !== 'POST') {
     const message = `Webhooks arrive as POST, not ${String(method)}.`;
@@ -149,29 +148,30 @@ export function createDeliveryFlow(
   // is logged at start-up; deliveries still see the error.
   settings.ready().catch((error: unknown) => {
     const message = `The public key cannot be used: ${describeError(error)}`;
-    flow.reporter.log({ level: 'error', event: 'misconfigured', message, error });
+    void flow.reporter.log({ level: 'error', event: 'misconfigured', message, error });
   });
   if (holdsTestKey(options.publicKeys)) {
-    flow.reporter.log({ level: 'warn', event: 'misconfigured', message: TEST_KEY_WARNING });
+    void flow.reporter.log({ level: 'warn', event: 'misconfigured', message: TEST_KEY_WARNING });
   }
   const { bodyTimeoutMs, storeTimeoutMs, handlerTimeoutMs } = settings;
   const shortestMs = Math.min(bodyTimeoutMs, storeTimeoutMs, handlerTimeoutMs);
   return (input) => {
     const deadline = new Deadline(shortestMs);
-    return deliver(flow, input, deadline).then(
-      (answer) => {
-        deadline.answered();
-        return answer;
-      },
+    const report = new DeliveryReport(flow.reporter, options.onError, settings.exposeErrors);
+    const answered = (answer: Answer): Answer => {
+      deadline.answered();
+      // The bookkeeping after the answer, then the merchant's async hooks and logger: all of it goes to waitUntil.
+      const after = report.settled(answer.after);
+      return after === answer.after ? answer : new Answer(answer.status, answer.body, answer.headers, after);
+    };
+    return deliver(flow, input, deadline, report).then(answered, (error: unknown) => {
       // Every outcome above is answered; this only keeps a bug from leaving a
       // request unanswered (or a listener's promise rejected).
-      (error: unknown) => {
-        deadline.answered();
-        const report = new DeliveryReport(flow.reporter, options.onError, settings.exposeErrors);
-        const message = `Unexpected failure: ${describeError(error)}`;
-        return report.refuse('HANDLER_FAILED', message, { cause: error, event: 'handler-failed', level: 'error' });
-      },
-    );
+      const message = `Unexpected failure: ${describeError(error)}`;
+      return answered(
+        report.refuse('HANDLER_FAILED', message, { cause: error, event: 'handler-failed', level: 'error' }),
+      );
+    });
   };
 }
 

@@ -227,12 +227,14 @@ export interface WebhookHandlerBaseOptions extends Omit<
   /**
    * Where log records go. A function receives every record (map it to your
    * logger); `false` silences payhook. A logger that throws, or an async one
-   * that rejects, is ignored: it changes no answer.
+   * that rejects, is ignored: it changes no answer. What an async one (or an
+   * async hook) still runs after the answer goes to the platform's
+   * `waitUntil`, when the handler is given one.
    * @defaultValue one line on the console per refused or failed delivery
    * (levels `warn` and `error`), at most 10 lines a second; the number of
    * lines left out is printed with the next line after that second.
    */
-  logger?: ((record: WebhookLogRecord) => void) | false;
+  logger?: ((record: WebhookLogRecord) => void | Promise<void>) | false;
 }
 
 /**

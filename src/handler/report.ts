@@ -16,9 +16,13 @@ type Level = WebhookLogRecord['level'];
 
 /** Internal: how a handler reports, whatever the delivery. */
 export interface Reporter {
-  readonly log: (record: WebhookLogRecord) => void;
-  /** Calls a merchant hook, fire and forget; its failure is logged, never thrown. */
-  readonly hook: <A>(fn: ((arg: A) => unknown) | undefined, arg: A) => void;
+  /** Logs `record`; what an async logger still runs, else undefined. */
+  readonly log: (record: WebhookLogRecord) => Promise<void> | undefined;
+  /**
+   * Calls a merchant hook without waiting for it; its failure is logged, never thrown. What an async hook still
+   * runs (never rejects), else undefined.
+   */
+  readonly hook: <A>(fn: ((arg: A) => unknown) | undefined, arg: A) => Promise<void> | undefined;
   /** False when no `info` record would reach anyone (silenced, or the default logger): none is built. */
   readonly wantsInfo: boolean;
 }
@@ -41,6 +45,8 @@ export class DeliveryReport {
   readonly started: number = performance.now();
   #key: string | undefined;
   #transactionId: string | undefined;
+  /** What async hooks and loggers of this delivery still run: a serverless platform must be told to wait for it. */
+  #running: Set<Promise<void>> | undefined;
 
   constructor(
     readonly reporter: Reporter,
@@ -63,17 +69,37 @@ export class DeliveryReport {
     if (this.#transactionId !== undefined) record.transactionId = this.#transactionId;
     record.durationMs = Math.round(performance.now() - this.started);
     if (extra?.error !== undefined) record.error = extra.error;
-    this.reporter.log(record);
+    this.track(this.reporter.log(record));
   }
 
   hook<A>(fn: ((arg: A) => unknown) | undefined, arg: A): void {
-    this.reporter.hook(fn, arg);
+    this.track(this.reporter.hook(fn, arg));
+  }
+
+  /** Counts `work` (when there is some) among what {@link DeliveryReport.settled} waits for. */
+  track(work: Promise<void> | undefined): void {
+    if (work === undefined) return;
+    const running = (this.#running ??= new Set());
+    running.add(work);
+    void work.then(() => running.delete(work));
+  }
+
+  /**
+   * What to hand a platform's `waitUntil` with the answer: `after` (the bookkeeping after it), then every hook
+   * and logger of this delivery still running, including those called meanwhile; undefined when there is none.
+   */
+  settled(after: Promise<void> | undefined): Promise<void> | undefined {
+    if (after === undefined && this.#running === undefined) return undefined;
+    const drain = async (): Promise<void> => {
+      while (this.#running !== undefined && this.#running.size > 0) await Promise.all(this.#running);
+    };
+    return after === undefined ? drain() : after.then(drain);
   }
 
   /** Reports a failure to `onError` with the status answered (200 when it happened after a 200). */
   failed(code: PayhookErrorCode, message: string, status: number, cause: unknown): void {
     const key = this.#key;
-    this.reporter.hook(this.onError, {
+    this.hook(this.onError, {
       code,
       message,
       status,
@@ -149,14 +175,14 @@ export function createReporter(logger: WebhookHandlerOptions['logger']): Reporte
   // The default logger prints warn and error records only.
   const wantsInfo = typeof logger === 'function';
 
-  function log(record: WebhookLogRecord): void {
+  function log(record: WebhookLogRecord): Promise<void> | undefined {
     // A broken logger (one that throws, or an async one that rejects) must not change the answer.
-    if (sink !== undefined) callDetached(() => sink(record));
+    return sink === undefined ? undefined : callDetached(() => sink(record));
   }
 
-  function hook<A>(fn: ((arg: A) => unknown) | undefined, arg: A): void {
-    if (fn === undefined) return;
-    callDetached(
+  function hook<A>(fn: ((arg: A) => unknown) | undefined, arg: A): Promise<void> | undefined {
+    if (fn === undefined) return undefined;
+    return callDetached(
       () => fn(arg),
       (error, how) =>
         log({ level: 'warn', event: 'hook-failed', message: `A payhook hook ${how}: ${describeError(error)}`, error }),
@@ -174,10 +200,12 @@ export function captureMismatch(
 ): void {
   const { onSignatureMismatch } = options;
   if (onSignatureMismatch === undefined) return;
-  captureDelivery(request, { webhookUrl: registeredFor(options.webhookUrl, request) }).then(
-    (capture) => report.hook(() => onSignatureMismatch(request, { capture }), undefined),
-    (cause: unknown) =>
-      report.log('warn', 'hook-failed', `Could not capture the delivery: ${describeError(cause)}`, { error: cause }),
+  report.track(
+    captureDelivery(request, { webhookUrl: registeredFor(options.webhookUrl, request) }).then(
+      (capture) => report.hook(() => onSignatureMismatch(request, { capture }), undefined),
+      (cause: unknown) =>
+        report.log('warn', 'hook-failed', `Could not capture the delivery: ${describeError(cause)}`, { error: cause }),
+    ),
   );
 }
 

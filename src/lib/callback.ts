@@ -14,7 +14,10 @@ export function isThenable(value: unknown): value is PromiseLike<unknown> {
 }
 
 /**
- * Calls `fn`; a throw or a rejection is passed to `failed` (by default, dropped).
+ * Calls `fn`; a throw or a rejection is passed to `failed` (by default,
+ * dropped). Returns, when `fn` returned a promise, one that settles with it
+ * and never rejects, for a platform that must be told what is still running
+ * (Workers' `waitUntil`); otherwise `undefined`.
  *
  * @example
  * ```ts
@@ -25,20 +28,27 @@ export function isThenable(value: unknown): value is PromiseLike<unknown> {
  */
 export function callDetached(
   fn: () => unknown,
-  failed: (error: unknown, how: 'threw' | 'rejected') => void = () => {},
-): void {
-  // Reporting the failure must not fail in turn (a logger that throws while a hook's failure is logged).
-  const report = (error: unknown, how: 'threw' | 'rejected'): void => {
+  failed: (error: unknown, how: 'threw' | 'rejected') => Promise<void> | undefined | void = () => {},
+): Promise<void> | undefined {
+  // Reporting the failure must not fail in turn (a logger that throws while a hook's failure is logged); what
+  // reporting it still runs is waited for too.
+  const report = (error: unknown, how: 'threw' | 'rejected'): Promise<void> | undefined => {
     try {
-      failed(error, how);
+      return failed(error, how) ?? undefined;
     } catch {
-      // Nothing left to tell.
+      return undefined; // Nothing left to tell.
     }
   };
   try {
     const result = fn();
-    if (isThenable(result)) result.then(undefined, (error: unknown) => report(error, 'rejected'));
+    if (isThenable(result)) {
+      return Promise.resolve(result).then(
+        () => undefined,
+        (error: unknown) => report(error, 'rejected'),
+      );
+    }
   } catch (error) {
-    report(error, 'threw');
+    return report(error, 'threw');
   }
+  return undefined;
 }

@@ -17,9 +17,11 @@ export type * from '../handler/public-types.js';
  * function alive for bookkeeping after the answer (Cloudflare Workers'
  * `ctx`, Vercel's and Netlify's context). payhook only uses it to settle a
  * claim whose handler missed its deadline, to release a claim that lands
- * after its 503, and to let a store's completion or release that missed
- * `storeTimeoutMs` land (waiting one `leaseMs` at most) — never to run your
- * handler after answering 200.
+ * after its 503, to let a store's completion or release that missed
+ * `storeTimeoutMs` land (waiting one `leaseMs` at most), and to let your
+ * async hooks and logger finish (`onError`, `onSignatureMismatch`, …: a
+ * platform cancels what was not handed to it once the answer is sent) —
+ * never to run your handler after answering 200.
  *
  * @example
  * ```ts

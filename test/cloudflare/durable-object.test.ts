@@ -142,6 +142,19 @@ describe('several Worker instances sharing the Durable Object', () => {
     return (lists as string[][]).flat();
   }
 
+  it("lets an async onError finish after the answer (handed to the Worker's waitUntil)", async () => {
+    const delivery = signDelivery(webhookBody());
+    const forged = { ...delivery, body: delivery.body.replace('SUCCEEDED', 'FAILED') };
+    expect((await deliver('a', forged)).status).toBe(401);
+    const a = await worker(mf!, 'a');
+    let reported: string[] = [];
+    for (let wait = 0; !reported.includes('SIGNATURE_MISMATCH') && wait < 25; wait++) {
+      await sleep(20);
+      reported = (await (await a.fetch('http://worker/reported')).json()) as string[];
+    }
+    expect(reported).toContain('SIGNATURE_MISMATCH');
+  });
+
   it('runs onPayment exactly once per delivery when every instance gets many copies at once', async () => {
     const deliveries = Array.from({ length: 5 }, () => signDelivery(webhookBody()));
     const copies = 30;

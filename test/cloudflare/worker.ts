@@ -7,7 +7,8 @@
 //     { "$number": "…" }, so the misuse checks run here too);
 //   - POST /webhooks/payments is createWebhookHandler from payhook/web with
 //     that store; onPayment waits a little, so copies of a delivery overlap;
-//   - GET /handled lists what this instance's onPayment saw;
+//   - GET /handled lists what this instance's onPayment saw, GET /reported the codes its async onError
+//     reported (after a timer: what the handler does not hand to waitUntil, workerd cancels once it answers);
 //   - GET /peek?key=… shows the record and the alarm the object keeps.
 import { createDurableObjectStore, PayhookDedupObject } from '../../src/cloudflare/index.js';
 import type { DurableObjectNamespaceLike, DurableObjectStateLike } from '../../src/cloudflare/index.js';
@@ -67,6 +68,7 @@ export class RpcOnlyObject {
 }
 
 const handled: string[] = [];
+const reported: string[] = [];
 let handler: WebhookHandler | undefined;
 
 function decode(text: string): Record<string, unknown> {
@@ -99,6 +101,7 @@ export default {
     const url = new URL(request.url);
     if (url.pathname.startsWith('/store/')) return storeCall(url.pathname.slice('/store/'.length), env, request);
     if (url.pathname === '/handled') return Response.json(handled);
+    if (url.pathname === '/reported') return Response.json(reported);
     if (url.pathname === '/peek') {
       const stub = env.DEDUP.get(env.DEDUP.idFromName(`payhook:${url.searchParams.get('key')}`));
       const answer = await stub.fetch('https://peek/peek', { method: 'POST', headers: {}, body: '' });
@@ -112,6 +115,10 @@ export default {
         onPayment: async (webhook) => {
           handled.push(webhook.id);
           await new Promise((resolve) => setTimeout(resolve, 30));
+        },
+        onError: async (error) => {
+          await new Promise((resolve) => setTimeout(resolve, 20));
+          reported.push(error.code);
         },
       });
       return handler(request, context);

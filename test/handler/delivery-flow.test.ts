@@ -319,6 +319,48 @@ describe('hooks and logger', () => {
     ]);
   });
 
+  // Workers cancels what a request left running once it is answered, unless it was handed to waitUntil: an async
+  // hook (onError reporting to Sentry, onSignatureMismatch saving its capture) or logger would be cut off.
+  it('hands what async hooks and the logger still run to waitUntil with the answer', async () => {
+    const finished: string[] = [];
+    const slow = (name: string) => async () => {
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      finished.push(name);
+    };
+    const handler = createWebhookHandler({
+      ...base,
+      onError: slow('onError'),
+      onSignatureMismatch: slow('onSignatureMismatch'),
+      onDuplicate: slow('onDuplicate'),
+      logger: slow('logger'),
+    });
+    // What the handler logs once made (the test key's warning) is not a delivery's: let it finish first.
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    const delivery = signDelivery(webhookBody());
+    const tampered = { ...delivery, body: delivery.body.replace('SUCCEEDED', 'FAILED') };
+    for (const [request, status, names] of [
+      [tampered, 401, ['logger', 'onError', 'onSignatureMismatch']],
+      [delivery, 200, ['logger']],
+      [delivery, 200, ['logger', 'onDuplicate']],
+    ] as const) {
+      const pending: Promise<unknown>[] = [];
+      finished.length = 0;
+      expect((await handler(toRequest(request), { waitUntil: (promise) => void pending.push(promise) })).status).toBe(
+        status,
+      );
+      expect(finished).toEqual([]);
+      expect(pending).toHaveLength(1);
+      await Promise.all(pending);
+      expect(finished.sort()).toEqual(names);
+    }
+    // Nothing async to wait for: waitUntil is not called.
+    const plain = createWebhookHandler({ ...base, logger: false });
+    const pending: Promise<unknown>[] = [];
+    const answered = await plain(toRequest(signDelivery(webhookBody())), { waitUntil: (p) => void pending.push(p) });
+    expect(answered.status).toBe(200);
+    expect(pending).toEqual([]);
+  });
+
   it("gives onError the delivery's key and the error behind a failure, and a 5xx body that says only to retry", async () => {
     const failure = new Error('db down');
     const errors: WebhookHandlerError[] = [];
@@ -456,7 +498,6 @@ describe('hooks and logger', () => {
         // A reason without a prototype has no text: logging the failed hook must not fail in turn.
         // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- what a careless hook may do
         onSignatureMismatch: () => Promise.reject(Object.create(null)),
-        // eslint-disable-next-line @typescript-eslint/no-misused-promises -- an async one, as a merchant may pass despite the type
         logger: (record) => {
           logged.push(record.event);
           return Promise.reject(new Error('log sink unreachable'));
