@@ -167,7 +167,11 @@ export function createDurableObjectStore(options: DurableObjectStoreOptions): De
       }
     }
     if (status < 200 || status > 299) {
-      const message = (answer as Partial<FailureBody> | null)?.message ?? `status ${status}`;
+      const failed = answer as Partial<FailureBody> | null;
+      // PayhookDedupObject names every failure with its code: JSON without one, short of a server error, is another
+      // class's answer (a router's JSON 404), as text is.
+      if (typeof failed?.code !== 'string' && status < 500) throw notOurs(operation);
+      const message = typeof failed?.message === 'string' ? failed.message : `status ${status}`;
       throw new PayhookError('STORE_UNAVAILABLE', `The Durable Object refused ${operation}: ${message}`);
     }
     return answer;

@@ -60,6 +60,13 @@ export class RouterObject {
   }
 }
 
+/** one routing its own paths with JSON errors, */
+export class JsonRouterObject {
+  fetch(): Response {
+    return Response.json({ error: 'Not Found' }, { status: 404 });
+  }
+}
+
 /** and one with RPC methods only (no fetch), as new Durable Objects often are. */
 export class RpcOnlyObject {
   hello(): string {
