@@ -159,10 +159,17 @@ end
 return 0`;
 
 // A reply that no retry will change: the user may not run the command (an
-// ACL such as -@scripting), or the server does not have it (a Redis-compatible
-// service without EVAL), or a node of a Redis Cluster redirects a plain client
-// that cannot follow (MOVED, ASK). Misconfiguration, not an outage.
-const REFUSED = /^(?:NOPERM|ERR unknown command|(MOVED|ASK) )/;
+// ACL such as -@scripting; inside a script, Redis 7.0 words it as an ERR), or
+// the server does not have it (a Redis-compatible service without EVAL), or a
+// node of a Redis Cluster redirects a plain client that cannot follow (MOVED,
+// ASK). Misconfiguration, not an outage.
+const REFUSED = /^(?:NOPERM|ERR The user executing the script can't run|ERR unknown command|(MOVED|ASK) )/;
+
+// The first claim's check: every command the scripts call, on a key under the prefix that no delivery has (the
+// store writes a key holding a NUL as its JSON literal), so an ACL that leaves one out fails before any payment.
+const CHECK_SCRIPT = `redis.call('GET', KEYS[1])
+redis.call('DEL', KEYS[1])
+return 1`;
 
 type Send = (args: string[]) => Promise<unknown>;
 
@@ -246,7 +253,8 @@ function milliseconds(name: 'leaseMs' | 'retentionMs', ms: number): string {
  * whose key patterns leave out `prefix`, or
  * `ERR unknown command` from a service without `EVAL`) rejects with
  * `INVALID_ARGUMENT`, answered 500 as misconfigured; the store's first claim
- * runs a trivial script to find this out before any payment is handled. So is
+ * runs a script calling `GET` and `DEL` on a key under `prefix` that no
+ * delivery has, to find this out before any payment is handled. So is
  * a `MOVED` or `ASK` reply: a plain client given one node of a Redis Cluster.
  * `leaseMs` and `retentionMs` are sent as whole milliseconds (fractions
  * round up); a value above `Number.MAX_SAFE_INTEGER` is `INVALID_ARGUMENT`.
@@ -317,13 +325,14 @@ export function createRedisStore(options: RedisStoreOptions): DedupStore {
     }
   }
 
-  // Whether EVAL has worked once: until it has, a claim first runs a trivial
-  // script, so a Redis that refuses scripts fails the claim (the delivery
-  // answered 500, retried) rather than every complete after onPayment ran.
+  // Whether EVAL has worked once: until it has, a claim first runs the check
+  // script, so a Redis that refuses scripts (or a command in them) fails the
+  // claim (the delivery answered 500, retried) rather than every complete or
+  // release after onPayment ran.
   let scriptsWork = false;
   async function checkScripts(): Promise<void> {
     if (scriptsWork) return;
-    await run('EVAL', ['EVAL', 'return 1', '0']);
+    await run('EVAL', ['EVAL', CHECK_SCRIPT, '1', `${prefix}\u0000check`]);
     scriptsWork = true;
   }
 

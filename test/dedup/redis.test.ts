@@ -83,15 +83,31 @@ describe('createRedisStore', () => {
     const client = new Redis(server.port, '127.0.0.1', { username: 'shoponly', password: 'pw', lazyConnect: true });
     await client.connect();
     try {
-      // Scripts run (the first claim's check names no key), but payhook:* is not the user's.
+      // Scripts run, but payhook:* is not the user's: the first claim's check, on a key under the prefix, says so.
       await expect(createRedisStore({ client }).claim('tx', { leaseMs: 60_000 })).rejects.toMatchObject({
         code: 'INVALID_ARGUMENT',
-        message: expect.stringMatching(/^Redis refused SET NX PX: NOPERM .*~payhook:\*.*prefix/),
+        message: expect.stringMatching(/^Redis refused EVAL: NOPERM .*~payhook:\*.*prefix/),
       });
       // As the message says: a prefix the key pattern allows.
       expect((await createRedisStore({ client, prefix: 'shop:' }).claim('tx', { leaseMs: 60_000 })).status).toBe(
         'claimed',
       );
+    } finally {
+      client.disconnect();
+    }
+  });
+
+  // A script's own commands are checked only when it calls them: release's DEL runs only for a held claim.
+  it('refuses a user who may not DEL at the first claim, not at the first release after onPayment threw', async () => {
+    await ioredis.call('ACL', 'SETUSER', 'nodel', 'on', '>pw', '~payhook:*', '+get', '+set', '+eval');
+    const client = new Redis(server.port, '127.0.0.1', { username: 'nodel', password: 'pw', lazyConnect: true });
+    await client.connect();
+    try {
+      await expect(createRedisStore({ client }).claim('nodel-tx', { leaseMs: 60_000 })).rejects.toMatchObject({
+        code: 'INVALID_ARGUMENT',
+        message: expect.stringMatching(/^Redis refused EVAL: .*GET, SET, DEL and EVAL/),
+      });
+      expect(await ioredis.exists('payhook:nodel-tx')).toBe(0);
     } finally {
       client.disconnect();
     }
