@@ -151,9 +151,10 @@ export interface WebhookHandlerBaseOptions extends Omit<
   handlerTimeoutMs?: number;
   /**
    * The deadline for each store call; a slower store counts as unreachable
-   * (503). A claim that still lands after it is released with its own token
-   * as soon as it does, whatever the store, so the service's retry is
-   * processed rather than answered 409 for a whole lease. At most
+   * (503). A claim that still lands after it, within one `leaseMs`, is
+   * released with its own token as soon as it does, whatever the store, so
+   * the service's retry is processed rather than answered 409 for a whole
+   * lease (one landing later holds the delivery for its lease). At most
    * 2 147 483 647, as for `handlerTimeoutMs`.
    * @defaultValue 5 000
    */
