@@ -75,9 +75,17 @@ export function parse<O extends Options>(args: readonly string[], options: O, po
       options,
       strict: true,
       allowPositionals: positionals > 0,
+      tokens: true,
     });
     if (parsed.positionals.length > positionals) {
       throw new UsageError(`unexpected argument ${JSON.stringify(parsed.positionals[positionals])}`);
+    }
+    // parseArgs keeps the last of a value given twice: `--status FAILED --status SUCCEEDED` would sign a success.
+    const given = new Set<string>();
+    for (const token of parsed.tokens) {
+      if (token.kind !== 'option' || options[token.name]?.type !== 'string' || options[token.name]?.multiple) continue;
+      if (given.has(token.name)) throw new UsageError(`--${token.name} is given more than once`);
+      given.add(token.name);
     }
     return parsed;
   } catch (error) {

@@ -253,8 +253,15 @@ export async function readSendOptions(args: readonly string[]): Promise<SendOpti
   if (values.status !== undefined) overrides.status = values.status;
   if (values.amount !== undefined) {
     const amount = Number(values.amount);
-    if (values.amount.trim() === '' || !Number.isFinite(amount)) throw new UsageError('--amount must be a number');
+    // Decimal only: Number() also reads 0x10 and 0b101, which no merchant means as an amount.
+    if (!/^[+-]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?$/i.test(values.amount) || !Number.isFinite(amount)) {
+      throw new UsageError(`--amount must be a decimal number (got ${JSON.stringify(values.amount)})`);
+    }
     overrides.amount = amount;
+    // The flag wins over the body file's fields.amount too (a --field amount=… below still wins over the flag).
+    if (typeof overrides.fields === 'object' && overrides.fields !== null && 'amount' in overrides.fields) {
+      overrides.fields = { ...overrides.fields, amount };
+    }
   }
   if (values['transaction-id'] !== undefined) overrides.transactionId = values['transaction-id'];
   const fieldPairs = pairs(values.field, 'field');

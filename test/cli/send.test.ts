@@ -92,7 +92,8 @@ describe('payhook send', () => {
         status: 'SUCCEEDED',
         amount: 5,
         receiptNumber: 'R-1',
-        fields: { orderId: 'A-17' },
+        // The file's fields.amount yields to --amount too: a body with two amounts would test nothing real.
+        fields: { orderId: 'A-17', amount: 5 },
       }),
     );
     const result = await run([
@@ -659,6 +660,9 @@ describe('payhook send', () => {
       ['send', 'ftp://127.0.0.1/x'],
       ['send', 'http://127.0.0.1:9/x', '--variant', 'nope'],
       ['send', 'http://127.0.0.1:9/x', '--amount', 'lots'],
+      ['send', 'http://127.0.0.1:9/x', '--amount', '0x10'],
+      // A value given twice: which one was meant? (parseArgs alone keeps the last.)
+      ['send', 'http://127.0.0.1:9/x', '--status', 'FAILED', '--status', 'SUCCEEDED'],
       ['send', 'http://127.0.0.1:9/x', '--age', '300020'],
       ['send', 'http://127.0.0.1:9/x', '--age', '-298000'],
       // 295.5 s ago when written: the CLI reads its clock after it starts, which only moves the date further into
