@@ -235,7 +235,7 @@ export interface WebhookHandlerBaseOptions extends Omit<
    * (levels `warn` and `error`), at most 10 lines a second; the number of
    * lines left out is printed with the next line after that second.
    */
-  logger?: ((record: WebhookLogRecord) => void | Promise<void>) | false;
+  logger?: ((record: WebhookLogRecord) => void) | false;
 }
 
 /**

@@ -85,7 +85,7 @@ export function startWorker(deps: WorkerDeps, concurrency: number, options: Inbo
   const { signal } = options;
   // A hook that throws or rejects must not end the loop (and with it the worker); it has nothing left to tell.
   const report = options.onError ?? defaultReport;
-  const onError = (error: unknown, delivery?: InboxDelivery) => callDetached(() => report(error, delivery));
+  const onError = (error: unknown, delivery?: InboxDelivery): void => void callDetached(() => report(error, delivery));
   const recover = options.onRecover ?? defaultRecover;
 
   let stopping = false;
@@ -130,7 +130,7 @@ export function startWorker(deps: WorkerDeps, concurrency: number, options: Inbo
     const reported = reportedAt !== undefined;
     downSince = reportedAt = undefined;
     failures = 0;
-    if (reported) callDetached(() => recover(outageMs));
+    if (reported) void callDetached(() => recover(outageMs));
   }
 
   const held = new Set<() => void>();
