@@ -939,33 +939,35 @@ describe('deadLetter for a signed payload payhook does not understand', () => {
 // A deadLetter that misses handlerTimeoutMs is answered 500 but keeps running: how it ends is logged, and a parked
 // delivery's claim waits for it, so a retry meanwhile does not park and dead-letter the delivery a second time.
 describe('a deadLetter that misses handlerTimeoutMs', () => {
-  function lateDeadLetter() {
+  /** A handler (handlerTimeoutMs 50) whose deadLetter ends when the test says, with its log and waitUntil. */
+  function lateDeadLetter(onPayment: WebhookHandlerOptions['onPayment'] = () => park('unknown order')) {
     const ends: Array<(error?: Error) => void> = [];
     const deadLetter = vi.fn(
       () => new Promise<void>((resolve, reject) => void ends.push((error) => (error ? reject(error) : resolve()))),
     );
-    return { deadLetter, end: (error?: Error) => ends.shift()!(error) };
+    const logs: WebhookLogRecord[] = [];
+    const pending: Promise<unknown>[] = [];
+    const handler = createWebhookHandler({
+      ...base,
+      handlerTimeoutMs: 50,
+      logger: collectInto(logs),
+      deadLetter,
+      onPayment,
+    });
+    const waitUntil = (promise: Promise<unknown>) => void pending.push(promise);
+    return { deadLetter, end: (error?: Error) => ends.shift()!(error), logs, pending, handler, waitUntil };
   }
 
   it.each([
     ['in time', 0],
     ['after its deadline', 100],
   ])('keeps a parked delivery claimed until it ends, then records it as handled (onPayment %s)', async (_, parkMs) => {
-    const logs: WebhookLogRecord[] = [];
-    const pending: Promise<unknown>[] = [];
-    const { deadLetter, end } = lateDeadLetter();
-    const handler = createWebhookHandler({
-      ...base,
-      handlerTimeoutMs: 50,
-      logger: collectInto(logs),
-      deadLetter,
-      onPayment: () =>
-        parkMs === 0
-          ? park('unknown order')
-          : new Promise((resolve) => setTimeout(() => resolve(park('unknown order')), parkMs)),
-    });
+    const { deadLetter, end, logs, pending, handler, waitUntil } = lateDeadLetter(() =>
+      parkMs === 0
+        ? park('unknown order')
+        : new Promise((resolve) => setTimeout(() => resolve(park('unknown order')), parkMs)),
+    );
     const delivery = signDelivery(webhookBody());
-    const waitUntil = (promise: Promise<unknown>) => void pending.push(promise);
     expect((await handler(toRequest(delivery), { waitUntil })).status).toBe(500);
     await vi.waitFor(() => expect(deadLetter).toHaveBeenCalledTimes(1));
     await new Promise((resolve) => setTimeout(resolve, 80));
@@ -985,18 +987,9 @@ describe('a deadLetter that misses handlerTimeoutMs', () => {
   });
 
   it('releases the claim of a parked delivery when it throws after its deadline', async () => {
-    const logs: WebhookLogRecord[] = [];
-    const pending: Promise<unknown>[] = [];
-    const { deadLetter, end } = lateDeadLetter();
-    const handler = createWebhookHandler({
-      ...base,
-      handlerTimeoutMs: 50,
-      logger: collectInto(logs),
-      deadLetter,
-      onPayment: () => park('unknown order'),
-    });
+    const { deadLetter, end, logs, pending, handler, waitUntil } = lateDeadLetter();
     const delivery = signDelivery(webhookBody());
-    expect((await handler(toRequest(delivery), { waitUntil: (p) => void pending.push(p) })).status).toBe(500);
+    expect((await handler(toRequest(delivery), { waitUntil })).status).toBe(500);
     end(new Error('dead-letter table missing'));
     await Promise.all(pending);
     expect(logs.at(-1)).toMatchObject({
@@ -1010,11 +1003,7 @@ describe('a deadLetter that misses handlerTimeoutMs', () => {
   });
 
   it('logs how the hand-off of a payload not understood ended', async () => {
-    const logs: WebhookLogRecord[] = [];
-    const pending: Promise<unknown>[] = [];
-    const { deadLetter, end } = lateDeadLetter();
-    const handler = createWebhookHandler({ ...base, handlerTimeoutMs: 50, logger: collectInto(logs), deadLetter });
-    const waitUntil = (promise: Promise<unknown>) => void pending.push(promise);
+    const { end, logs, pending, handler, waitUntil } = lateDeadLetter();
     const request = () => toRequest(signDelivery(webhookBody({ amount: 'twelve' })));
     expect((await handler(request(), { waitUntil })).status).toBe(500);
     expect((await handler(request(), { waitUntil })).status).toBe(500);
