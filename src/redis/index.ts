@@ -159,11 +159,14 @@ end
 return 0`;
 
 // A reply that no retry will change: the user may not run the command (an
-// ACL such as -@scripting; inside a script, Redis 7.0 words it as an ERR), or
-// the server does not have it (a Redis-compatible service without EVAL), or a
-// node of a Redis Cluster redirects a plain client that cannot follow (MOVED,
-// ASK). Misconfiguration, not an outage.
-const REFUSED = /^(?:NOPERM|ERR The user executing the script can't run|ERR unknown command|(MOVED|ASK) )/;
+// ACL such as -@scripting; inside a script an ERR, worded by Redis 6 as
+// "Error running script … can't run / can't access", by 7.0 as "The user
+// executing the script can't …", by 7.2 and Valkey as "ACL failure in
+// script"), or the server does not have it (a Redis-compatible service
+// without EVAL), or a node of a Redis Cluster redirects a plain client that
+// cannot follow (MOVED, ASK). Misconfiguration, not an outage.
+const REFUSED =
+  /^(?:NOPERM|ERR (?:The user executing the script can't|ACL failure in script|Error running script\b.*\bcan't (?:run|access)|unknown command)|(MOVED|ASK) )/s;
 
 // The first claim's check: every command the scripts call, on a key under the prefix that no delivery has (the
 // store writes a key holding a NUL as its JSON literal), so an ACL that leaves one out fails before any payment.

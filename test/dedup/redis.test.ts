@@ -78,6 +78,29 @@ describe('createRedisStore', () => {
     await expect(noEval.claim('tx', { leaseMs: 1000 })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
   });
 
+  // The refusal of a command inside a script, as each server words it (7.0's is met for real in the next test).
+  it.each([
+    [
+      'Redis 6',
+      "ERR Error running script (call to f_0123): @user_script:2: @user_script: 2: The user executing the script can't run this command or subcommand",
+    ],
+    [
+      'Redis 7.0',
+      "ERR The user executing the script can't access at least one of the keys mentioned in the command script: 1",
+    ],
+    [
+      'Redis 7.2, Valkey',
+      "ERR ACL failure in script: User nodel has no permissions to run the 'del' command script: 2, on @user_script:2.",
+    ],
+  ])('reads a script command refused by the ACL (%s) as misconfigured at the first claim', async (_, reply) => {
+    const store = createRedisStore({
+      client: {
+        sendCommand: (args) => (args[0] === 'EVAL' ? Promise.reject(new Error(reply)) : Promise.resolve('OK')),
+      },
+    });
+    await expect(store.claim('tx', { leaseMs: 1000 })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+  });
+
   it("names the key pattern as a cause when the user's ACL does not cover the prefix", async () => {
     await ioredis.call('ACL', 'SETUSER', 'shoponly', 'on', '>pw', '~shop:*', '+@all');
     const client = new Redis(server.port, '127.0.0.1', { username: 'shoponly', password: 'pw', lazyConnect: true });
