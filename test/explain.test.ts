@@ -322,6 +322,13 @@ describe('explainVerificationFailure', () => {
       expect(none).toMatchObject({ ok: false, code: 'URL_MISMATCH', signatureVerifies: false });
       expect(none.canonical).toContain(`\n${new URL(webhookUrl[0]!).pathname}\n`);
     }
+    // However many entries the host has, the search's budget of signature checks holds.
+    const many = Array.from({ length: 700 }, (_, i) => `https://shop.example.kg/hook?shop=${i}`);
+    const last = await explainVerificationFailure(received(await delivery(many.at(-1)!), '/hook'), {
+      ...testKeys,
+      webhookUrl: many,
+    });
+    expect(last.checks).toBeLessThanOrEqual(600);
   });
 
   // Signed for the pinned URL, the request lost or changed its query on the way: verifyWebhook refuses it URL_MISMATCH,

@@ -258,10 +258,11 @@ export async function readSendOptions(args: readonly string[]): Promise<SendOpti
       throw new UsageError(`--amount must be a decimal number (got ${JSON.stringify(values.amount)})`);
     }
     overrides.amount = amount;
-    // The flag wins over the body file's fields.amount too (a --field amount=… below still wins over the flag).
-    if (typeof overrides.fields === 'object' && overrides.fields !== null && 'amount' in overrides.fields) {
-      overrides.fields = { ...overrides.fields, amount };
-    }
+    // The flag wins over the body file's fields.amount and data.amount too (a --field amount=… below still wins).
+    const withAmount = (part: unknown) =>
+      typeof part === 'object' && part !== null && 'amount' in part ? { ...part, amount } : part;
+    const loose = overrides as Record<string, unknown>;
+    for (const part of ['fields', 'data']) if (part in loose) loose[part] = withAmount(loose[part]);
   }
   if (values['transaction-id'] !== undefined) overrides.transactionId = values['transaction-id'];
   const fieldPairs = pairs(values.field, 'field');

@@ -27,7 +27,7 @@ import {
 import { candidatesFor } from './candidates.js';
 import { arrivalFix, describeChange, fixFor, quote, quoteQuery, REGISTERED_URL_ADVICE } from './fixes.js';
 import { candidateKeys } from './keys.js';
-import { searchVariants } from './search.js';
+import { MAX_CHECKS, searchVariants } from './search.js';
 import type { DiagnosisChange, ExplainOptions, ExplainRequest, VerificationDiagnosis } from './types.js';
 
 function result(
@@ -159,10 +159,12 @@ async function explain(
     const bytes = forHost.length > 1 && first.ok ? decodeBase64Lenient(signature) : null;
     if (first.ok && bytes !== null) {
       const keys = usable.filter((key) => key.configured).map((key) => key.imported);
+      // One check per key and entry, within half the budget of checks: the search keeps the rest.
       for (const url of forHost) {
+        if (counter.checks + keys.length > MAX_CHECKS / 2) break;
         const next = judgedAt(url);
         const head = targetHead(next.at);
-        counter.checks++;
+        counter.checks += keys.length;
         if (await verifyWithKeys(keys, head + first.bodyLine, bytes)) {
           judged = next;
           read = { ...first, head, canonical: head + first.bodyLine };

@@ -120,7 +120,11 @@ export async function deadLetterParked(
   const failed = await handOff(settings, parkedDelivery(parked, claim), deadline);
   if (failed?.late !== undefined) {
     // Still running: the claim is kept until it ends, so a retry meanwhile does not park and dead-letter it again.
-    const after = stores.settleLate(failed.late, key, token, claim.claimedAt, deadline, report, 'deadLetter');
+    const late = failed.late.then(() => {
+      const message = `Parked by onPayment (${describeParked(parked)}); deadLetter finished after its deadline (answered 500): recorded as handled once its claim is settled, never retried.`;
+      report.log('warn', 'parked', message);
+    });
+    const after = stores.settleLate(late, key, token, claim.claimedAt, deadline, report, 'deadLetter');
     return withAfter(refuseFailed(report, failed), after);
   }
   if (failed !== undefined) {

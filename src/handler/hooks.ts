@@ -140,7 +140,7 @@ export interface DuplicateDelivery {
  * |---|---|---|
  * | `handled` | info | `onPayment` handled the delivery (answered 200) |
  * | `duplicate` | info | already handled: answered 200 without calling `onPayment` |
- * | `parked` | warn | `onPayment` returned `park(reason)`: answered 200, recorded as handled, never retried (returned after `handlerTimeoutMs`: logged when it comes, without a status, as the 500 was answered; the retry is a duplicate) |
+ * | `parked` | warn | `onPayment` returned `park(reason)`: answered 200, recorded as handled, never retried (returned after `handlerTimeoutMs`, or handed to a `deadLetter` that finished after it: logged when it comes, without a status, as the 500 was answered; the retry is a duplicate) |
  * | `in-progress` | info | another worker holds the delivery (409) |
  * | `rejected` | warn | refused before `onPayment`: method, body, signature, timestamp or request errors |
  * | `invalid-payload` | error | signed and fresh but not a webhook payhook understands, without `deadLetter` (400) |

@@ -21,7 +21,8 @@ export type * from '../handler/public-types.js';
  * `storeTimeoutMs` land (waiting one `leaseMs` at most), and to let your
  * async hooks and logger finish (`onError`, `onSignatureMismatch`, …: a
  * platform cancels what was not handed to it once the answer is sent) —
- * never to run your handler after answering 200.
+ * never to run your handler after answering 200. A hook that never settles
+ * holds it until the platform's own limit: give your hooks' I/O a timeout.
  *
  * @example
  * ```ts

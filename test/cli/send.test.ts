@@ -125,6 +125,10 @@ describe('payhook send', () => {
     const card = await run(['send', url, '--variant', 'card']);
     expect(card.code).toBe(0);
     expect(JSON.parse(received[1]!.body)).toMatchObject({ service: { id: 'VISA' } });
+    // A web payment's data.amount too.
+    await writeFile(file, JSON.stringify({ variant: 'web', data: { amount: 5 }, fields: { amount: 5 } }));
+    expect((await run(['send', url, '--body', file, '--amount', '7'])).code).toBe(0);
+    expect(JSON.parse(received[2]!.body)).toMatchObject({ amount: 7, fields: { amount: 7 }, data: { amount: 7 } });
   });
 
   it('--body reads a UTF-8 file, a leading BOM ignored, and refuses one that is not UTF-8 (exit 2)', async () => {

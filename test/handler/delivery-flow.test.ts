@@ -982,6 +982,10 @@ describe('a deadLetter that misses handlerTimeoutMs', () => {
           ? 'deadLetter finished after its deadline; the delivery is now recorded as handled.'
           : expect.stringContaining('onPayment parked the delivery (unknown order) after its deadline'),
     });
+    // Counted as parked, with its reason, whichever handler was late.
+    expect(logs.filter((record) => record.event === 'parked').map((record) => record.message)).toEqual([
+      expect.stringContaining('Parked by onPayment (unknown order)'),
+    ]);
     expect(await (await handler(toRequest(delivery))).json()).toEqual({ ok: true, duplicate: true });
     expect(deadLetter).toHaveBeenCalledTimes(1);
   });
