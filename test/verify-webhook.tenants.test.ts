@@ -168,6 +168,21 @@ describe('several registered URLs', () => {
     });
   });
 
+  it('says the function returned no URL, not that none of a list fits', async () => {
+    const result = await verifyWebhook(deliveryFor(seven), {
+      publicKeys: PUBLIC_KEY,
+      now: NOW,
+      webhookUrl: () => undefined,
+    });
+    expect(result.ok ? undefined : result.error.message).toBe('The webhookUrl function returned no URL.');
+    const listed = await verifyWebhook(deliveryFor(seven), {
+      publicKeys: PUBLIC_KEY,
+      now: NOW,
+      webhookUrl: [`${SHOP}/x`],
+    });
+    expect(listed.ok ? undefined : listed.error.message).toMatch(/fits none of the registered webhookUrl values/);
+  });
+
   it('refuses a function answer that is not a URL as a misuse', async () => {
     const request = deliveryFor(seven);
     await expect(

@@ -67,8 +67,11 @@ export interface TargetRequest {
   readonly headers: HeadersInput;
 }
 
-/** Internal: the registered URL a request was signed for, or `undefined` when none of them fits it. */
-export type RegisteredUrl = (request: TargetRequest) => PinnedUrl | undefined;
+/**
+ * Internal: the registered URL a request was signed for, or `undefined` when none of them fits it (or the
+ * merchant's function, `fromFunction`, returned none).
+ */
+export type RegisteredUrl = ((request: TargetRequest) => PinnedUrl | undefined) & { readonly fromFunction?: true };
 
 // A webhookUrl function's answers, read once each; bounded, since a function may answer anything.
 const MAX_REMEMBERED_URLS = 1_000;
@@ -92,7 +95,7 @@ export function registeredUrl(option: unknown): RegisteredUrl {
   if (typeof option === 'function') {
     const resolve = option as (request: TargetRequest) => unknown;
     const remembered = new Map<string, PinnedUrl>();
-    return (request) => {
+    const pin = (request: TargetRequest): PinnedUrl | undefined => {
       const answer = resolve(request);
       if (answer === undefined || answer === null) return undefined;
       if (typeof answer !== 'string') throw misuse('A webhookUrl function must return a URL string, or undefined.');
@@ -103,6 +106,7 @@ export function registeredUrl(option: unknown): RegisteredUrl {
       }
       return pinned;
     };
+    return Object.assign(pin, { fromFunction: true as const });
   }
   if (Array.isArray(option)) {
     if (option.length === 0) throw misuse('webhookUrl must list at least one URL.');
@@ -268,7 +272,9 @@ export function signedTarget(request: TargetRequest, options: TargetOptions): Si
     options.webhookUrl === undefined
       ? undefined
       : pinned === undefined
-        ? 'The request fits none of the registered webhookUrl values (by path and query).'
+        ? options.webhookUrl.fromFunction
+          ? 'The webhookUrl function returned no URL.'
+          : 'The request fits none of the registered webhookUrl values (by path and query).'
         : // Only what is wrong: the sender is answered this, and the registered URL may hold a secret.
           missing && `The request's query ${missing} the registered webhookUrl.`;
   let host: string | undefined;
