@@ -33,14 +33,15 @@ export interface Parked {
  *
  * @example
  * ```ts
- * import { park } from 'payhook';
+ * import { orderReference, park } from 'payhook';
  * import type { PaymentWebhook } from 'payhook';
  *
  * declare const orders: Map<string, { amountMinor: number }>;
  *
  * function onPayment(webhook: PaymentWebhook) {
- *   const order = orders.get(String(webhook.fields.paymentId));
- *   if (!order) return park('unknown order', { paymentId: webhook.fields.paymentId });
+ *   const reference = orderReference(webhook);
+ *   const order = reference === undefined ? undefined : orders.get(reference);
+ *   if (!order) return park('unknown order', { reference, id: webhook.id });
  *   // … apply the payment to the order
  * }
  * ```

@@ -143,12 +143,13 @@ const TABLE: ReadonlyArray<
  * ```ts
  * import { SERVICE_STATUS_CODES, serviceStatus } from 'payhook';
  *
- * const retriable = SERVICE_STATUS_CODES.filter((code) => serviceStatus(code).retriable);
+ * // The table marks 200 "retriable" too: keep the errors.
+ * const retryOn = SERVICE_STATUS_CODES.filter((code) => code >= 400 && serviceStatus(code).retriable); // [500, 502, 503]
  * ```
  */
-export const SERVICE_STATUS_CODES: readonly ServiceStatusCode[] = [
+export const SERVICE_STATUS_CODES: readonly ServiceStatusCode[] = /* @__PURE__ */ Object.freeze([
   200, 201, 400, 401, 402, 403, 404, 409, 500, 502, 503,
-];
+] as const);
 
 /**
  * Looks a status code of the payment service up in the service's table:

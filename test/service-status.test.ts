@@ -88,6 +88,9 @@ describe('serviceStatus (spec §7)', () => {
 
   it('lists exactly the codes of the table', () => {
     expect([...SERVICE_STATUS_CODES]).toEqual(TABLE.map(([code]) => code));
+    // Shared by every importer: one that empties it must not empty it for the others.
+    expect(Object.isFrozen(SERVICE_STATUS_CODES)).toBe(true);
+    expect(() => ((SERVICE_STATUS_CODES as number[]).length = 0)).toThrow(TypeError);
   });
 
   it.each([0, 100, 202, 204, 301, 405, 418, 422, 429, 501, 504, 999, -1, 1.5, Number.NaN, 4e2 + 0.1])(

@@ -28,7 +28,10 @@ const STATUSES = "'SUCCEEDED', 'FAILED', 'CANCELED', 'PROCESSING', 'PENDING' or 
  * `undefined` or `null` (no status applied yet) and `UNKNOWN` rank below all.
  *
  * So `SUCCEEDED` is never left, a late `PROCESSING` never undoes a final
- * status, `FAILED` then `SUCCEEDED` ends paid (the payer tried again), and
+ * status, `FAILED` then `SUCCEEDED` ends paid (the payer tried again: this
+ * function sees statuses only, so a `SUCCEEDED` of the very transaction that
+ * `FAILED` ends paid too; keep the transaction ids to tell, as docs/orders.md
+ * shows), and
  * folding any sequence of one payment's deliveries — any order, any
  * duplicates — ends in the same state: the highest-ranked status among them.
  * Store the status you applied next to the order and pass it as `current`.
@@ -48,7 +51,7 @@ const STATUSES = "'SUCCEEDED', 'FAILED', 'CANCELED', 'PROCESSING', 'PENDING' or 
  * import { shouldApplyStatus } from 'payhook';
  *
  * shouldApplyStatus(undefined, 'PROCESSING');  // true
- * shouldApplyStatus('FAILED', 'SUCCEEDED');     // true: paid after all
+ * shouldApplyStatus('FAILED', 'SUCCEEDED');     // true: another try paid
  * shouldApplyStatus('SUCCEEDED', 'PROCESSING'); // false: a late delivery
  * shouldApplyStatus('PENDING', 'UNKNOWN');      // false: never applied
  * ```
