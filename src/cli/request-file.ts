@@ -95,9 +95,19 @@ function fromHttp(file: Buffer): CapturedRequest {
   const bytes = file[0] === 0xef && file[1] === 0xbb && file[2] === 0xbf ? file.subarray(3) : file;
   // Latin-1 gives one character per byte, so the offsets found are the bytes'.
   const split = /\r?\n\r?\n/.exec(bytes.toString('latin1'));
-  const head = (split ? bytes.subarray(0, split.index) : bytes).toString('utf8');
+  const head = split ? bytes.subarray(0, split.index) : bytes;
   let body = split ? bytes.subarray(split.index + split[0].length) : Buffer.alloc(0);
-  const [requestLine = '', ...lines] = head.split(/\r?\n/);
+  // Header bytes are read as Latin-1, as every server reads them (so what verifies here verifies there, and
+  // `payhook send` writes them back byte for byte); the request line as UTF-8, as a client writes its target.
+  const lineEnd = head.indexOf(0x0a);
+  const requestLine = (lineEnd === -1 ? head : head.subarray(0, lineEnd)).toString('utf8').replace(/\r$/, '');
+  const lines =
+    lineEnd === -1
+      ? []
+      : head
+          .subarray(lineEnd + 1)
+          .toString('latin1')
+          .split(/\r?\n/);
   // The target is a path or an absolute URL: "hello world" is not a request line.
   const match = /^([A-Za-z]+)\s+(\/\S*|https?:\/\/\S+)(?:\s+HTTP\/[\d.]+)?\s*$/i.exec(requestLine);
   if (!match)

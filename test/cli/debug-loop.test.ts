@@ -166,6 +166,24 @@ describe('payhook send --request: replaying a capture', () => {
     expect(payments).toHaveLength(1);
   });
 
+  // A server reads header bytes as Latin-1: verify judges a raw capture as the receiver did, and send writes it back.
+  it("reads a raw capture's header bytes as Latin-1, as the receiver does", async () => {
+    const { url, payments } = await receiver();
+    const key = join(dir, 'latin1-header.pem');
+    await writeFile(key, TEST_KEY_PAIR.publicKey);
+    const signed = await signWebhook(createTestWebhook(), { url: WEBHOOK_URL, headers: { 'x-api-name': 'caf\u00e9' } });
+    const head = Object.entries(signed.headers).map(([name, value]) => `${name}: ${value}`);
+    const file = join(dir, 'latin1-header.http');
+    const text = ['POST /webhooks/payments HTTP/1.1', ...head, '', signed.body].join('\r\n');
+    await writeFile(file, Buffer.from(text, 'latin1')); // "é" as the byte 0xE9, as it went over the wire
+    expect((await run(['verify', '--request', file, '--key', key])).code).toBe(0);
+    expect((await run(['send', '--request', file, '--to', url])).code).toBe(0);
+    expect(payments).toHaveLength(1);
+    // The same value as UTF-8 bytes is another value to every server ("cafÃ©"): refused here as there.
+    await writeFile(file, Buffer.from(text, 'utf8'));
+    expect((await run(['verify', '--request', file, '--key', key])).code).toBe(1);
+  });
+
   // The URL signed came from the capture's own Host and path, not from the user: a receiver pinned to another
   // URL is the likelier cause than the key.
   it('a capture without a recorded webhookUrl, signed again for its own URL, names the webhookUrl before the key', async () => {
