@@ -136,6 +136,19 @@ describe('verifyWebhook', () => {
     }
   });
 
+  it('refuses headers given as an array of pairs as misuse, not as a request without a signature', async () => {
+    const delivery = signDelivery(webhookBody(), { timestamp: NOW });
+    const pairs = Object.entries(delivery.headers) as never; // as `[...new Headers(…)]` gives them
+    await expect(verifyWebhook({ ...asRequest(delivery), headers: pairs }, base)).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      message: expect.stringContaining('not an array'),
+    });
+    const parts = { method: 'POST', path: '/webhooks/payments', body: delivery.body };
+    expect(() => buildCanonicalString({ ...parts, headers: pairs })).toThrow(
+      expect.objectContaining({ code: 'INVALID_ARGUMENT' }),
+    );
+  });
+
   it('counts a string body in UTF-8 bytes against maxBodyBytes', async () => {
     // 2-, 3- and 4-byte characters (a surrogate pair is one 4-byte character).
     const body = JSON.stringify({ ...webhookBody(), note: 'é€😀'.repeat(40) });

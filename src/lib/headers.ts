@@ -35,6 +35,8 @@ function headerValue(value: unknown, name: string): string | undefined {
 
 /** Every header as given: its name as written, its raw value. */
 function eachRaw(headers: HeadersInput, callback: (name: string, value: unknown) => void): void {
+  // `[...new Headers(…)]` would be read by its indexes ("0", "1"…): every header missing.
+  if (Array.isArray(headers)) throw misuse('headers must be a Headers or a record, not an array.');
   if (isHeadersLike(headers)) {
     headers.forEach((value: unknown, name: unknown) => {
       // A WHATWG Headers gives strings; a Map or hand-made object may not.

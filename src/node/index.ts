@@ -216,7 +216,8 @@ function isFastify(req: unknown, res: unknown): boolean {
 
 /** The request's headers, with every host the request names in `host` (see nodeHost). */
 function headersOf(req: NodeRequestLike): NodeRequestLike['headers'] {
-  const { headers } = req;
+  // A shim without headers gets an answer (no signature), not a rejected promise and no answer.
+  const headers = req.headers ?? {};
   const host = nodeHost(headers, req.rawHeaders) as NodeRequestLike['headers'][string];
   return host === headers['host'] ? headers : { ...headers, host };
 }

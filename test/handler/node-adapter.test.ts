@@ -393,6 +393,26 @@ describe('a hand-made request (a serverless shim)', () => {
     expect(errors).toEqual([['METHOD_NOT_ALLOWED', 405]]);
   });
 
+  it('without headers is answered (401 MISSING_SIGNATURE), not left unanswered with a rejected promise', async () => {
+    const handler = createNodeWebhookHandler({
+      publicKeys: PUBLIC_KEY,
+      webhookUrl: WEBHOOK_URL,
+      logger: false,
+      onPayment: () => {},
+    });
+    const res = {
+      statusCode: 0,
+      body: '',
+      setHeader: () => {},
+      end(chunk: string) {
+        this.body = chunk;
+      },
+    };
+    const req = { method: 'POST', url: '/webhooks/payments', on: () => {}, removeListener: () => {} };
+    await handler(req as never, res);
+    expect([res.statusCode, JSON.parse(res.body).code]).toEqual([401, 'MISSING_SIGNATURE']);
+  });
+
   /** A handler whose log records and onError codes are kept, a request stream made by hand, and a response that records. */
   function shim(extra: Record<string, unknown> = {}) {
     const logs: WebhookLogRecord[] = [];
