@@ -29,6 +29,8 @@ export interface SendContext {
   asCaptured: boolean;
   /** The URL posted to carries a query (given, or added from the signed URL or the capture). */
   querySent: boolean;
+  /** That query lacks a parameter of the signed URL's, or gives one another value. */
+  queryDiffers: boolean;
 }
 
 /** The likely causes, most likely first, and the command that tells them apart, for one refusal code. */
@@ -121,14 +123,11 @@ const QUERY_LACKING =
 
 function urlMismatch(context: SendContext): Cause {
   if (!context.querySent) return { causes: [QUERY_LACKING] };
-  // The query left with the delivery: the likelier loss is on the way.
-  return {
-    causes: [
-      'the query sent did not reach payhook as sent: a proxy or router in front of the receiver dropped or changed ' +
-        'it (the answer names the parameter)',
-      QUERY_LACKING,
-    ],
-  };
+  const lost =
+    'the query sent did not reach payhook as sent: a proxy or router in front of the receiver dropped or changed ' +
+    'it (the answer names the parameter)';
+  // Sent with the signed URL's query, the likelier loss is on the way; with another, that difference is.
+  return { causes: context.queryDiffers ? [QUERY_LACKING, lost] : [lost, QUERY_LACKING] };
 }
 
 const FIXED: Readonly<Record<string, Cause>> = {

@@ -1,4 +1,5 @@
 import { SERVICE_WINDOW_MS } from '../lib/clock.js';
+import { missingFrom } from '../lib/signed-target.js';
 import { retryDelay } from '../retry.js';
 import { createTestWebhook } from '../testing/deliveries.js';
 import { signWebhook, type SignedWebhook } from '../testing/sign.js';
@@ -187,6 +188,11 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
     hostGiven: flags.host !== undefined && !asCaptured,
     asCaptured,
     querySent: URL.canParse(url) && new URL(url).search !== '',
+    queryDiffers:
+      signedUrl !== undefined &&
+      URL.canParse(url) &&
+      URL.canParse(signedUrl) &&
+      missingFrom(new URL(signedUrl).search.slice(1), new URL(url).search.slice(1)) !== undefined,
   };
   // A forged or stale delivery: the receiver passes by refusing it (401), and a 200 is the failure.
   const mustRefuse = flags.tamper === true || Math.abs(offset) > SERVICE_WINDOW_MS;

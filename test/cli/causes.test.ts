@@ -13,6 +13,7 @@ const context: SendContext = {
   hostGiven: false,
   asCaptured: false,
   querySent: false,
+  queryDiffers: false,
 };
 
 describe('the refusal causes payhook send prints', () => {

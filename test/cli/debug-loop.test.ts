@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { createServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -366,6 +366,13 @@ describe('payhook send names the likely cause of a refusal', () => {
     );
     expect(result.stdout).toContain('diagnose: ');
     expect(result.stdout).toContain('payhook verify --request');
+    // docs/testing.md shows this run's output: its causes as printed, every one of them.
+    const doc = await readFile(new URL('../../docs/testing.md', import.meta.url), 'utf8');
+    const causes = (text: string) => text.split('\n').filter((line) => line.startsWith('    - '));
+    expect(causes(doc.slice(doc.indexOf('likely causes (SIGNATURE_MISMATCH)')))).toEqual(
+      expect.arrayContaining(causes(result.stdout)),
+    );
+    expect(causes(result.stdout)).toHaveLength(4);
   });
 
   it('a URL that differs from the receiver’s webhookUrl', async () => {

@@ -436,6 +436,17 @@ describe('payhook send', () => {
     expect(withQuery.stdout).toMatch(
       /likely causes \(URL_MISMATCH\), most likely first:\n {4}- the query sent did not reach payhook as sent: a proxy or router/,
     );
+    // Sent with another value than the one signed for: that difference comes first.
+    const otherShop = await run([
+      'send',
+      `${url}?shop=8`,
+      '--webhook-url',
+      'https://shop.example.kg/webhooks/payments?shop=7',
+    ]);
+    expect(received[2]?.url).toBe('/webhooks/payments?shop=8');
+    expect(otherShop.stdout).toMatch(
+      /likely causes \(URL_MISMATCH\), most likely first:\n {4}- the URL you send to lacks a query parameter/,
+    );
   });
 
   // A receiver that refuses every delivery (without the test key, another webhookUrl, a proxy's 401) would refuse
