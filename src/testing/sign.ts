@@ -291,7 +291,9 @@ function newRequest(url: string, init: RequestInit): Request {
  * strips, so the signature would never verify), a control character or one
  * above U+00FF in a header value, a header name that is not an HTTP token, a
  * body on a `GET` or `HEAD` (a delivery signed with the body `''` is sent
- * without one), a URL with credentials, or a method the runtime refuses.
+ * without one), a URL with credentials, a method the runtime refuses, or, where
+ * a `Request` cannot carry a Host header (browsers), a signed Host that is not
+ * the URL's.
  *
  * @example
  * ```ts
@@ -309,12 +311,21 @@ function newRequest(url: string, init: RequestInit): Request {
  */
 export function toRequest(signed: SignedWebhook): Request {
   const init = sendableInit(signed, signed.url);
+  let request: Request;
   try {
-    return new Request(signed.url, init);
+    request = new Request(signed.url, init);
   } catch {
-    // Runtimes that forbid setting Host take it from the URL, which is the same.
-    return newRequest(signed.url, { ...init, headers: withoutHost(init.headers) });
+    request = newRequest(signed.url, { ...init, headers: withoutHost(init.headers) });
   }
+  // Runtimes that forbid setting Host (browsers) drop it, by throwing or silently: the URL's host stands in, which
+  // verifies only when it is the Host signed.
+  const host = init.headers['host'];
+  if (host !== undefined && (request.headers.get('host') ?? new URL(request.url).host) !== host) {
+    throw notSendable(
+      `this runtime does not let a Request carry the Host header, and the Host signed (${host}) is not the URL's; sign for a URL whose host is the Host`,
+    );
+  }
+  return request;
 }
 
 /**
@@ -325,7 +336,8 @@ export function toRequest(signed: SignedWebhook): Request {
  * your app would, so sign for the URL you send to — or configure the
  * receiver's `webhookUrl` with the signed one. A redirect is not followed:
  * the service does not follow one either, so a 3xx answer is what it would
- * get (and retry). `options.signal` bounds or cancels the request, as it
+ * get (and retry); a browser's `fetch` gives it as an opaque response of
+ * status 0. `options.signal` bounds or cancels the request, as it
  * does `fetch`'s: `{ signal: AbortSignal.timeout(5_000) }` fails a test whose
  * endpoint never answers in 5 seconds instead of leaving it hanging until
  * the test runner's own timeout.

@@ -1,7 +1,7 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { runInNewContext } from 'node:vm';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { buildCanonicalString } from '../../src/canonical.js';
 import { verifySignature } from '../../src/signature.js';
 import { verifyWebhook } from '../../src/verify-webhook.js';
@@ -272,6 +272,30 @@ describe('toRequest and sendWebhook', () => {
     expect(request.headers.get('signature')).toBe(signed.headers['signature']);
     expect(request.headers.get('x-api-timestamp')).toBe(signed.headers['x-api-timestamp']);
     expect(await request.text()).toBe(signed.body);
+  });
+
+  it("toRequest refuses a signed Host a runtime would drop (browsers), unless it is the URL's", async () => {
+    // A browser's Request keeps no Host header, silently; some runtimes throw instead.
+    class HostlessRequest extends Request {
+      constructor(url: string, init: RequestInit & { headers: Record<string, string> }) {
+        const { host: _dropped, ...headers } = init.headers;
+        super(url, { ...init, headers });
+      }
+    }
+    vi.stubGlobal('Request', HostlessRequest);
+    try {
+      const forUrl = await signWebhook(createTestWebhook(), { url: URL_ });
+      expect(toRequest(forUrl).headers.get('host')).toBeNull();
+      const otherHost = await signWebhook(createTestWebhook(), {
+        url: 'http://127.0.0.1:3000/hook',
+        host: 'shop.example.kg',
+      });
+      expect(() => toRequest(otherHost)).toThrow(
+        expect.objectContaining({ code: 'INVALID_ARGUMENT', message: expect.stringContaining('Host header') }),
+      );
+    } finally {
+      vi.unstubAllGlobals();
+    }
   });
 
   it('sendWebhook delivers to the signed URL, or to another origin with the signed path', async () => {
