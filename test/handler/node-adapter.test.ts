@@ -394,22 +394,8 @@ describe('a hand-made request (a serverless shim)', () => {
   });
 
   it('without headers is answered (401 MISSING_SIGNATURE), not left unanswered with a rejected promise', async () => {
-    const handler = createNodeWebhookHandler({
-      publicKeys: PUBLIC_KEY,
-      webhookUrl: WEBHOOK_URL,
-      logger: false,
-      onPayment: () => {},
-    });
-    const res = {
-      statusCode: 0,
-      body: '',
-      setHeader: () => {},
-      end(chunk: string) {
-        this.body = chunk;
-      },
-    };
-    const req = { method: 'POST', url: '/webhooks/payments', on: () => {}, removeListener: () => {} };
-    await handler(req as never, res);
+    const { handler, req, res } = shim({ headers: undefined });
+    await handler(req, res);
     expect([res.statusCode, JSON.parse(res.body).code]).toEqual([401, 'MISSING_SIGNATURE']);
   });
 
