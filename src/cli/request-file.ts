@@ -97,8 +97,9 @@ function fromHttp(file: Buffer): CapturedRequest {
   const split = /\r?\n\r?\n/.exec(bytes.toString('latin1'));
   const head = split ? bytes.subarray(0, split.index) : bytes;
   let body = split ? bytes.subarray(split.index + split[0].length) : Buffer.alloc(0);
-  // Header bytes are read as Latin-1, as every server reads them (so what verifies here verifies there, and
-  // `payhook send` writes them back byte for byte); the request line as UTF-8, as a client writes its target.
+  // Header bytes are read as Latin-1, as Node, Deno and Bun read them (workerd reads UTF-8: docs/recipes.md), so what
+  // verifies here verifies there and `payhook send` writes them back byte for byte; the request line as UTF-8, as a
+  // client writes its target.
   const lineEnd = head.indexOf(0x0a);
   const requestLine = (lineEnd === -1 ? head : head.subarray(0, lineEnd)).toString('utf8').replace(/\r$/, '');
   const lines =

@@ -31,7 +31,7 @@ const STATUSES = "'SUCCEEDED', 'FAILED', 'CANCELED', 'PROCESSING', 'PENDING' or 
  * status, `FAILED` then `SUCCEEDED` ends paid (the payer tried again: this
  * function sees statuses only, so a `SUCCEEDED` of the very transaction that
  * `FAILED` ends paid too; keep the transaction ids to tell, as docs/orders.md
- * shows), and
+ * describes), and
  * folding any sequence of one payment's deliveries — any order, any
  * duplicates — ends in the same state: the highest-ranked status among them.
  * Store the status you applied next to the order and pass it as `current`.

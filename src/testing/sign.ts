@@ -286,14 +286,17 @@ function newRequest(url: string, init: RequestInit): Request {
  * handler (`payhook/web`, Hono, Next.js route handlers, Workers) directly.
  * Its URL is `signed.url`, so the handler sees the signed host and path.
  *
+ * Where a `Request` cannot carry a Host header (browsers drop it), the
+ * handler sees the URL's host: a delivery signed for another Host (the
+ * `host` option) then verifies only at a receiver that pins `webhookUrl`.
+ * Sign for the URL there, or pin `webhookUrl`.
+ *
  * @throws {@link payhook!PayhookError | PayhookError} `INVALID_ARGUMENT` for what would not arrive
  * as signed: a header value with whitespace around it (which `Request`
  * strips, so the signature would never verify), a control character or one
  * above U+00FF in a header value, a header name that is not an HTTP token, a
  * body on a `GET` or `HEAD` (a delivery signed with the body `''` is sent
- * without one), a URL with credentials, a method the runtime refuses, or, where
- * a `Request` cannot carry a Host header (browsers), a signed Host that is not
- * the URL's.
+ * without one), a URL with credentials, or a method the runtime refuses.
  *
  * @example
  * ```ts
@@ -311,21 +314,12 @@ function newRequest(url: string, init: RequestInit): Request {
  */
 export function toRequest(signed: SignedWebhook): Request {
   const init = sendableInit(signed, signed.url);
-  let request: Request;
   try {
-    request = new Request(signed.url, init);
+    return new Request(signed.url, init);
   } catch {
-    request = newRequest(signed.url, { ...init, headers: withoutHost(init.headers) });
+    // Runtimes that forbid setting Host (some throw; browsers drop it silently) carry the URL's host instead.
+    return newRequest(signed.url, { ...init, headers: withoutHost(init.headers) });
   }
-  // Runtimes that forbid setting Host (browsers) drop it, by throwing or silently: the URL's host stands in, which
-  // verifies only when it is the Host signed.
-  const host = init.headers['host'];
-  if (host !== undefined && (request.headers.get('host') ?? new URL(request.url).host) !== host) {
-    throw notSendable(
-      `this runtime does not let a Request carry the Host header, and the Host signed (${host}) is not the URL's; sign for a URL whose host is the Host`,
-    );
-  }
-  return request;
 }
 
 /**
