@@ -11,8 +11,8 @@
 //   node bench/http-server.mjs peer-bare:<id> the same checks as that library, by hand with node:crypto
 // The parent sends { pem, storeOptions, packageDir?, webAdaptor? } over IPC (packageDir: another build of payhook for the
 // payhook modes); the server answers { port } once listening; 'start' marks the start of the measured window;
-// 'stats' is answered with { handled, answered, cpuPerRequest, systemPerRequest } (CPU µs of this process, all
-// threads, per request answered since 'start'); 'exit' closes and exits.
+// 'stats' is answered with { handled, answered, cpuMicros, systemMicros } (CPU µs of this process, all threads, and
+// the kernel's part of them, since 'start'); 'exit' closes and exits.
 import { Buffer } from 'node:buffer';
 import { createServer } from 'node:http';
 import { Readable } from 'node:stream';
@@ -115,8 +115,8 @@ process.once('message', async (setup) => {
           stats: {
             ...stats(),
             answered,
-            cpuPerRequest: (used.user + used.system) / answered,
-            systemPerRequest: used.system / answered,
+            cpuMicros: used.user + used.system,
+            systemMicros: used.system,
           },
         });
       }

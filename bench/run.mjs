@@ -3,8 +3,9 @@
 // Over HTTP, in one run and alternating, it measures payhook's handlers against bare servers that do the same work
 // by hand, and three well-known webhook libraries against their own bare servers. Each server runs alone in its own
 // process; autocannon runs in this one, with 64 connections, every request a distinct signed delivery. For each
-// server it reports requests per second, p50 and p99 latency, and the server process's CPU time per request; each
-// ratio is taken between two runs of the same round (run back to back), and the median over rounds is printed.
+// server it reports requests per second, p50 and p99 latency, and the server process's CPU time per request. In each
+// round the servers of a group are measured in alternating half-second slices (bench/http.mjs runGroup); each ratio
+// is taken between two servers' sums over one round, and the median over rounds is printed.
 // Then it measures what an unsigned request with a maximal body costs the event loop.
 //
 // A script, not a test: a missed target is reported, never failed. It exits non-zero only when something errs
@@ -14,6 +15,8 @@
 //   BENCH_QUICK=1         a quick run (1-2 minutes on an idle machine): 2 rounds of 1.5 s
 //   BENCH_ROUNDS=5        rounds (each round runs every server once; medians are reported)
 //   BENCH_HTTP_S=3        measured seconds per server per round
+//   BENCH_SLICES=6        slices those seconds are split into, alternating with the group's other servers
+//                         (default: one per half second)
 //   BENCH_WARMUP=32768    warm-up requests before each measured run (other deliveries); the first 2,048 of them
 //                         are timed too, for the "just started" figures
 //   BENCH_POOL            distinct signed deliveries per measured run (default 32,000 per measured second)
@@ -32,7 +35,7 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { canonicalString } from './bare.mjs';
 import { makeDeliveries, PUBLIC_KEY_PEM, signatureOf } from './deliveries.mjs';
-import { runHttp } from './http.mjs';
+import { runGroup } from './http.mjs';
 import { formatOps, formatRatio, env, median, settle, table } from './lib.mjs';
 import { PEERS, signPeerDeliveries, tamper } from './peers.mjs';
 import { unsignedCost } from './unsigned.mjs';
@@ -42,6 +45,11 @@ const QUICK = env('BENCH_QUICK', 0) !== 0;
 // servers alternate, the less one of them gains from a quiet moment.
 const ROUNDS = Math.max(1, Math.round(env('BENCH_ROUNDS', QUICK ? 2 : 5)));
 const HTTP_S = env('BENCH_HTTP_S', QUICK ? 1.5 : 3);
+// Each server's measured seconds are split into slices of about half a second, alternating with the other servers of
+// its group. Measured on this kind of machine with nothing else running, one process's RSA verify took from 26 to
+// 56 µs in 250 ms windows, slow phases lasting from a quarter of a second to a few seconds: two servers measured
+// for 3 s one after the other often met different machines (single rounds' ratios from 0.48 to 0.99 for one build).
+const SLICES = Math.max(1, Math.round(env('BENCH_SLICES', HTTP_S / 0.5)));
 // Measured in 1-second windows after 2,048 warm-up requests, every server was still speeding up for seconds while
 // the JIT compiled its code: the bare servers for about 15,000 more requests, payhook/web up to about 30,000 (on
 // Node 24 its first two seconds ran at about half its later rate). The warm-up goes past that, so the table is
@@ -172,35 +180,43 @@ async function httpBenchmarks() {
       const group = list[(k + round) % list.length];
       const servers = [group.bare, ...group.members];
       if (round % 2 === 1) servers.reverse();
-      for (const server of servers) {
-        if (Date.now() + runSeconds * 1000 > signed.validUntil) {
-          console.log('  the deliveries would leave the timestamp window: signing them again');
-          signed = await makePools(list.map((g) => g.scheme));
-        }
-        const setup = { pem: PUBLIC_KEY_PEM, storeOptions, packageDir: server.dir, webAdaptor: WEB_ADAPTOR };
-        const run = await runHttp(server.mode, {
-          setup,
+      if (Date.now() + runSeconds * servers.length * 1000 > signed.validUntil) {
+        console.log('  the deliveries would leave the timestamp window: signing them again');
+        signed = await makePools(list.map((g) => g.scheme));
+      }
+      const modes = servers.map((server) => ({
+        mode: server.mode,
+        setup: { pem: PUBLIC_KEY_PEM, storeOptions, packageDir: server.dir, webAdaptor: WEB_ADAPTOR },
+      }));
+      const results = await runGroup(
+        modes,
+        {
           ...signed.pools[group.scheme],
           connections: CONNECTIONS,
-          durationS: HTTP_S,
           warmupRequests: WARMUP,
           coldRequests: COLD,
-        });
+        },
+        HTTP_S,
+        SLICES,
+      );
+      const load = sampleLoad();
+      for (const [i, server] of servers.entries()) {
+        const run = results[i];
         if (run.errors > 0 || run.timeouts > 0) {
           throw new Error(`${server.key}: ${run.errors} errors, ${run.timeouts} timeouts`);
         }
         if (run.non2xx > 0) throw new Error(`${server.key} answered non-2xx: ${JSON.stringify(run.statusCodes)}`);
         runs[server.key].push(run);
-        // A few requests in flight when the load stops are handled but never answered: hence the cap.
+        // A few requests in flight when a slice stops are handled but never answered: hence the cap.
         const fresh = run.answered > 0 ? Math.min(100, Math.round((100 * run.handled) / run.answered)) : 0;
         console.log(
           `  round ${round + 1} ${server.key.padEnd(22)} ${formatOps(run.requestsPerSecond).padStart(7)} req/s` +
             `  p99 ${String(run.p99Ms).padStart(3)} ms  CPU ${run.cpuPerRequest.toFixed(0).padStart(3)} µs/req` +
             ` (${run.systemPerRequest.toFixed(0)} kernel)  ${fresh}% first deliveries` +
-            `${run.exhausted ? ' (pool ran out: stopped early)' : ''}  load ${sampleLoad().toFixed(2)}`,
+            `${run.exhausted ? ' (pool ran out: stopped early)' : ''}  load ${load.toFixed(2)}`,
         );
-        await settle(300);
       }
+      await settle(300);
     }
   }
   return { list, runs };
