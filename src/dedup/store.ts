@@ -10,7 +10,10 @@
  * The answer of {@link DedupStore.claim}:
  *
  * - `claimed`: nobody holds or finished this delivery; the caller now holds it
- *   for the lease and must later `complete` or `release` it with `token`.
+ *   for the lease and must later `complete` or `release` it with `token`,
+ *   which is this claim's own (no other claim of the key ever gets the same
+ *   one, so a worker whose lease ran out cannot complete or release the claim
+ *   that replaced its own).
  * - `in-progress`: another worker holds an unexpired claim. Do not process,
  *   and do not answer 200 (the holder may still fail).
  * - `completed`: the delivery was handled within the retention period.
@@ -63,7 +66,13 @@ export interface ClaimOptions {
  * ```
  */
 export interface CompleteOptions {
-  /** How long the delivery is remembered as handled. */
+  /**
+   * How long the delivery is remembered as handled. `Infinity` (a merchant's
+   * `retentionMs: Infinity`) means for ever: a store that writes an expiry
+   * time must keep it as such, not as a TTL and not through `JSON.stringify`,
+   * which writes `Infinity` as `null` (read back as a time long past, every
+   * redelivery would be handled again).
+   */
   retentionMs: number;
 }
 

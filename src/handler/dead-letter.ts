@@ -165,7 +165,7 @@ export async function deadLetterLatePark(
     return true;
   }
   // Answered (500) already: logged, not refused a second time.
-  const message = `${failed.message} The claim is released for the retry.`;
+  const message = `The claim is released for the retry: ${failed.message}`;
   report.log('error', 'handler-failed', message, { error: failed.cause });
   return false;
 }

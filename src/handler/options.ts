@@ -134,7 +134,9 @@ export interface WebhookHandlerBaseOptions extends Omit<
    * never be replayed: within the window it is remembered, after it it is
    * stale. Keep it above 24 hours, the longest gap between two attempts of
    * the service (`retryDelay`): a copy of a delivery whose 200 was lost
-   * arriving after the retention runs `onPayment` again.
+   * arriving after the retention runs `onPayment` again. `Infinity` keeps
+   * every handled delivery for ever (a store of your own must then keep
+   * `Infinity` as such: see `CompleteOptions`).
    * @defaultValue 604 800 000 (7 days)
    */
   retentionMs?: number;

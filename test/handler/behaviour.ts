@@ -429,9 +429,10 @@ export function behaviourSuite(kind: AdapterKind): void {
         [{ status: 'done' }, 'status "done"'],
         [{ state: 'claimed', token: 't-1' }, 'status undefined'],
         // The token is missing, which the message's list says.
-        [{ status: 'claimed' }, 'status "claimed"'],
+        [{ status: 'claimed' }, 'status "claimed" with token of type undefined'],
         // An empty token: complete() would refuse it, and the delivery would be handled again after the lease.
-        [{ status: 'claimed', token: '' }, 'status "claimed"'],
+        [{ status: 'claimed', token: '' }, 'status "claimed" with token ""'],
+        [{ status: 'claimed', token: 42 }, 'status "claimed" with token of type number'],
         [undefined, 'undefined'],
       ];
       for (const [result, what] of results) {
@@ -820,7 +821,7 @@ export function behaviourSuite(kind: AdapterKind): void {
         const failed = r.logs.filter((record) => record.event === 'handler-failed');
         expect(failed.map(shape)).toEqual([['handler-failed', 'error', undefined, undefined]]);
         expect(failed[0]?.message).toBe(
-          'deadLetter threw: dead-letter table missing The claim is released for the retry.',
+          'The claim is released for the retry: deadLetter threw: dead-letter table missing',
         );
         expect(failed[0]?.error).toMatchObject({ message: 'dead-letter table missing' });
         failing = false;
