@@ -70,6 +70,13 @@ export function isMisconfiguration(error: unknown): boolean {
 export function fault(what: string, cause: unknown, fix: string): PayhookError {
   if (cause instanceof PayhookError) return cause;
   const state = sqlState(cause);
+  // A character the database's encoding cannot hold (a Cyrillic key in a LATIN1 database): every retry fails alike.
+  if (state === '22021' || state === '22P05') {
+    const encoding = "The database's encoding cannot hold this text: use a UTF8 database.";
+    return new PayhookError('INVALID_ARGUMENT', `PostgreSQL ${what} failed: ${describeError(cause)}. ${encoding}`, {
+      cause,
+    });
+  }
   if (state !== undefined && MISCONFIGURED.has(state)) {
     return new PayhookError('INVALID_ARGUMENT', `PostgreSQL ${what} failed: ${describeError(cause)}. ${fix}`, {
       cause,

@@ -32,6 +32,19 @@ import { startWorker, within, type Attempt } from './worker.js';
 
 const defaultRetryDelay = (attempt: number): number => Math.min(1000 * 2 ** (attempt - 1), 3_600_000);
 
+const NON_ASCII = /[\u0080-\uffff]/g;
+
+/**
+ * JSON text with every character past ASCII written as a `\u` escape. A
+ * `json` column keeps the text as given, so a database in any encoding
+ * (LATIN1, say, which holds no Cyrillic) stores any body, and parsing it back
+ * gives the same strings. Written as is, a payer's name in Cyrillic failed
+ * every insert into such a database, and the delivery with it, for ever.
+ */
+function asciiJson(value: unknown): string {
+  return JSON.stringify(value).replace(NON_ASCII, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
 /** The longest age `prune` takes (an interval past it overflows). */
 const MAX_AGE_MS = 100 * 365.25 * 86_400_000;
 
@@ -182,7 +195,7 @@ export function createPostgresInbox(options: PostgresInboxOptions): PostgresInbo
     // Rows are keyed by id and status: two payments with an empty id (told
     // apart only by a dedupKey of yours) would be stored as one.
     if (id === '') throw misuse('inbox.enqueue cannot store a delivery with an empty id: its rows are keyed by id.');
-    const values = [asText(webhook.id), asText(deliveryState(webhook)), JSON.stringify(webhook.raw)];
+    const values = [asText(webhook.id), asText(deliveryState(webhook)), asciiJson(webhook.raw)];
     await guarded('insert', () => run(sql.enqueue, values));
   }
 

@@ -840,3 +840,44 @@ describe('createPostgresInbox misuse and outages', () => {
     await expect(inbox.enqueue({} as never)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
   });
 });
+
+describe('a database whose encoding is not UTF8', () => {
+  // A LATIN1 database holds no Cyrillic; the service's payers have Cyrillic names.
+  let latinPool: pg.Pool;
+  let latinSql: postgres.Sql;
+  beforeAll(async () => {
+    await pool.query("CREATE DATABASE latin1 ENCODING 'LATIN1' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0");
+    const url = server.url.replace(/\/postgres$/, '/latin1');
+    latinPool = new pg.Pool({ connectionString: url, max: 4 });
+    latinPool.on('error', () => {});
+    latinSql = postgres(url, { max: 4, onnotice: () => {} });
+  }, 30_000);
+  afterAll(async () => {
+    await latinPool?.end();
+    await latinSql?.end();
+  });
+
+  for (const driver of ['pg', 'postgres.js'] as const) {
+    it(`stores and hands back a body with text the encoding lacks, via ${driver}`, async () => {
+      const client = driver === 'pg' ? latinPool : latinSql;
+      const inbox = createPostgresInbox({ client, table: `latin_inbox_${tables++}` });
+      await inbox.migrate();
+      const named = webhook({ fields: { amount: 1, paymentId: 'order-1', payerName: 'Айбек Токтогулов ✓ 😀 é' } });
+      await inbox.enqueue(named);
+      const seen: PaymentWebhook[] = [];
+      expect(await inbox.processNext((received) => void seen.push(received))).toBe('done');
+      expect(seen[0]).toEqual(named);
+    });
+
+    it(`refuses a key the encoding cannot hold as misconfiguration, not an outage, via ${driver}`, async () => {
+      const client = driver === 'pg' ? latinPool : latinSql;
+      const store = createPostgresStore({ client, table: `latin_store_${tables++}` });
+      await store.migrate();
+      const caught = await store.claim('Айбек:SUCCEEDED', { leaseMs: 10_000 }).catch((error: unknown) => error);
+      expect(caught).toMatchObject({ code: 'INVALID_ARGUMENT' });
+      expect((caught as Error).message).toContain(
+        "The database's encoding cannot hold this text: use a UTF8 database.",
+      );
+    });
+  }
+});
