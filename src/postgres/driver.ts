@@ -141,7 +141,8 @@ export interface Transaction extends Connection {
 /**
  * Runs `work` inside one transaction on one connection, committing when it
  * resolves. `onConnection` (pg only) hears of the connection while it is held,
- * and `abort` on it destroys the connection (PostgreSQL rolls back).
+ * and `abort` on it closes the connection (PostgreSQL rolls back once a
+ * statement still running there ends).
  */
 export type Transact = <T>(work: (tx: Transaction) => Promise<T>, hold?: Holder) => Promise<T>;
 

@@ -4,7 +4,8 @@
  *
  * @module
  */
-import { connectionLost, isConnectionLoss } from './faults.js';
+import { describeError } from '../lib/misuse.js';
+import { connectionLost, isConnectionLoss, sqlState } from './faults.js';
 import { controlSql } from './sql.js';
 import type { Connection, PgPoolClientLike, PgPoolLike, PgQueryable, Row, Runner, Transact } from './driver.js';
 
@@ -64,14 +65,25 @@ export function pgTransact(pool: PgPoolLike): Transact {
     };
     const savepoint = async <T>(inner: (scope: Connection) => Promise<T>): Promise<T> => {
       await statement(controlSql.savepoint);
+      // The first of inner's statements that failed: when inner caught it, the next statement (or RELEASE) fails with
+      // "current transaction is aborted", which names no statement; this error does (postgres.js reports it itself).
+      let caught: unknown;
+      const run: Runner = (text, values) =>
+        statement(text, values).catch((error: unknown) => {
+          caught ??= error;
+          throw error;
+        });
       try {
-        const result = await inner({ run: statement, connection });
+        const result = await inner({ run, connection });
         // Fails when one of the statements failed (the transaction is aborted): a failure too.
         await statement(controlSql.releaseSavepoint);
         return result;
       } catch (error) {
         await statement(controlSql.rollbackToSavepoint);
-        throw error;
+        if (caught === undefined || caught === error || sqlState(error) !== '25P02') throw error;
+        const message = `A statement failed (its error caught) and aborted the transaction: ${describeError(caught)}`;
+        // eslint-disable-next-line preserve-caught-error -- the cause is the statement that failed, not the 25P02 after it
+        throw new Error(message, { cause: caught });
       }
     };
     try {

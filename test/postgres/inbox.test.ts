@@ -165,12 +165,15 @@ for (const driver of ['pg', 'postgres.js'] as const) {
     });
 
     it('recovers from a handler whose own statement failed and aborted the transaction', async () => {
-      const { inbox, orders } = await fresh();
+      const { inbox, table, orders } = await fresh();
       await inbox.enqueue(webhook());
       const broken = async (_: PaymentWebhook, tx: { query: (t: string) => Promise<unknown> }) => {
         await tx.query('SELECT * FROM no_such_table').catch(() => {}); // swallowed, but the transaction is aborted
       };
       expect(await inbox.processNext(broken, { retryDelayMs: () => 0 })).toBe('retrying');
+      // The row's error names the statement that failed, not only "current transaction is aborted" (pg said that).
+      const [row] = (await pool.query(`SELECT last_error FROM ${table}`)).rows as Array<{ last_error: string }>;
+      expect(row?.last_error).toContain('relation "no_such_table" does not exist');
       expect(
         await inbox.processNext(async (received, tx) => {
           await tx.query(`INSERT INTO ${orders} VALUES ($1, $2)`, [received.id, received.status]);
