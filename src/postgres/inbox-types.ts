@@ -91,7 +91,7 @@ export interface InboxTransaction {
 export interface InboxDelivery {
   /** The row's id in the inbox table. */
   readonly id: string;
-  /** `webhook.id` as stored: as it is, or its JSON literal when it holds a NUL or a lone surrogate. */
+  /** `webhook.id` as stored: as it is, or its JSON literal when it holds a NUL or a lone surrogate or starts with `"`. */
   readonly deliveryId: string;
   /** The normalised status the row was stored under. */
   readonly status: string;
