@@ -354,7 +354,8 @@ describe('explainVerificationFailure', () => {
     });
     expect(changed).toMatchObject({ ok: false, code: 'URL_MISMATCH', signatureVerifies: true });
     expect(changed.fix).toBe(
-      'the query string is changed on the way (the service signed `?shop=…`): have it pass the query string on unchanged',
+      'the query string is changed on the way: it gives the parameter "shop" another value than the one the service ' +
+        'signed (`?shop=…`): have it pass the query string on unchanged',
     );
     expect(changed.message).toContain('but the timestamp is refused');
   });
@@ -438,7 +439,18 @@ describe('explainVerificationFailure', () => {
       registeredUrl,
     });
     expect(changed.changes).toEqual([{ part: 'query', received: 'shop=8&lang=ru', expected: 'shop=7&lang=ru' }]);
-    expect(changed.fix).toContain('the query string is changed on the way (the service signed `?shop=…&lang=…`)');
+    // Not "set webhookUrl": with it, payhook would refuse the query that arrives (URL_MISMATCH).
+    expect(changed.fix).toBe(
+      'the query string is changed on the way: it gives the parameter "shop" another value than the one the service ' +
+        'signed (`?shop=…&lang=…`): have it pass the query string on unchanged; a `webhookUrl` with that query does ' +
+        'not help, as payhook checks that the query arrives as signed',
+    );
+    // One parameter of the signed query dropped on the way, the others kept.
+    const partly = await explainVerificationFailure(received(signed, '/hook?lang=ru'), { ...testKeys, registeredUrl });
+    expect(partly.changes).toEqual([{ part: 'query', received: 'lang=ru', expected: 'shop=7&lang=ru' }]);
+    expect(partly.fix).toContain('it lacks the parameter "shop" of the one the service signed (`?shop=…&lang=…`)');
+    expect(partly.fix).toContain('have it pass the query string on unchanged');
+    expect(partly.fix).not.toContain('set `webhookUrl`');
     expect(changed.message).toContain(
       'signature would verify with query `?shop=…&lang=…` (your request has other values)',
     );

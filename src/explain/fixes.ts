@@ -5,7 +5,7 @@
  *
  * @module
  */
-import type { SignedTarget } from '../lib/signed-target.js';
+import { missingFrom, type SignedTarget } from '../lib/signed-target.js';
 import { redactQuery, redactUrl, splitUrl } from '../lib/url.js';
 import type { Candidates } from './candidates.js';
 import { environmentKeyName, TEST_KEY_NAME } from './keys.js';
@@ -78,14 +78,10 @@ function queryReason({ received, expected }: DiagnosisChange): string {
   if (received === '') {
     return `the query string does not reach payhook: a proxy drops it${OR_ROUTER}`;
   }
-  const arrived = new URLSearchParams(received);
-  let kept = true;
-  new URLSearchParams(expected).forEach((value, name) => {
-    if (!arrived.getAll(name).includes(value)) kept = false;
-  });
-  return kept
+  const missing = missingFrom(expected, received);
+  return missing === undefined
     ? `something adds to the query string on the way (the service signed ${quoteQuery(expected)})`
-    : `the query string is changed on the way (the service signed ${quoteQuery(expected)})`;
+    : `the query string is changed on the way: it ${missing} the one the service signed (${quoteQuery(expected)})`;
 }
 
 /** Why a query the service signed did not arrive as signed, and that the proxy or router must pass it on. */
@@ -169,18 +165,19 @@ export function fixFor(
   signedUrl: string | undefined,
 ): string {
   const fixes: string[] = [];
-  // A query that never reached payhook: a `webhookUrl` with it would not help (payhook checks the signed query
-  // arrives), the proxy or router must pass it on. A pinned `webhookUrl` without it is another matter.
+  // A signed query, or a parameter of it, that did not reach payhook as signed: a `webhookUrl` with it would not
+  // help (payhook checks that the signed query arrives), the proxy or router must pass it on. A pinned
+  // `webhookUrl` without it is another matter; a query that only gained parameters is not dropped.
   const dropped = target.pinned
     ? undefined
-    : changes.find((change) => change.part === 'query' && change.received === '');
+    : changes.find((change) => change.part === 'query' && missingFrom(change.expected, change.received) !== undefined);
   const urlParts = changes.filter(
     (change) => change !== dropped && (change.part === 'host' || change.part === 'path' || change.part === 'query'),
   );
   if (dropped !== undefined) {
     fixes.push(
-      `${passQueryOn(dropped)}; a \`webhookUrl\` with that query does not help while it is dropped, as payhook checks ` +
-        'the query arrives',
+      `${passQueryOn(dropped)}; a \`webhookUrl\` with that query does not help, as payhook checks that the query ` +
+        'arrives as signed',
     );
   }
   if (urlParts.length > 0) {
