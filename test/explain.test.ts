@@ -689,6 +689,21 @@ describe('explainVerificationFailure', () => {
       { numRuns: 60 },
     );
   });
+
+  it('cuts long values short in its message and fix, and keeps them whole in tried', async () => {
+    // A path as long as node:http lets through (16 KB of headers), tried under several hosts.
+    const path = `/${'a'.repeat(15_000)}`;
+    const signed = await delivery('https://shop.example.kg/hook');
+    const diagnosis = await explainVerificationFailure(
+      received(signed, path, { 'x-forwarded-host': 'b'.repeat(600), 'x-forwarded-prefix': '/p' }),
+      testKeys,
+    );
+    expect(diagnosis.code).toBe('SIGNATURE_MISMATCH');
+    expect(diagnosis.tried.paths).toContain(path);
+    expect(diagnosis.message.length).toBeLessThan(8_000);
+    expect(diagnosis.message).toContain(`\`${path.slice(0, 256)}…\``);
+    expect(`${diagnosis.fix ?? ''}`.length).toBeLessThan(8_000);
+  });
 });
 
 describe('explainSignatureMismatch (the handler debug hook)', () => {
@@ -987,9 +1002,12 @@ describe('an unknown host', () => {
       expect(diagnosis.fix).toBeNull();
       expect(diagnosis.message).not.toContain('may not be the URL registered');
       expect(diagnosis.message).toContain(
-        'The request came to your `webhookUrl`, the URL signed. Remaining causes, likeliest first: a parser or middleware changed the body before payhook read it (express.json() with a reviver,',
+        'The request came to your `webhookUrl` unchanged. Remaining causes, likeliest first: a parser or middleware changed the body before payhook read it (express.json() with a reviver,',
       );
       expect(diagnosis.message).toContain('a proxy changed or dropped an x-api-* header');
+      expect(diagnosis.message).toContain(
+        "or it was signed for another URL (another merchant's delivery, replayed to you)",
+      );
     }
   });
 

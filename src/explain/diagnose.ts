@@ -338,8 +338,8 @@ async function explain(
       (urlAdvice === null
         ? ''
         : `${target.pinned ? '' : 'Only the request named a host, so the one the service signed may not have been tried (if a proxy rewrote Host without X-Forwarded-Host): '}${urlAdvice}. `) +
-      `${atPin ? 'The request came to your `webhookUrl`, the URL signed. ' : ''}` +
-      "Remaining causes, likeliest first: a parser or middleware changed the body before payhook read it (express.json() with a reviver, express.urlencoded({ type: '*/*' })), a proxy changed or dropped an x-api-* header (x-api-timestamp included), or a key you do not have signed it.",
+      `${atPin ? 'The request came to your `webhookUrl` unchanged. ' : ''}` +
+      "Remaining causes, likeliest first: a parser or middleware changed the body before payhook read it (express.json() with a reviver, express.urlencoded({ type: '*/*' })), a proxy changed or dropped an x-api-* header (x-api-timestamp included), a key you do not have signed it, or it was signed for another URL (another merchant's delivery, replayed to you).",
   });
 }
 

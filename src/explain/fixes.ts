@@ -11,9 +11,13 @@ import type { Candidates } from './candidates.js';
 import { environmentKeyName, TEST_KEY_NAME } from './keys.js';
 import type { DiagnosisChange } from './types.js';
 
-/** A value in backquotes, `(none)` for the empty one. */
+/** The most characters of one value a message or fix quotes: a hostile 16 KB path, tried under every host, made a message of 130 KB. */
+const QUOTED_MAX = 256;
+
+/** A value in backquotes, cut at {@link QUOTED_MAX} characters (`…`), `(none)` for the empty one. */
 export function quote(value: unknown): string {
-  return `\`${value === '' ? '(none)' : String(value)}\``;
+  const text = value === '' ? '(none)' : String(value);
+  return `\`${text.length > QUOTED_MAX ? `${text.slice(0, QUOTED_MAX)}…` : text}\``;
 }
 
 /**
