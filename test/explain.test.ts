@@ -543,6 +543,16 @@ describe('explainVerificationFailure', () => {
     expect(diagnosis.changes).toEqual([{ part: 'header', received: 'x-api-gateway', expected: '' }]);
   });
 
+  it('names an x-api header added after four the service signed', async () => {
+    const extra = { 'x-api-client': 'c', 'x-api-version': '2', 'x-api-nonce': 'n' };
+    const signed = await delivery('https://shop.example.kg/hook', { headers: extra });
+    const diagnosis = await explainVerificationFailure(
+      received(signed, '/hook', { 'x-api-gateway': 'kong' }),
+      testKeys,
+    );
+    expect(diagnosis.changes).toEqual([{ part: 'header', received: 'x-api-gateway', expected: '' }]);
+  });
+
   // One gateway doing two ordinary things: adding two headers, or stripping /api and adding one.
   it('names two x-api headers added after signing, and one added by a proxy that also strips a prefix', async () => {
     const signed = await delivery('https://shop.example.kg/api/hook?shop=42');

@@ -14,7 +14,7 @@ import { splitUrl } from '../lib/url.js';
 const MAX_HOSTS = 6;
 const MAX_PATHS = 10;
 const MAX_QUERIES = 3;
-const MAX_DROPPED_HEADERS = 3;
+const MAX_DROPPED_HEADERS = 6;
 const COMMON_PREFIXES = ['/api', '/v1', '/api/v1', '/webhooks', '/webhook', '/hooks', '/payhook'] as const;
 
 /** What to try for each part of the target. */
@@ -147,7 +147,8 @@ export function candidatesFor(target: SignedTarget, hint: PinnedUrl | undefined)
     hosts,
     paths,
     queries: candidateQueries(target, hint),
-    droppable: droppable.slice(0, MAX_DROPPED_HEADERS),
+    // The last ones: a header added on the way usually follows those the service sent.
+    droppable: droppable.slice(-MAX_DROPPED_HEADERS),
     proxyPaths: proxy,
     hostKnown: known,
     registered: hint === undefined ? undefined : { host: hint.host, path: hint.path, query: hint.query },
