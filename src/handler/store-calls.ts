@@ -287,15 +287,12 @@ function checkedClaim(result: unknown): ClaimResult {
     const { status, token } = Object(result) as { status?: unknown; token?: unknown };
     if (status === 'claimed' && typeof token === 'string' && token !== '') return { status, token };
     if (status === 'in-progress' || status === 'completed') return { status };
-    const shown = `status ${String(JSON.stringify(status))}`;
     // A claimed status's fault is its token: named, so the message does not seem to refuse "claimed" itself.
-    const given = token === '' ? '""' : `of type ${typeof token}`;
+    const given = status !== 'claimed' ? '' : ` with token ${token === '' ? '""' : `of type ${typeof token}`}`;
     what =
-      typeof result !== 'object' || result === null
-        ? String(result)
-        : status === 'claimed'
-          ? `${shown} with token ${given}`
-          : shown;
+      typeof result === 'object' && result !== null
+        ? `status ${String(JSON.stringify(status))}${given}`
+        : String(result);
   } catch (error) {
     what = `a status that cannot be read (${describeError(error)})`;
   }

@@ -71,14 +71,14 @@ export function fault(what: string, cause: unknown, fix: string): PayhookError {
   if (cause instanceof PayhookError) return cause;
   const state = sqlState(cause);
   // A character the database's encoding cannot hold (a Cyrillic key in a LATIN1 database): every retry fails alike.
-  if (state === '22021' || state === '22P05') {
-    const encoding = "The database's encoding cannot hold this text: use a UTF8 database.";
-    return new PayhookError('INVALID_ARGUMENT', `PostgreSQL ${what} failed: ${describeError(cause)}. ${encoding}`, {
-      cause,
-    });
-  }
-  if (state !== undefined && MISCONFIGURED.has(state)) {
-    return new PayhookError('INVALID_ARGUMENT', `PostgreSQL ${what} failed: ${describeError(cause)}. ${fix}`, {
+  const advice =
+    state === '22021' || state === '22P05'
+      ? "The database's encoding cannot hold this text: use a UTF8 database."
+      : state !== undefined && MISCONFIGURED.has(state)
+        ? fix
+        : undefined;
+  if (advice !== undefined) {
+    return new PayhookError('INVALID_ARGUMENT', `PostgreSQL ${what} failed: ${describeError(cause)}. ${advice}`, {
       cause,
     });
   }
