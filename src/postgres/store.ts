@@ -37,6 +37,7 @@ export interface PostgresStoreOptions {
    * The table, `name` or `schema.name` (a plain identifier: letters, digits, `_`).
    * Not a reserved key word of PostgreSQL (`order`, `user`, `limit`…), which
    * cannot name a table unquoted: `migrate()` refuses one with `INVALID_ARGUMENT`.
+   * Not `payhook_schema`, where payhook records its tables' schema versions.
    * Spell it the same way everywhere: letter case does not matter, but
    * `payhook_dedup` and `public.payhook_dedup` (one table to PostgreSQL) are
    * two records of its schema version to payhook, and `migrate()` under the

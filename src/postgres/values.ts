@@ -19,6 +19,12 @@ export function checkTable(table: unknown, caller: string): string {
       `${caller}: table must be a plain SQL identifier (name or schema.name), not ${JSON.stringify(table)}.`,
     );
   }
+  // PostgreSQL folds an unquoted name to lower case: `Payhook_Schema` is the version table too.
+  if (table.slice(table.indexOf('.') + 1).toLowerCase() === 'payhook_schema') {
+    throw misuse(
+      `${caller}: table must not be named payhook_schema: payhook records its tables' schema versions there. Choose another name.`,
+    );
+  }
   return table;
 }
 

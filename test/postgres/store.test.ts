@@ -3,7 +3,7 @@
 import pg from 'pg';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPostgresStore } from '../../src/postgres/index.js';
+import { createPostgresInbox, createPostgresStore } from '../../src/postgres/index.js';
 import { startPostgresServer, type PostgresServer } from '../helpers/postgres-server.js';
 import { storeContract } from '../dedup/contract.js';
 
@@ -187,6 +187,16 @@ describe('createPostgresStore', () => {
         expect.objectContaining({ code: 'INVALID_ARGUMENT' }),
       );
     }
+    // The version table's own name: the store's rows would land in it (both the store and the inbox check).
+    for (const table of ['payhook_schema', 'Payhook_Schema', 'shop.payhook_schema']) {
+      expect(() => createPostgresStore({ client: pool, table })).toThrow(
+        expect.objectContaining({ code: 'INVALID_ARGUMENT', message: expect.stringContaining('payhook_schema') }),
+      );
+      expect(() => createPostgresInbox({ client: pool, table })).toThrow(
+        expect.objectContaining({ code: 'INVALID_ARGUMENT' }),
+      );
+    }
+    expect(() => createPostgresStore({ client: pool, table: 'payhook_schema_dedup' })).not.toThrow();
     for (const options of [{ pruneEvery: -1 }, { pruneLimit: 2 ** 31 }]) {
       expect(() => createPostgresStore({ client: pool, ...options })).toThrow(
         expect.objectContaining({ code: 'INVALID_ARGUMENT' }),
