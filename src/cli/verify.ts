@@ -196,6 +196,8 @@ export async function verifyCommand(args: readonly string[], io: Io): Promise<nu
       JSON.stringify(
         {
           ok: result.ok,
+          // What host, path and query were judged by: null for the request's own (as allowAnyHost does).
+          webhookUrl: webhookUrl ?? null,
           ...(result.ok
             ? { canonical: result.canonical, webhook: { ...result.webhook, raw: undefined } }
             : { error: result.error, diagnosis, ...(hint === undefined ? {} : { hint }) }),
@@ -206,18 +208,27 @@ export async function verifyCommand(args: readonly string[], io: Io): Promise<nu
     );
     return result.ok ? EXIT.OK : EXIT.FAILED;
   }
+  const recorded =
+    values['webhook-url'] === undefined && recordedUrl !== undefined
+      ? `  judged with webhookUrl ${recordedUrl} (recorded in the capture; --webhook-url overrides it)`
+      : undefined;
   if (result.ok) {
     const { webhook } = result;
     io.out(
       `✓ verifies: ${webhook.status} ${webhook.operation} of ${webhook.amount}, transaction ${webhook.transactionId}`,
     );
+    // A receiver pinned to a webhookUrl judges host, path and query by it: one with a typo refuses this delivery.
+    if (webhookUrl === undefined) {
+      io.out(
+        "  judged with the request's own Host, path and query (no --webhook-url given, none recorded in the capture): a receiver with a webhookUrl judges by that URL instead, so pass --webhook-url <your receiver's webhookUrl> to judge as it does",
+      );
+    }
+    if (recorded !== undefined) io.out(recorded);
     io.out(`  canonical string:\n${indent(result.canonical)}`);
     return EXIT.OK;
   }
   io.out(`✗ does not verify: ${result.error.code}: ${result.error.message}`);
-  if (values['webhook-url'] === undefined && recordedUrl !== undefined) {
-    io.out(`  judged with webhookUrl ${recordedUrl} (recorded in the capture; --webhook-url overrides it)`);
-  }
+  if (recorded !== undefined) io.out(recorded);
   if (result.error.code === 'BODY_TOO_LARGE') {
     io.out(
       `  judged with maxBodyBytes ${maxBodyBytes}${values['max-body-bytes'] === undefined ? ' (the default)' : ''}: if your receiver sets a larger maxBodyBytes, pass it with --max-body-bytes <n>`,

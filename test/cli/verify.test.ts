@@ -55,6 +55,27 @@ describe('payhook verify', () => {
     expect(result.stdout).toContain('│ post');
   });
 
+  it('says a delivery that verifies was judged by its own Host, path and query when no webhookUrl is known', async () => {
+    // The receiver pinned a webhookUrl with a typo (/webhook/) and refused this delivery; its capture has no webhookUrl.
+    const signed = await sign('https://shop.example.kg/webhooks/payments');
+    const file = await capture(asCaptured(signed, '/webhooks/payments'));
+    const own = await run(['verify', '--request', file, '--test-key']);
+    expect(own.code).toBe(0);
+    expect(own.stdout).toContain("judged with the request's own Host, path and query");
+    expect(own.stdout).toContain("pass --webhook-url <your receiver's webhookUrl>");
+    expect(JSON.parse((await run(['verify', '--request', file, '--test-key', '--json'])).stdout)).toMatchObject({
+      ok: true,
+      webhookUrl: null,
+    });
+    const pinned = ['--webhook-url', 'https://shop.example.kg/webhook/payments'];
+    const refused = await run(['verify', '--request', file, '--test-key', ...pinned]);
+    expect(refused.code).toBe(1);
+    const given = await run(['verify', '--request', file, '--test-key', '--webhook-url', signed.url, '--json']);
+    expect(JSON.parse(given.stdout)).toMatchObject({ ok: true, webhookUrl: signed.url });
+    const named = await run(['verify', '--request', file, '--test-key', '--webhook-url', signed.url]);
+    expect(named.stdout).not.toContain("the request's own Host");
+  });
+
   it('--max-body-bytes judges a larger body as a receiver with a larger maxBodyBytes does', async () => {
     const signed = await signWebhook(createTestWebhook({ fields: { note: 'x'.repeat(40_000) } }), {
       url: 'https://shop.example.kg/webhooks/payments',
