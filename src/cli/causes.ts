@@ -29,7 +29,7 @@ export interface SendContext {
   asCaptured: boolean;
   /** The URL posted to carries a query (given, or added from the signed URL or the capture). */
   querySent: boolean;
-  /** That query lacks a parameter of the signed URL's, or gives one another value. */
+  /** That query and the signed URL's differ: one lacks a parameter of the other, or gives it another value. */
   queryDiffers: boolean;
 }
 
@@ -79,10 +79,11 @@ function signatureMismatch(context: SendContext): Cause {
     "--webhook-url <the receiver's webhookUrl>";
   // A Host chosen by hand is the likeliest difference; signed for the target itself, a receiver that pins its
   // registered URL refuses it whatever the key.
-  // A re-signed capture carries the webhookUrl of the receiver that refused it, which a fix may have changed.
+  // A re-signed capture carries the webhookUrl of the receiver that refused it, which a fix may have changed; a
+  // query sent that is not the one signed for says the URL chosen is not the receiver's.
   const order = context.hostGiven
     ? [host, url, key]
-    : context.urlChosen && !context.urlFromCapture
+    : context.urlChosen && !context.urlFromCapture && !context.queryDiffers
       ? [key, url]
       : [url, key];
   return { causes: [...order, BODY, PROXY], diagnose: VERIFY_CAPTURE };
@@ -122,12 +123,20 @@ const QUERY_LACKING =
   'send to the registered URL, query included (the answer names the parameter)';
 
 function urlMismatch(context: SendContext): Cause {
-  if (!context.querySent) return { causes: [QUERY_LACKING] };
+  // Sent with the query of a URL chosen by hand (none, or its own), the receiver's webhookUrl has another: the URL
+  // chosen is not the receiver's, and sending to a URL with the receiver's query would only fail the signature.
+  const lacking =
+    context.urlChosen && !context.queryDiffers
+      ? `${context.urlFromCapture ? 'the webhookUrl the capture recorded' : '--webhook-url'} (${context.signedFor ?? 'the URL signed'}) ` +
+        "lacks a query parameter of the receiver's webhookUrl, or gives it another value: pass --webhook-url " +
+        "<the receiver's webhookUrl>, query included (the answer names the parameter)"
+      : QUERY_LACKING;
+  if (!context.querySent) return { causes: [lacking] };
   const lost =
     'the query sent did not reach payhook as sent: a proxy or router in front of the receiver dropped or changed ' +
     'it (the answer names the parameter)';
   // Sent with the signed URL's query, the likelier loss is on the way; with another, that difference is.
-  return { causes: context.queryDiffers ? [QUERY_LACKING, lost] : [lost, QUERY_LACKING] };
+  return { causes: context.queryDiffers ? [QUERY_LACKING, lost] : [lost, lacking] };
 }
 
 const FIXED: Readonly<Record<string, Cause>> = {

@@ -93,6 +93,13 @@ const CONTROL_AGE_MS = 86_400_000;
 // How much of the body the summary line shows: a --body file can hold megabytes.
 const BODY_SHOWN = 2_000;
 
+/** Whether the query of `a` and of `b` differ: one lacks a parameter of the other, or gives it another value. */
+function queriesDiffer(a: string, b: string): boolean {
+  if (!URL.canParse(a) || !URL.canParse(b)) return false;
+  const [one, other] = [new URL(a).search.slice(1), new URL(b).search.slice(1)];
+  return missingFrom(one, other) !== undefined || missingFrom(other, one) !== undefined;
+}
+
 function describeBody(body: string | Uint8Array): string {
   if (typeof body !== 'string') return `${body.byteLength} bytes, not UTF-8`;
   return body.length <= BODY_SHOWN ? body : `${body.slice(0, BODY_SHOWN)}… (${body.length} characters in all)`;
@@ -188,11 +195,7 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
     hostGiven: flags.host !== undefined && !asCaptured,
     asCaptured,
     querySent: URL.canParse(url) && new URL(url).search !== '',
-    queryDiffers:
-      signedUrl !== undefined &&
-      URL.canParse(url) &&
-      URL.canParse(signedUrl) &&
-      missingFrom(new URL(signedUrl).search.slice(1), new URL(url).search.slice(1)) !== undefined,
+    queryDiffers: signedUrl !== undefined && queriesDiffer(signedUrl, url),
   };
   // A forged or stale delivery: the receiver passes by refusing it (401), and a 200 is the failure.
   const mustRefuse = flags.tamper === true || Math.abs(offset) > SERVICE_WINDOW_MS;

@@ -61,6 +61,31 @@ describe('the refusal causes payhook send prints', () => {
     expect(causes[1]).toContain('TEST key');
   });
 
+  // The receiver pins https://shop.example.kg/webhooks/payments?shop=7; send was given --webhook-url without the query.
+  it('names the URL chosen with --webhook-url for a URL_MISMATCH when the query sent is its own', () => {
+    const chosen = likelyCause(401, 'URL_MISMATCH', context)?.causes ?? [];
+    expect(chosen).toEqual([
+      expect.stringMatching(/^--webhook-url \(https:\/\/shop\.example\.kg\/webhooks\/payments\) lacks/),
+    ]);
+    expect(chosen[0]).toContain("pass --webhook-url <the receiver's webhookUrl>, query included");
+    const recorded = likelyCause(401, 'URL_MISMATCH', { ...context, urlFromCapture: true })?.causes ?? [];
+    expect(recorded[0]).toMatch(/^the webhookUrl the capture recorded \(https:/);
+    // Sent with the chosen URL's query, a loss on the way comes first.
+    const sent = likelyCause(401, 'URL_MISMATCH', { ...context, querySent: true })?.causes ?? [];
+    expect(sent[0]).toContain('did not reach payhook as sent');
+    expect(sent[1]).toMatch(/^--webhook-url/);
+    // Signed for the target itself (no URL chosen), the URL sent to is what to change.
+    const own = likelyCause(401, 'URL_MISMATCH', { ...context, urlChosen: false })?.causes ?? [];
+    expect(own[0]).toMatch(/^the URL you send to lacks a query parameter/);
+  });
+
+  // Following that cause by adding ?shop=7 to the URL sent to, but not to --webhook-url: signed without it.
+  it('names the webhookUrl before the key for a signature mismatch when the query sent is not the one signed for', () => {
+    const causes = likelyCause(401, 'SIGNATURE_MISMATCH', { ...context, querySent: true, queryDiffers: true })?.causes;
+    expect(causes?.[0]).toContain("the receiver's webhookUrl is not https://shop.example.kg/webhooks/payments");
+    expect(causes?.[1]).toContain('TEST key');
+  });
+
   it('takes a missing or malformed timestamp for a delivery signed so, and a proxy that drops or changes it for a mismatch', async () => {
     // x-api-timestamp is signed and the signature is checked first: a proxy that drops or changes it breaks the signature.
     for (const code of ['MISSING_TIMESTAMP', 'MALFORMED_TIMESTAMP']) {

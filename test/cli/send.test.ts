@@ -449,6 +449,22 @@ describe('payhook send', () => {
     );
   });
 
+  it('for a receiver pinned to a query --webhook-url lacks, names --webhook-url, not the URL sent to or the key', async () => {
+    const registered = 'https://shop.example.kg/webhooks/payments';
+    const lacking = await endpoint(() => 401, 0, 'URL_MISMATCH');
+    const first = await run(['send', lacking.url, '--webhook-url', registered]);
+    expect(first.stdout).toContain(
+      `likely cause (URL_MISMATCH): --webhook-url (${registered}) lacks a query parameter`,
+    );
+    // The query added to the URL sent to but not to --webhook-url: the signature fails, and the URL is named first.
+    const mismatch = await endpoint(() => 401, 0, 'SIGNATURE_MISMATCH');
+    const second = await run(['send', `${mismatch.url}?shop=7`, '--webhook-url', registered]);
+    expect(mismatch.received[0]?.url).toBe('/webhooks/payments?shop=7');
+    expect(second.stdout).toMatch(
+      /likely causes \(SIGNATURE_MISMATCH\), most likely first:\n {4}- the receiver's webhookUrl is not https:\/\/shop\.example\.kg\/webhooks\/payments,/,
+    );
+  });
+
   // A receiver that refuses every delivery (without the test key, another webhookUrl, a proxy's 401) would refuse
   // the forgery SIGNATURE_MISMATCH too: the control shows it, and no forgery is sent.
   it.each([['SIGNATURE_MISMATCH'], ['URL_MISMATCH']])(
