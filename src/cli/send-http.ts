@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpRequest, validateHeaderName, validateHeaderValue, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
 
@@ -91,6 +91,36 @@ const HOP_BY_HOP = new Set([
   'http2-settings',
 ]);
 
+/**
+ * Replaying a capture: its headers as sent, past the framing ones (left to the connection) and `accept-encoding`
+ * (not signed; a compressed answer could not be shown).
+ */
+function replayedHeaders(captured: Readonly<Record<string, string>>): Record<string, string> {
+  // No prototype: on a plain object, `headers['__proto__'] = value` sets nothing, and the header was dropped.
+  const headers: Record<string, string> = Object.create(null) as Record<string, string>;
+  for (const [name, value] of Object.entries(captured)) {
+    const lower = name.toLowerCase();
+    if (!HOP_BY_HOP.has(lower) && lower !== 'accept-encoding' && !name.startsWith(':')) headers[name] = value;
+  }
+  return headers;
+}
+
+/**
+ * The name of the first captured header Node cannot send as it is (a control character, or one past U+00FF: a
+ * capture made on workerd holds U+FFFD for a byte that was not UTF-8); undefined when all can be sent.
+ */
+export function unsendableHeader(captured: Readonly<Record<string, string>>): string | undefined {
+  for (const [name, value] of Object.entries(replayedHeaders(captured))) {
+    try {
+      validateHeaderName(name);
+      validateHeaderValue(name, value);
+    } catch {
+      return name;
+    }
+  }
+  return undefined;
+}
+
 /** Delivers with fetch: the target's own Host; fetch adds its usual headers (none is signed). */
 export async function fetchDelivery(url: string, delivery: Delivery, timeoutMs: number): Promise<Answered> {
   let response: Response | undefined;
@@ -121,11 +151,7 @@ export async function fetchDelivery(url: string, delivery: Delivery, timeoutMs: 
 export function exactDelivery(url: string, delivery: Delivery, timeoutMs: number): Promise<Answered> {
   const target = new URL(url);
   const body = typeof delivery.body === 'string' ? Buffer.from(delivery.body, 'utf8') : delivery.body;
-  // No prototype: on a plain object, `headers['__proto__'] = value` sets nothing, and the header was dropped.
-  const headers: Record<string, string> = Object.create(null) as Record<string, string>;
-  for (const [name, value] of Object.entries(delivery.headers)) {
-    if (!HOP_BY_HOP.has(name.toLowerCase()) && !name.startsWith(':')) headers[name] = value;
-  }
+  const headers = replayedHeaders(delivery.headers);
   headers['content-length'] = String(body.byteLength);
   const https = target.protocol === 'https:';
   const send = https ? httpsRequest : httpRequest;

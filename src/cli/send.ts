@@ -5,7 +5,7 @@ import { createTestWebhook } from '../testing/deliveries.js';
 import { signWebhook, type SignedWebhook } from '../testing/sign.js';
 import { answerCode, EXPLAINED_CODES, likelyCause, noAnswerHint, type SendContext } from './causes.js';
 import { formatDuration, EXIT, sleep, UsageError, type Io } from './io.js';
-import { exactDelivery, fetchDelivery, NoAnswer, type Answered, type Delivery } from './send-http.js';
+import { exactDelivery, fetchDelivery, NoAnswer, unsendableHeader, type Answered, type Delivery } from './send-http.js';
 import { readSendOptions } from './send-options.js';
 
 export const SEND_HELP = `Usage: payhook send <url> [options]
@@ -127,6 +127,12 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
     );
   }
 
+  const unsendable = asCaptured && capture !== undefined ? unsendableHeader(capture.headers) : undefined;
+  if (unsendable !== undefined) {
+    throw new UsageError(
+      `the capture's header ${JSON.stringify(unsendable)} holds a character HTTP cannot send (a control character, or one past U+00FF, such as the U+FFFD a capture on workerd holds for a byte that was not UTF-8): nothing was sent; edit or remove it in the capture`,
+    );
+  }
   let body: object | string;
   if (capture !== undefined) {
     if (typeof capture.body !== 'string' && !asCaptured)
@@ -219,7 +225,6 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
     return true;
   };
   const post = asCaptured ? exactDelivery : fetchDelivery;
-  const address = URL.canParse(url) ? new URL(url).host : url;
 
   /** Sends `delivery` once and prints `name: <answer> (<ms>)`; `undefined` when no answer arrived (as much as is read). */
   const sendOnce = async (name: string, delivery: Delivery): Promise<Answered | undefined> => {
@@ -234,7 +239,7 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
       if (!(error instanceof NoAnswer)) throw error;
       line =
         error.status === undefined
-          ? `no answer (${error.reason})${noAnswerHint(error.reason, address)}`
+          ? `no answer (${error.reason})${noAnswerHint(error.reason, url)}`
           : `${error.status.status} ${error.status.statusText}, but the body did not arrive (${error.reason})`;
     }
     io.out(`${name}: ${line} (${Date.now() - started} ms)`);
