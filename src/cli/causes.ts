@@ -245,9 +245,18 @@ export function likelyCause(status: number, code: string | undefined, context: S
   return undefined;
 }
 
-/** What to look at when no answer came: a receiver not listening, a port fetch refuses, or a certificate Node does not trust. */
-export function noAnswerHint(reason: string, address: string): string {
+/**
+ * What to look at when no answer came from `url`: a receiver not listening, a port fetch refuses, a certificate Node
+ * does not trust, or the wrong scheme.
+ */
+export function noAnswerHint(reason: string, url: string): string {
+  const target = URL.canParse(url) ? new URL(url) : undefined;
+  const address = target?.host ?? url;
   if (reason === 'ECONNREFUSED') return `: is the receiver listening at ${address}?`;
+  // A TLS server closes a connection that speaks plain HTTP to it without a word.
+  if (target?.protocol === 'http:' && (reason === 'UND_ERR_SOCKET' || reason === 'ECONNRESET')) {
+    return `: the connection closed before any answer: does the receiver at ${address} speak https? Then send to an https:// URL`;
+  }
   // The Fetch standard's port blocklist (6000, 6665-6669, 10080, …): fetch never connects to these.
   if (reason === 'bad port')
     return ': fetch refuses this port by policy (as browsers do): run the receiver on another port';

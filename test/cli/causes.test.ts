@@ -128,9 +128,16 @@ describe('the refusal causes payhook send prints', () => {
 
 describe('the hint payhook send gives when no answer came', () => {
   it('names a receiver not listening, and a certificate Node does not trust (a self-signed test certificate)', () => {
-    expect(noAnswerHint('ECONNREFUSED', '127.0.0.1:3000')).toBe(': is the receiver listening at 127.0.0.1:3000?');
+    expect(noAnswerHint('ECONNREFUSED', 'http://127.0.0.1:3000/webhooks')).toBe(
+      ': is the receiver listening at 127.0.0.1:3000?',
+    );
     for (const reason of ['ERR_SSL_WRONG_VERSION_NUMBER', 'ERR_SSL_PACKET_LENGTH_TOO_LONG', 'EPROTO']) {
-      expect(noAnswerHint(reason, '127.0.0.1:3000'), reason).toContain('send to an http:// URL');
+      expect(noAnswerHint(reason, 'https://127.0.0.1:3000/webhooks'), reason).toContain('send to an http:// URL');
+    }
+    // Plain HTTP to a TLS server: fetch and the exact replay name the closed socket differently.
+    for (const reason of ['UND_ERR_SOCKET', 'ECONNRESET']) {
+      expect(noAnswerHint(reason, 'http://127.0.0.1:3000/webhooks'), reason).toContain('send to an https:// URL');
+      expect(noAnswerHint(reason, 'https://127.0.0.1:3000/webhooks'), reason).toBe('');
     }
     for (const reason of [
       'DEPTH_ZERO_SELF_SIGNED_CERT',
@@ -140,9 +147,9 @@ describe('the hint payhook send gives when no answer came', () => {
       expect(noAnswerHint(reason, 'h'), reason).toContain('NODE_EXTRA_CA_CERTS=<its PEM file>');
     }
     // Trusted, but for another name: trusting it again would not help.
-    expect(noAnswerHint('ERR_TLS_CERT_ALTNAME_INVALID', 'shop.local:8443')).toBe(
+    expect(noAnswerHint('ERR_TLS_CERT_ALTNAME_INVALID', 'https://shop.local:8443/webhooks')).toBe(
       ": the receiver's certificate is not for shop.local:8443: send to a name the certificate holds",
     );
-    for (const reason of ['ECONNRESET', 'TimeoutError', 'ENOTFOUND']) expect(noAnswerHint(reason, 'h')).toBe('');
+    for (const reason of ['TimeoutError', 'ENOTFOUND']) expect(noAnswerHint(reason, 'http://h/')).toBe('');
   });
 });

@@ -573,6 +573,31 @@ describe('payhook send', () => {
 
   // A capture replayed as captured carries its own Host: TLS is still with the --to host (its name sent and its
   // certificate checked), not with the captured Host's. tls/: a certificate for localhost and 127.0.0.1, to 2126.
+  it('asks whether the receiver speaks https when plain HTTP sent to it got the connection closed', async () => {
+    const tls = (name: string) => fileURLToPath(new URL(`tls/${name}`, import.meta.url));
+    const secure = createHttpsServer(
+      { key: await readFile(tls('localhost.key')), cert: await readFile(tls('localhost.crt')) },
+      (_req, res) => res.end(),
+    );
+    await new Promise<void>((resolve) => secure.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = secure.address() as AddressInfo;
+      const target = `http://127.0.0.1:${port}/webhooks/payments`;
+      const capture = join(await mkdtemp(join(tmpdir(), 'payhook-send-')), 'capture.http');
+      await writeFile(capture, 'POST /webhooks/payments HTTP/1.1\nHost: shop.example.kg\n\n{"id":"1"}\n');
+      // fetch for a new delivery, node:http for a capture replayed as captured.
+      for (const args of [[target], ['--request', capture, '--to', target]]) {
+        const result = await run(['send', ...args]);
+        expect(result.stdout, args[0]).toContain(
+          `the connection closed before any answer: does the receiver at 127.0.0.1:${port} speak https? Then send to an https:// URL`,
+        );
+        expect(result.code).toBe(1);
+      }
+    } finally {
+      secure.close();
+    }
+  });
+
   it('replays a capture to an https receiver whose name is not the captured Host', async () => {
     const tls = (name: string) => fileURLToPath(new URL(`tls/${name}`, import.meta.url));
     const hosts: (string | undefined)[] = [];
