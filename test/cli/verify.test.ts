@@ -139,6 +139,24 @@ describe('payhook verify', () => {
     expect((await run(['verify', '--request', '-', '--key', testKey], { input: http })).code).toBe(0);
   });
 
+  // A packet capture's "follow stream" copied whole: the answer follows the request's body.
+  it('reads raw HTTP text with the answer after it, cutting the body at its Content-Length', async () => {
+    const signed = await sign('https://shop.example.kg/webhooks/payments');
+    const length = Buffer.byteLength(signed.body);
+    const head = ['POST /webhooks/payments HTTP/1.1', ...Object.entries(signed.headers).map(([n, v]) => `${n}: ${v}`)];
+    const answer = 'HTTP/1.1 401 Unauthorized\r\ncontent-type: application/json\r\n\r\n{"ok":false}';
+    const conversation = join(dir, 'conversation.http');
+    await writeFile(conversation, [...head, `content-length: ${length}`, '', signed.body + answer].join('\r\n'));
+    expect((await run(['verify', '--request', conversation, '--key', testKey])).code).toBe(0);
+    // A body edited since it was captured (longer than declared, nothing like an answer after) is read whole.
+    const edited = join(dir, 'edited.http');
+    const longer = signed.body.replace(/}$/, ',"note":"x"}');
+    await writeFile(edited, [...head, `content-length: ${length}`, '', longer].join('\r\n'));
+    const result = await run(['verify', '--request', edited, '--key', testKey, '--json']);
+    expect(JSON.parse(result.stdout)).toMatchObject({ ok: false, error: { code: 'SIGNATURE_MISMATCH' } });
+    expect(JSON.parse(result.stdout).diagnosis.canonical).toContain('"note":"x"');
+  });
+
   it('reads raw HTTP text sent chunked, its chunks joined (sizes in bytes)', async () => {
     // Non-ASCII text, so that a size counted in characters would cut the body wrong.
     const resigned = await signWebhook(
