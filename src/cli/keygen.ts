@@ -84,7 +84,9 @@ export async function keygenCommand(args: readonly string[], io: Io): Promise<nu
     return EXIT.FAILED;
   }
   io.out(`wrote ${publicPath} (give it to your receiver: publicKeys)`);
-  io.out(`wrote ${privatePath} (sign test deliveries: payhook send <url> --key ${privatePath})`);
+  // Quoted for a shell when it needs to be, so the command can be pasted as printed.
+  const pasted = /^[\w./:@%+=,-]+$/.test(privatePath) ? privatePath : `'${privatePath.replaceAll("'", "'\\''")}'`;
+  io.out(`wrote ${privatePath} (sign test deliveries: payhook send <url> --key ${pasted})`);
   return EXIT.OK;
 }
 

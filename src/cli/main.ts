@@ -52,6 +52,10 @@ function version(): string {
 /** Runs the CLI with `args` (without `node` and the script) and resolves with the exit code. */
 export async function main(args: readonly string[], io: Io): Promise<number> {
   const [name, ...rest] = args;
+  if (name === 'help' && rest[0] !== undefined && commandNamed(rest[0]) === undefined) {
+    io.err(`payhook: unknown command ${JSON.stringify(rest[0])}\n\n${MAIN_HELP}`);
+    return EXIT.USAGE;
+  }
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     const topic = name === 'help' ? commandNamed(rest[0]) : undefined;
     io.out(topic?.help ?? MAIN_HELP);

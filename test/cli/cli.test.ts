@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { chmod, mkdir, mkdtemp, readFile, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -43,10 +44,13 @@ describe('payhook (no command, help, version)', () => {
     },
   );
 
-  it('help with a prototype name prints the general usage', async () => {
-    const result = await run(['help', 'constructor']);
-    expect(result.code).toBe(0);
-    expect(result.stdout).toContain('Usage: payhook <command>');
+  it('help with an unknown command (a prototype name too) refuses it with exit 2 and the usage', async () => {
+    for (const name of ['constructor', 'bogus']) {
+      const result = await run(['help', name]);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain(`unknown command ${JSON.stringify(name)}`);
+      expect(result.stderr).toContain('Usage: payhook <command>');
+    }
   });
 
   it.each(['demo', 'send', 'keygen', 'verify'])(
@@ -114,6 +118,15 @@ describe('payhook keygen', () => {
     expect((await stat(join(dir, 'merchant.private.pem'))).mode & 0o077).toBe(0);
     const signed = await signWebhook(createTestWebhook(), { url: 'https://shop.example.kg/hook', privateKey });
     expect(await verifySignature(signed.canonical, signed.headers['signature']!, publicKey)).toBe(true);
+  });
+
+  it('quotes a path with spaces in the send command it prints, so it can be pasted', async () => {
+    const dir = join(await mkdtemp(join(tmpdir(), 'payhook-keygen-')), "a b's");
+    const result = await run(['keygen', '--out-dir', dir, '--name', 'x']);
+    expect(result.code).toBe(0);
+    const printed = /--key (.+)\)$/m.exec(result.stdout)?.[1] ?? '';
+    const { stdout } = spawnSync('sh', ['-c', `printf %s ${printed}`], { encoding: 'utf8' });
+    expect(stdout).toBe(join(dir, 'x.private.pem'));
   });
 
   it('creates --out-dir (and its parents) when it does not exist', async () => {
