@@ -19,6 +19,32 @@ function bytesOf(bodyBase64: unknown): Uint8Array {
   return bytes;
 }
 
+/**
+ * The bytes of a body that `JSON.stringify` wrote from a Node `Buffer` (`{ type: 'Buffer', data: [...] }`) or a
+ * `Uint8Array` (`{ "0": 123, … }`): both keep every byte; undefined for anything else (a parsed JSON body).
+ */
+function stringifiedBytes(body: object): Uint8Array | undefined {
+  const isByte = (n: unknown): n is number => Number.isInteger(n) && (n as number) >= 0 && (n as number) <= 255;
+  const { type, data } = body as { type?: unknown; data?: unknown };
+  if (type === 'Buffer' && Array.isArray(data) && Object.keys(body).length === 2 && data.every(isByte)) {
+    return Uint8Array.from(data);
+  }
+  const values = Object.entries(body);
+  if (values.length === 0 || !values.every(([key, n], i) => key === String(i) && isByte(n))) return undefined;
+  return Uint8Array.from(values, ([, n]) => n as number);
+}
+
+/** A body as a capture holds it: text, base64 bytes, bytes written by JSON.stringify, or a parsed JSON value. */
+function bodyOf(body: unknown, bodyBase64: unknown): string | Uint8Array {
+  if (bodyBase64 !== undefined) return bytesOf(bodyBase64);
+  if (typeof body === 'string') return body;
+  if (body === undefined || body === null) return '';
+  const bytes = typeof body === 'object' ? stringifiedBytes(body) : undefined;
+  if (bytes !== undefined) return utf8(bytes) ?? bytes;
+  // A body captured as parsed JSON is written back; the canonical string is the same.
+  return JSON.stringify(body);
+}
+
 function fromJson(value: unknown): CapturedRequest {
   // A whole conformance entry ({ name, request, … }) is accepted too.
   const candidate =
@@ -40,21 +66,19 @@ function fromJson(value: unknown): CapturedRequest {
     else if (Array.isArray(raw)) fields.push([name, raw.map(String).join(', ')]);
     else if (typeof raw === 'number') fields.push([name, String(raw)]);
   }
+  // JSON.stringify of a Web Request or Headers gives {}: every delivery carries a Host and its signature at least.
+  if (fields.length === 0) {
+    throw new UsageError(
+      'the request file\'s "headers" is empty: was it written with JSON.stringify of a Web Request (which keeps no headers)? Save the capture onSignatureMismatch hands you (its second argument: { capture }), or captureDelivery(request)',
+    );
+  }
   // fromEntries defines each name as an own field, __proto__ included.
   const flat = Object.fromEntries(fields);
   return {
     method: typeof method === 'string' ? method : 'POST',
     url: target,
     headers: flat,
-    body:
-      bodyBase64 !== undefined
-        ? bytesOf(bodyBase64)
-        : typeof body === 'string'
-          ? body
-          : // A body captured as parsed JSON is written back; the canonical string is the same.
-            body === undefined || body === null
-            ? ''
-            : JSON.stringify(body),
+    body: bodyOf(body, bodyBase64),
     ...(typeof webhookUrl === 'string' ? { webhookUrl } : {}),
   };
 }

@@ -139,6 +139,28 @@ describe('payhook verify', () => {
     expect((await run(['verify', '--request', '-', '--key', testKey], { input: http })).code).toBe(0);
   });
 
+  // What a merchant writes from onSignatureMismatch's first argument: JSON.stringify of a Node request's parts keeps
+  // the body as { type: 'Buffer', data }, of a Uint8Array as { "0": …, "1": … }, of a Web Request's headers as {}.
+  it('reads a body JSON.stringify wrote from a Buffer or a Uint8Array, and names a capture with no headers', async () => {
+    const signed = await sign('https://shop.example.kg/webhooks/payments');
+    const bytes = new TextEncoder().encode(signed.body);
+    for (const body of [Buffer.from(bytes), bytes]) {
+      const file = join(dir, `stringified-${counter++}.json`);
+      await writeFile(
+        file,
+        JSON.stringify({ method: 'POST', url: '/webhooks/payments', headers: signed.headers, body }),
+      );
+      const result = await run(['verify', '--request', file, '--key', testKey]);
+      expect(result.stdout, body.constructor.name).toContain('✓ verifies');
+    }
+    const file = join(dir, 'no-headers.json');
+    await writeFile(file, JSON.stringify({ method: 'POST', url: signed.url, headers: {}, body: signed.body }));
+    const result = await run(['verify', '--request', file, '--key', testKey]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('"headers" is empty');
+    expect(result.stderr).toContain('{ capture }');
+  });
+
   // A packet capture's "follow stream" copied whole: the answer follows the request's body.
   it('reads raw HTTP text with the answer after it, cutting the body at its Content-Length', async () => {
     const signed = await sign('https://shop.example.kg/webhooks/payments');
