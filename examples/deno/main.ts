@@ -2,6 +2,7 @@
 //   deno add npm:payhook
 //   deno run --allow-net --allow-env main.ts
 // Environment variables: see ../express/server.mjs.
+import type { ServiceEnvironment } from 'payhook';
 import { createWebhookHandler } from 'payhook/web';
 
 const env = (name: string): string | undefined => Deno.env.get(name);
@@ -16,7 +17,7 @@ if (!webhookUrl && env('PAYHOOK_ALLOW_ANY_HOST') !== 'true') {
 const handleWebhook = createWebhookHandler({
   ...(publicKeyPem
     ? { publicKeys: publicKeyPem }
-    : { environment: env('PAYHOOK_ENVIRONMENT') === 'beta' ? ('beta' as const) : ('production' as const) }),
+    : { environment: (env('PAYHOOK_ENVIRONMENT') ?? 'production') as ServiceEnvironment }),
   ...(webhookUrl ? { webhookUrl } : { allowAnyHost: true as const }),
   // Once per payment *and status* (FAILED, then SUCCEEDED, are two calls); only
   // SUCCEEDED is paid: see the README's "Applying a payment to an order".

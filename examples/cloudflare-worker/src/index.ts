@@ -9,6 +9,7 @@
 // Durable Object (PayhookDedupObject, bound as PAYHOOK_DEDUP in
 // wrangler.toml), which this module must export under that class name.
 import { createDurableObjectStore, type DurableObjectNamespaceLike } from 'payhook/cloudflare';
+import type { ServiceEnvironment } from 'payhook';
 import { createWebhookHandler, type WebhookHandler } from 'payhook/web';
 
 export { PayhookDedupObject } from 'payhook/cloudflare';
@@ -38,7 +39,7 @@ function handler(env: Env): WebhookHandler {
   handleWebhook ??= createWebhookHandler({
     ...(env.PAYHOOK_PUBLIC_KEY_PEM
       ? { publicKeys: env.PAYHOOK_PUBLIC_KEY_PEM }
-      : { environment: env.PAYHOOK_ENVIRONMENT === 'beta' ? ('beta' as const) : ('production' as const) }),
+      : { environment: (env.PAYHOOK_ENVIRONMENT ?? 'production') as ServiceEnvironment }),
     ...(webhookUrl ? { webhookUrl } : { allowAnyHost: true as const }),
     store: createDurableObjectStore({ namespace: env.PAYHOOK_DEDUP }),
     // Once per payment *and status* (FAILED, then SUCCEEDED, are two calls); only

@@ -10,6 +10,7 @@
 //   PAYHOOK_PUBLIC_KEY_PEM  a PEM key instead (the tests' test key)
 //   PAYHOOK_WEBHOOK_URL     the URL you registered (Vercel and most hosts
 //                           sit behind a proxy: set it)
+import type { ServiceEnvironment } from 'payhook';
 import { createWebhookHandler, type WebhookHandler } from 'payhook/web';
 
 export const dynamic = 'force-dynamic';
@@ -31,7 +32,7 @@ function handler(): WebhookHandler {
   handleWebhook = createWebhookHandler({
     ...(env.PAYHOOK_PUBLIC_KEY_PEM
       ? { publicKeys: env.PAYHOOK_PUBLIC_KEY_PEM }
-      : { environment: env.PAYHOOK_ENVIRONMENT === 'beta' ? ('beta' as const) : ('production' as const) }),
+      : { environment: (env.PAYHOOK_ENVIRONMENT ?? 'production') as ServiceEnvironment }),
     ...(webhookUrl ? { webhookUrl } : { allowAnyHost: true as const }),
     // Serverless (Vercel, Netlify): instances share no memory, so the default
     // memory store would let a redelivery that reaches another instance run
