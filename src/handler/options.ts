@@ -177,6 +177,9 @@ export interface WebhookHandlerBaseOptions extends Omit<
    * included, which also reaches `onDuplicate`), and for failures after a
    * 200 (store errors on completion). Not for a client that went away while
    * sending the body: that is normal traffic, logged as event `aborted` only.
+   * (Over HTTP/2 a client that ends its stream and then resets it has, as far
+   * as the server can tell, sent its whole body: a cut-off one is judged as
+   * sent, usually `INVALID_BODY`.)
    */
   onError?: (error: WebhookHandlerError) => void | Promise<void>;
   /** Called for every duplicate (already handled, or in progress elsewhere). */

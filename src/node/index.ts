@@ -168,7 +168,8 @@ function requestSource(req: NodeRequestLike): ChunkSource {
 
 const ALREADY_READ: BodyOutcome = {
   kind: 'unreadable',
-  message: 'The request body was already read, and no body parser left it on req.body.',
+  message:
+    'The request body was already read, and no body parser left it on req.body (Fastify: pass (request, reply), not request.raw).',
   cause: undefined,
 };
 

@@ -269,7 +269,9 @@ describe('a body stream read to its end with nothing left on req.body', () => {
     expect(logs.map((record) => [record.event, record.level, record.status, record.code])).toEqual([
       ['misconfigured', 'error', 500, 'INVALID_ARGUMENT'],
     ]);
-    expect(logs[0]?.message).toBe('The request body was already read, and no body parser left it on req.body.');
+    expect(logs[0]?.message).toBe(
+      'The request body was already read, and no body parser left it on req.body (Fastify: pass (request, reply), not request.raw).',
+    );
     expect(calls).toEqual([]);
   });
 });
