@@ -90,8 +90,14 @@ function timestampHint(header: string | undefined, now: number, timeChosen: bool
   if (timeChosen || header === undefined || !/^\d+$/.test(header)) return undefined;
   const age = now - Number(header);
   if (Math.abs(age) <= DEFAULT_TOLERANCE_MS) return undefined;
+  if (Math.abs(now - Number(header) * 1000) <= DEFAULT_TOLERANCE_MS) {
+    return "the capture's x-api-timestamp is in seconds, not milliseconds: whatever signed it did not date it as the service does (Date.now()); --ignore-timestamp judges it anyway";
+  }
   if (age > 0) {
-    return `the capture's timestamp is ${formatDuration(age)} old, outside the ${formatDuration(DEFAULT_TOLERANCE_MS)} window: add --ignore-timestamp to judge it at its own time`;
+    // Within the hour, a capture made just now by a receiver whose clock is off looks the same as an old one.
+    const clock =
+      age <= 3_600_000 ? ' (captured just now? then a clock is off: check NTP here and on the receiver)' : '';
+    return `the capture's timestamp is ${formatDuration(age)} old, outside the ${formatDuration(DEFAULT_TOLERANCE_MS)} window${clock}: add --ignore-timestamp to judge it at its own time`;
   }
   return `the capture's timestamp is ${formatDuration(-age)} ahead of this machine's clock: check both clocks (NTP), or add --ignore-timestamp to judge it at its own time`;
 }

@@ -57,6 +57,13 @@ function hintFrom(url: unknown): PinnedUrl | undefined {
   }
 }
 
+/** What to do about a timestamp outside the window: one in seconds was dated by a sender that is not the service. */
+function staleFix(timestamp: number, { now, toleranceMs }: { now: number; toleranceMs: number }): string {
+  return Math.abs(now - timestamp * 1000) <= toleranceMs
+    ? 'date it in milliseconds (Date.now()) as the service does, not seconds'
+    : 'check the server clock (NTP) if this is a fresh delivery; a replayed old delivery is rightly refused';
+}
+
 /** The callback URL a WEB (`data.webhookUrl`) or signed-body (`fields.webhook_url`) delivery carries in its body. */
 function registeredUrlInBody(body: JsonObject | null): string | undefined {
   const data = body?.['data'];
@@ -198,10 +205,8 @@ async function explain(
       tried: { hosts: [], paths: [], queries: [], keys: triedKeys },
       message,
     });
-  const timestamp = checkTimestamp(
-    getHeader(headers, 'x-api-timestamp'),
-    resolveClock({ now: options.now, toleranceMs: options.toleranceMs }),
-  );
+  const clock = resolveClock({ now: options.now, toleranceMs: options.toleranceMs });
+  const timestamp = checkTimestamp(getHeader(headers, 'x-api-timestamp'), clock);
   const bytes = decodeBase64Lenient(signature);
 
   for (const key of usable.filter((one) => one.configured)) {
@@ -227,11 +232,7 @@ async function explain(
       code: timestamp.code,
       ...verified,
       checks: counter.checks,
-      fix:
-        moved ??
-        (timestamp.code === 'TIMESTAMP_OUT_OF_WINDOW'
-          ? 'check the server clock (NTP) if this is a fresh delivery; a replayed old delivery is rightly refused'
-          : null),
+      fix: moved ?? (timestamp.code === 'TIMESTAMP_OUT_OF_WINDOW' ? staleFix(timestamp.timestamp, clock) : null),
       message: `The signature verifies with ${key.name}${sent}, but the timestamp is refused: ${timestamp.message}`,
     });
   }

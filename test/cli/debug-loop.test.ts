@@ -575,6 +575,25 @@ describe('payhook verify --request on a capture that recorded webhookUrl', () =>
     const { file: ahead } = await captureFile('hint-future', Date.now() + 600_000);
     const future = await run(['verify', '--request', ahead, '--key', key]);
     expect(future.stdout).toMatch(/hint: the capture's timestamp is 10 min ahead of this machine's clock/);
+    // Six minutes old: an old capture, or a fresh one from a receiver whose clock is off.
+    const { file: recent } = await captureFile('hint-recent', Date.now() - 360_000);
+    const skewed = await run(['verify', '--request', recent, '--key', key]);
+    expect(skewed.stdout).toMatch(
+      /hint: the capture's timestamp is 6 min old, .*captured just now\? then a clock is off/,
+    );
+    expect(stale.stdout).not.toContain('captured just now');
+  });
+
+  it('names a timestamp in seconds, in the hint and in the diagnosis, instead of an old capture or the clock', async () => {
+    const key = join(dir, 'test.public.pem');
+    await writeFile(key, TEST_KEY_PAIR.publicKey);
+    const { file } = await captureFile('hint-seconds', Math.floor(Date.now() / 1000));
+    const result = await run(['verify', '--request', file, '--key', key, '--json']);
+    const json = JSON.parse(result.stdout) as { hint: string; diagnosis: { fix: string; message: string } };
+    expect(json.hint).toContain('in seconds, not milliseconds');
+    expect(json.diagnosis.message).toContain('It looks like seconds, not milliseconds.');
+    expect(json.diagnosis.fix).toContain('date it in milliseconds (Date.now())');
+    expect(json.diagnosis.fix).not.toContain('NTP');
   });
 });
 
