@@ -62,6 +62,11 @@ export interface KnownWebhookFields {
  * (typed `WebhookFieldValue | undefined`). An object or array value is left
  * out (`webhook.raw.fields` keeps it, `webhook.deviations` says so).
  *
+ * The object has no prototype, so a field id such as `constructor` is plain
+ * data: test a key with `Object.hasOwn(fields, 'orderId')`, not
+ * `fields.hasOwnProperty(…)`, and log it with `JSON.stringify`, since
+ * `String(fields)` and a template literal throw a `TypeError`.
+ *
  * @example
  * ```ts
  * import type { WebhookFields } from 'payhook';
@@ -108,7 +113,9 @@ export interface WebhookItem {
 /**
  * The `data` group, sent only for WEB integrations: the data the merchant
  * passed. The keys the spec lists are typed (and checked when present); any
- * other key (your field ids) is kept as received.
+ * other key (your field ids) is kept as received. Like `fields`, an object
+ * without a prototype: `Object.hasOwn` and `JSON.stringify`, not
+ * `hasOwnProperty` or `String()`.
  *
  * @example
  * ```ts

@@ -119,6 +119,12 @@ function toStandardIssue(issue: PayhookIssue): StandardSchemaIssue {
  * rules and options as `safeParseWebhook`. It accepts a parsed object (what
  * frameworks hand to a schema) as well as raw JSON text or bytes.
  *
+ * It checks the shape only: no signature, no timestamp. Never make it the
+ * validator of the route deliveries arrive at (a forged body passes it as a
+ * `SUCCEEDED` payment); verify requests with `verifyWebhook` or a handler,
+ * and use the schema on payloads already verified (an inbox row, a queue
+ * message).
+ *
  * @param options - `strict: true` refuses every deviation from the documented shape.
  * @returns A Standard Schema whose output is a {@link PaymentWebhook}.
  *
@@ -148,7 +154,11 @@ export function createWebhookSchema(options?: ParseWebhookOptions): WebhookSchem
 
 /**
  * The lenient webhook validator as a Standard Schema v1 object (`~standard`
- * with `validate`), for any validator-aware framework or library.
+ * with `validate`), for any validator-aware framework or library: for
+ * payloads already verified (a queue message, an inbox row). It checks the
+ * shape only, no signature and no timestamp, so it is never the validator of
+ * the route deliveries arrive at: verify those with `verifyWebhook` or a
+ * handler.
  *
  * @example
  * ```ts
