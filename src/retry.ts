@@ -47,13 +47,15 @@ const LAST_DOUBLED_OFFSET_MS =
 /** The most retries {@link retrySchedule} lists in one call (over 27 years of daily retries). */
 const MAX_SCHEDULE_LENGTH = 10_000;
 // Past it, a daily retry's offset is no longer an exact integer of milliseconds (about 285,000 years of retries).
-const MAX_RETRY = Math.floor(Number.MAX_SAFE_INTEGER / DELAY_CAP_MS);
+const MAX_RETRY = LAST_DOUBLED_RETRY + Math.floor((Number.MAX_SAFE_INTEGER - LAST_DOUBLED_OFFSET_MS) / DELAY_CAP_MS);
 // The range of a Date: a schedule's times stay valid dates.
 const MAX_TIME_MS = 8.64e15;
 
 function checkRetry(retry: number, name: string, max = Number.MAX_SAFE_INTEGER): void {
   if (typeof retry !== 'number' || !Number.isInteger(retry) || retry < 1 || retry > max) {
-    throw new RangeError(`${name} must be an integer from 1 to ${max} (retries count from 1), got ${String(retry)}.`);
+    // Anything but a number by its type: a string '1' printed as 1 would look valid.
+    const got = typeof retry === 'number' ? retry : typeof retry;
+    throw new RangeError(`${name} must be an integer from 1 to ${max} (retries count from 1), got ${got}.`);
   }
 }
 
@@ -73,7 +75,8 @@ function checkRetry(retry: number, name: string, max = Number.MAX_SAFE_INTEGER):
  *
  * @param retry - The retry number, an integer ≥ 1.
  * @returns The delay in milliseconds.
- * @throws RangeError for 0, negatives, non-integers, `NaN` and infinities.
+ * @throws RangeError for 0, negatives, non-integers, `NaN`, infinities,
+ * numbers past `Number.MAX_SAFE_INTEGER` and anything but a number.
  *
  * @example
  * ```ts
@@ -103,7 +106,7 @@ export function retryDelay(retry: number): number {
  * @param retry - The retry number, an integer ≥ 1.
  * @returns Milliseconds after the first failure.
  * @throws RangeError for 0, negatives, non-integers, `NaN`, infinities and
- * numbers past 104 249 991 (where offsets stop being exact).
+ * numbers past 104 250 005 (where offsets stop being exact).
  *
  * @example
  * ```ts

@@ -141,7 +141,7 @@ describe('retrySchedule', () => {
     expect(() => retrySchedule(0, count)).toThrow(RangeError);
   });
 
-  it.each([104_249_992, Number.MAX_SAFE_INTEGER])(
+  it.each([104_250_006, Number.MAX_SAFE_INTEGER])(
     'retryOffset throws RangeError for %s (offsets no longer exact)',
     (retry) => {
       expect(() => retryOffset(retry)).toThrow(RangeError);
@@ -149,8 +149,13 @@ describe('retrySchedule', () => {
   );
 
   it('gives valid dates and exact offsets at the bounds', () => {
-    expect(retryOffset(104_249_991)).toBe(122_970_000 + (104_249_991 - 16) * 86_400_000);
-    expect(Number.isSafeInteger(retryOffset(104_249_991))).toBe(true);
+    // The last retry whose offset is a safe integer, and so exact.
+    expect(retryOffset(104_250_005)).toBe(122_970_000 + (104_250_005 - 16) * 86_400_000);
+    expect(Number.isSafeInteger(retryOffset(104_250_005))).toBe(true);
+    expect(Number.isSafeInteger(122_970_000 + (104_250_006 - 16) * 86_400_000)).toBe(false);
+    // Past the safe integers, and not a number: refused, the latter by its type.
+    expect(() => retryDelay(2 ** 53)).toThrow(RangeError);
+    expect(() => retryDelay('1' as never)).toThrow('got string.');
     const latest = 8.64e15 - retryOffset(10_000);
     const schedule = retrySchedule(latest, 10_000);
     expect(new Date(schedule.at(-1)!.at).getTime()).toBe(8.64e15);
