@@ -86,7 +86,7 @@ export interface DurableObjectStoreOptions {
  * once more on an error Workers marks `retryable` and not `overloaded` (an
  * object reset, say), so one passing failure does not leave a delivery claimed
  * for a lease (a handled one is recorded, a failed one freed). An object without `fetch`, or answering what
- * {@link PayhookDedupObject} never does (text short of a server error, a
+ * {@link PayhookDedupObject} never does (a `fetch` that throws, text short of a server error, a
  * success that is no claim result), is another class bound: the store
  * rejects with `INVALID_ARGUMENT`, and the handler answers 500 and logs it as
  * `misconfigured`.
@@ -151,13 +151,20 @@ export function createDurableObjectStore(options: DurableObjectStoreOptions): De
         answer = status === 204 ? undefined : await response.json();
         break;
       } catch (cause) {
-        // PayhookDedupObject has a fetch and answers JSON (or nothing, 204): an object without one (workerd's message),
-        // or text short of a server error, is another class bound, a mistake no retry mends.
-        if ((cause instanceof SyntaxError && status < 500) || /export a fetch\(\)/.test(describeError(cause)))
+        // Workers marks a passing failure (the object reset, say) retryable, and one thrown by the object's own code
+        // remote.
+        const { retryable, overloaded, remote } = (cause ?? {}) as Record<string, unknown>;
+        // PayhookDedupObject has a fetch that never throws and answers JSON (or nothing, 204): an object without one
+        // (workerd's message), one whose fetch threw, or text short of a server error, is another class bound, a
+        // mistake no retry mends.
+        if (
+          (cause instanceof SyntaxError && status < 500) ||
+          /export a fetch\(\)/.test(describeError(cause)) ||
+          (remote === true && retryable !== true && overloaded !== true)
+        )
           throw notOurs(operation, cause);
-        // Workers marks a passing failure (the object reset, say) retryable. complete and release are idempotent
-        // under their token, so one more try, on a new stub, spares the delivery its claim's lease.
-        const { retryable, overloaded } = (cause ?? {}) as { retryable?: unknown; overloaded?: unknown };
+        // complete and release are idempotent under their token, so one more try, on a new stub, spares the delivery
+        // its claim's lease.
         if (attempt === 1 && operation !== 'claim' && retryable === true && overloaded !== true) continue;
         throw new PayhookError(
           'STORE_UNAVAILABLE',

@@ -188,7 +188,13 @@ describe('several Worker instances sharing the Durable Object', () => {
   });
 });
 
-for (const className of ['ForeignObject', 'RouterObject', 'JsonRouterObject', 'RpcOnlyObject']) {
+for (const className of [
+  'ForeignObject',
+  'RouterObject',
+  'JsonRouterObject',
+  'ThrowingRouterObject',
+  'RpcOnlyObject',
+]) {
   describe(`a binding to another object class (${className})`, () => {
     let mf: Miniflare | undefined;
     beforeAll(async () => {

@@ -124,6 +124,8 @@ describe('createDurableObjectStore', () => {
       () => answer(200, 'hi'),
       () => answer(404, 'not found'),
       () => Promise.reject(new TypeError('Handler does not export a fetch() function.')),
+      // What workerd rejects with when another class's fetch throws (PayhookDedupObject's never does).
+      () => Promise.reject(Object.assign(new Error('No route for /claim'), { remote: true })),
     ];
     for (const fetch of foreign) {
       const store = createDurableObjectStore({ namespace: namespaceAnswering(fetch) });
@@ -132,6 +134,14 @@ describe('createDurableObjectStore', () => {
         code: 'INVALID_ARGUMENT',
       });
       await expect(store.release('k', 'token')).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    }
+  });
+
+  it('takes a remote failure workerd marks retryable or overloaded for an outage, not another class', async () => {
+    for (const mark of [{ retryable: true }, { overloaded: true }]) {
+      const failure = Object.assign(new Error('Durable Object reset'), { remote: true, ...mark });
+      const store = createDurableObjectStore({ namespace: namespaceAnswering(() => Promise.reject(failure)) });
+      await expect(store.claim('k', { leaseMs: 1000 })).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
     }
   });
 

@@ -67,6 +67,13 @@ export class JsonRouterObject {
   }
 }
 
+/** one whose router throws for a path it does not know, */
+export class ThrowingRouterObject {
+  fetch(request: Request): Response {
+    throw new Error(`No route for ${new URL(request.url).pathname}`);
+  }
+}
+
 /** and one with RPC methods only (no fetch), as new Durable Objects often are. */
 export class RpcOnlyObject {
   hello(): string {
