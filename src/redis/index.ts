@@ -213,7 +213,7 @@ function commandSender(client: RedisClientLike): Send {
   }
   throw new PayhookError(
     'INVALID_ARGUMENT',
-    'The Redis client has neither call() (ioredis) nor sendCommand() (redis / node-redis).',
+    "The Redis client has neither call() (ioredis) nor sendCommand() (redis / node-redis): wrap it as payhook's docs/stores.md shows.",
   );
 }
 

@@ -18,6 +18,33 @@ function capturing() {
 
 const PLAIN_INTEGER = /^[1-9]\d*$/;
 
+// Bun's RedisClient has send(command, args), neither call() nor sendCommand(): docs/stores.md shows its wrapper.
+describe('a Redis client of another shape', () => {
+  it('is refused with a message that points at the wrapper, and works wrapped as docs/stores.md shows', async () => {
+    const sent: Array<[string, string[]]> = [];
+    const redis = {
+      send: (command: string, args: string[]): Promise<unknown> => {
+        sent.push([command, args]);
+        return Promise.resolve(command === 'SET' ? 'OK' : 1);
+      },
+    };
+    expect(() => createRedisStore({ client: redis as never })).toThrow(
+      expect.objectContaining({
+        code: 'INVALID_ARGUMENT',
+        message: expect.stringContaining("payhook's docs/stores.md"),
+      }),
+    );
+    const store = createRedisStore({ client: { sendCommand: (args) => redis.send(args[0]!, args.slice(1)) } });
+    expect(await store.claim('k', { leaseMs: 1000 })).toMatchObject({ status: 'claimed' });
+    // The command apart from its arguments, as Bun's send takes them.
+    expect(sent.length).toBeGreaterThan(0);
+    for (const [command, args] of sent) {
+      expect(['SET', 'EVAL']).toContain(command);
+      expect(args.some((arg) => arg.endsWith('k'))).toBe(true);
+    }
+  });
+});
+
 describe('Redis numeric arguments', () => {
   it('sends huge and fractional durations as plain integers (rounded up), never 1e+21 or 1.5', async () => {
     const { commands, store } = capturing();
