@@ -1,4 +1,4 @@
-import { isCryptoKey } from './crypto-key.js';
+import { isCryptoKey, webCrypto } from './crypto-key.js';
 import { PayhookError } from './errors.js';
 import type { KeyInput, KeyOptions, RsaJsonWebKey } from './key-types.js';
 import { bytesOf, isBytes } from './json-body.js';
@@ -50,10 +50,7 @@ const NOT_RSA_JWK = 'The JSON Web Key is not an RS256 public key.';
 const NOT_RSASSA_KEY = 'The CryptoKey is not a public RSASSA-PKCS1-v1_5 SHA-256 key for "verify".';
 
 async function importKey(format: 'spki' | 'jwk', data: Uint8Array | RsaJsonWebKey): Promise<CryptoKey> {
-  const subtle = (globalThis as { crypto?: Crypto }).crypto?.subtle;
-  if (!subtle) {
-    throw misuse('No Web Crypto (crypto.subtle) in this runtime.');
-  }
+  const subtle = webCrypto();
   try {
     // Extractable (a public key holds nothing secret) so that the verifier
     // can read its modulus: see withPublicNumbers in rsa-verify.ts.

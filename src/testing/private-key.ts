@@ -1,7 +1,7 @@
 import { PayhookError } from '../errors.js';
 import type { CryptoKeyLike, RsaJsonWebKey } from '../keys.js';
 import { decodeBase64Lenient } from '../lib/base64.js';
-import { isCryptoKey } from '../lib/crypto-key.js';
+import { isCryptoKey, webCrypto } from '../lib/crypto-key.js';
 
 /**
  * A private key in any form the testing helpers read: a PEM string (PKCS#8
@@ -57,19 +57,15 @@ function pemToPkcs8(pem: string): Uint8Array {
   return match[1] ? pkcs1ToPkcs8(der) : der;
 }
 
-function subtle(): SubtleCrypto {
-  const api = (globalThis as { crypto?: Crypto }).crypto?.subtle;
-  if (!api) throw new PayhookError('INVALID_ARGUMENT', 'Web Crypto (globalThis.crypto.subtle) is not available.');
-  return api;
-}
-
 const CACHE_SIZE = 8;
 const cache = new Map<string, Promise<CryptoKey>>();
 
 async function importPem(pem: string): Promise<CryptoKey> {
   const der = pemToPkcs8(pem);
+  // Outside the try: a runtime without Web Crypto is not the key's fault.
+  const subtle = webCrypto();
   try {
-    return await subtle().importKey('pkcs8', der as BufferSource, ALGORITHM, false, ['sign']);
+    return await subtle.importKey('pkcs8', der as BufferSource, ALGORITHM, false, ['sign']);
   } catch (cause) {
     throw new PayhookError('INVALID_KEY', 'The PEM private key cannot be imported as an RSA signing key.', { cause });
   }
@@ -102,8 +98,9 @@ export async function importPrivateKey(input: PrivateKeyInput): Promise<CryptoKe
       throw new PayhookError('INVALID_KEY', 'The JSON Web Key must be an RSA private key (kty "RSA" with member "d").');
     }
     const { key_ops: _ops, alg: _alg, use: _use, ...members } = jwk;
+    const subtle = webCrypto();
     try {
-      return await subtle().importKey('jwk', members as JsonWebKey, ALGORITHM, false, ['sign']);
+      return await subtle.importKey('jwk', members as JsonWebKey, ALGORITHM, false, ['sign']);
     } catch (cause) {
       throw new PayhookError('INVALID_KEY', 'The JSON Web Key cannot be imported as an RSA signing key.', { cause });
     }

@@ -1,4 +1,5 @@
 import { PayhookError } from '../errors.js';
+import { webCrypto } from '../lib/crypto-key.js';
 import { derToPem } from '../lib/pem.js';
 import { TEST_PUBLIC_KEY } from './test-public-key.js';
 
@@ -115,8 +116,7 @@ export async function generateTestKeyPair(options?: GenerateTestKeyPairOptions):
   if (!Number.isInteger(modulusLength) || modulusLength < 1024 || modulusLength > 8192 || modulusLength % 8 !== 0) {
     throw new PayhookError('INVALID_ARGUMENT', 'modulusLength must be a multiple of 8 between 1024 and 8192.');
   }
-  const subtle = (globalThis as { crypto?: Crypto }).crypto?.subtle;
-  if (!subtle) throw new PayhookError('INVALID_ARGUMENT', 'Web Crypto (globalThis.crypto.subtle) is not available.');
+  const subtle = webCrypto();
   const pair = await subtle.generateKey(
     { name: 'RSASSA-PKCS1-v1_5', modulusLength, publicExponent: new Uint8Array([1, 0, 1]), hash: 'SHA-256' },
     true,

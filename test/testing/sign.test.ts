@@ -434,3 +434,33 @@ describe('toRequest and sendWebhook refuse what HTTP would change', () => {
 function pemBytes(pem: string): Uint8Array {
   return Uint8Array.from(atob(pem.replace(/-----[^-]+-----|\s/g, '')), (c) => c.charCodeAt(0));
 }
+
+// A browser page outside a secure context (http:// on another host than localhost) has no crypto.subtle: that is
+// what each helper says, never that the key is bad.
+describe('a runtime without Web Crypto', () => {
+  it('is named as such by signWebhook, generateTestKeyPair and verifyWebhook, not blamed on the key', async () => {
+    const { privateKey, publicKey } = await generateTestKeyPair();
+    vi.stubGlobal('crypto', {});
+    try {
+      const expected = {
+        code: 'INVALID_ARGUMENT',
+        message: expect.stringContaining('No Web Crypto (crypto.subtle)'),
+      };
+      await expect(
+        signWebhook(createTestWebhook(), { url: 'https://shop.example.kg/hooks', privateKey }),
+      ).rejects.toMatchObject(expected);
+      await expect(generateTestKeyPair()).rejects.toMatchObject(expected);
+      const request = {
+        method: 'POST',
+        url: 'https://shop.example.kg/hooks',
+        headers: { signature: 'AA==' },
+        body: '{}',
+      };
+      await expect(verifyWebhook(request, { publicKeys: publicKey, webhookUrl: request.url })).rejects.toMatchObject(
+        expected,
+      );
+    } finally {
+      vi.unstubAllGlobals();
+    }
+  });
+});
