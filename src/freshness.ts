@@ -1,4 +1,4 @@
-import { resolveClock, SERVICE_WINDOW_MS, type FreshnessOptions } from './lib/clock.js';
+import { inSeconds, resolveClock, SERVICE_WINDOW_MS, type FreshnessOptions } from './lib/clock.js';
 
 export type { FreshnessOptions } from './lib/clock.js';
 
@@ -84,9 +84,7 @@ export function checkTimestamp(
     code: 'TIMESTAMP_OUT_OF_WINDOW',
     message:
       `The delivery is ${skewMs > 0 ? `${skewMs} ms old` : `${-skewMs} ms in the future`}; the window is ${toleranceMs} ms.` +
-      // A sender that writes seconds instead of milliseconds is a common
-      // mistake: say so rather than report a delivery 55 years old.
-      (Math.abs(now - value * 1000) <= toleranceMs
+      (inSeconds(value, now, toleranceMs)
         ? ' It looks like seconds, not milliseconds.'
         : " If all deliveries are refused so, check this server's clock."),
     timestamp: value,

@@ -17,7 +17,7 @@ if (!webhookUrl && env('PAYHOOK_ALLOW_ANY_HOST') !== 'true') {
 const handleWebhook = createWebhookHandler({
   ...(publicKeyPem
     ? { publicKeys: publicKeyPem }
-    : { environment: (env('PAYHOOK_ENVIRONMENT') ?? 'production') as ServiceEnvironment }),
+    : { environment: (env('PAYHOOK_ENVIRONMENT') || 'production') as ServiceEnvironment }),
   ...(webhookUrl ? { webhookUrl } : { allowAnyHost: true as const }),
   // Once per payment *and status* (FAILED, then SUCCEEDED, are two calls); only
   // SUCCEEDED is paid: see the README's "Applying a payment to an order".

@@ -19,7 +19,7 @@ app.post(
   createNodeWebhookHandler({
     ...(env.PAYHOOK_PUBLIC_KEY_PEM
       ? { publicKeys: env.PAYHOOK_PUBLIC_KEY_PEM }
-      : { environment: env.PAYHOOK_ENVIRONMENT ?? 'production' }),
+      : { environment: env.PAYHOOK_ENVIRONMENT || 'production' }),
     // The URL registered with the service pins Host, path and query: without
     // it payhook refuses to start, unless PAYHOOK_ALLOW_ANY_HOST=true says a
     // proxy in front already guarantees the Host.

@@ -27,9 +27,9 @@ export interface SendContext {
   hostGiven: boolean;
   /** A capture replayed byte for byte (no --resign). */
   asCaptured: boolean;
-  /** The URL posted to carries a query (given, or added from the signed URL or the capture). */
-  querySent: boolean;
-  /** That query and the signed URL's differ: one lacks a parameter of the other, or gives it another value. */
+  /** The query of the URL posted to (given, or added from the signed URL or the capture), without `?`; '' for none. */
+  sentQuery: string;
+  /** That query lacks a parameter of the signed URL's, or gives one another value. */
   queryDiffers: boolean;
 }
 
@@ -79,11 +79,10 @@ function signatureMismatch(context: SendContext): Cause {
     "--webhook-url <the receiver's webhookUrl>";
   // A Host chosen by hand is the likeliest difference; signed for the target itself, a receiver that pins its
   // registered URL refuses it whatever the key.
-  // A re-signed capture carries the webhookUrl of the receiver that refused it, which a fix may have changed; a
-  // query sent that is not the one signed for says the URL chosen is not the receiver's.
+  // A re-signed capture carries the webhookUrl of the receiver that refused it, which a fix may have changed.
   const order = context.hostGiven
     ? [host, url, key]
-    : context.urlChosen && !context.urlFromCapture && !context.queryDiffers
+    : context.urlChosen && !context.urlFromCapture
       ? [key, url]
       : [url, key];
   return { causes: [...order, BODY, PROXY], diagnose: VERIFY_CAPTURE };
@@ -122,7 +121,17 @@ const QUERY_LACKING =
   "the URL you send to lacks a query parameter of the receiver's registered webhookUrl, or gives it another value: " +
   'send to the registered URL, query included (the answer names the parameter)';
 
-function urlMismatch(context: SendContext): Cause {
+/** The parameter a payhook URL_MISMATCH answer names (`lacks the parameter "shop" of …`), if any. */
+function namedParameter(message: string | undefined): string | undefined {
+  const quoted = /the parameter ("(?:[^"\\]|\\.)*") /.exec(message ?? '')?.[1];
+  try {
+    return quoted === undefined ? undefined : (JSON.parse(quoted) as string);
+  } catch {
+    return undefined;
+  }
+}
+
+function urlMismatch(context: SendContext, message: string | undefined): Cause {
   // Sent with the query of a URL chosen by hand (none, or its own), the receiver's webhookUrl has another: the URL
   // chosen is not the receiver's, and sending to a URL with the receiver's query would only fail the signature.
   const lacking =
@@ -131,12 +140,17 @@ function urlMismatch(context: SendContext): Cause {
         "lacks a query parameter of the receiver's webhookUrl, or gives it another value: pass --webhook-url " +
         "<the receiver's webhookUrl>, query included (the answer names the parameter)"
       : QUERY_LACKING;
-  if (!context.querySent) return { causes: [lacking] };
   const lost =
     'the query sent did not reach payhook as sent: a proxy or router in front of the receiver dropped or changed ' +
     'it (the answer names the parameter)';
-  // Sent with the signed URL's query, the likelier loss is on the way; with another, that difference is.
-  return { causes: context.queryDiffers ? [QUERY_LACKING, lost] : [lost, lacking] };
+  if (context.sentQuery === '') return { causes: [lacking] };
+  // Sent with another value than the one signed for: that difference comes first.
+  if (context.queryDiffers) return { causes: [QUERY_LACKING, lost] };
+  // The parameter the receiver names (a payhook answer does, unless it has no value): one never sent was not lost on
+  // the way, and one sent that arrived with another value was more likely never the receiver's.
+  const name = namedParameter(message);
+  if (name !== undefined && !new URLSearchParams(context.sentQuery).has(name)) return { causes: [lacking] };
+  return { causes: name !== undefined && message?.includes('another value') ? [lacking, lost] : [lost, lacking] };
 }
 
 const FIXED: Readonly<Record<string, Cause>> = {
@@ -219,20 +233,33 @@ export const EXPLAINED_CODES: readonly string[] = [
 
 /** The `code` of a payhook receiver's JSON answer, if the answer is one. */
 export function answerCode(text: string): string | undefined {
+  return answerField(text, 'code');
+}
+
+/** A string member of a JSON answer (`code`, `message`); undefined when there is none. */
+export function answerField(text: string, name: 'code' | 'message'): string | undefined {
   try {
-    const code = (JSON.parse(text) as { code?: unknown } | null)?.code;
-    return typeof code === 'string' ? code : undefined;
+    const value = (JSON.parse(text) as Record<string, unknown> | null)?.[name];
+    return typeof value === 'string' ? value : undefined;
   } catch {
     return undefined;
   }
 }
 
-/** The likely cause of a refusal, from the HTTP status and the answer's code; undefined for a 200. */
-export function likelyCause(status: number, code: string | undefined, context: SendContext): Cause | undefined {
+/**
+ * The likely cause of a refusal, from the HTTP status and the answer's code (and, for `URL_MISMATCH`, its message,
+ * which names the parameter); undefined for a 200.
+ */
+export function likelyCause(
+  status: number,
+  code: string | undefined,
+  context: SendContext,
+  message?: string,
+): Cause | undefined {
   if (status === 200) return undefined;
   if (code === 'SIGNATURE_MISMATCH') return signatureMismatch(context);
   if (code === 'TIMESTAMP_OUT_OF_WINDOW') return timestampOutOfWindow(context);
-  if (code === 'URL_MISMATCH') return urlMismatch(context);
+  if (code === 'URL_MISMATCH') return urlMismatch(context, message);
   if (code !== undefined && Object.hasOwn(FIXED, code)) return FIXED[code];
   if (status === 404) return { causes: ['nothing answers at this path: check the route your handler is mounted on'] };
   if (status === 401 || status === 400) {
@@ -253,9 +280,10 @@ export function noAnswerHint(reason: string, url: string): string {
   const target = URL.canParse(url) ? new URL(url) : undefined;
   const address = target?.host ?? url;
   if (reason === 'ECONNREFUSED') return `: is the receiver listening at ${address}?`;
-  // A TLS server closes a connection that speaks plain HTTP to it without a word.
+  // A receiver that crashed or dropped the request closes the connection so, and so does a TLS server spoken to in
+  // plain HTTP.
   if (target?.protocol === 'http:' && (reason === 'UND_ERR_SOCKET' || reason === 'ECONNRESET')) {
-    return `: the connection closed before any answer: does the receiver at ${address} speak https? Then send to an https:// URL`;
+    return `: the connection closed before any answer: the receiver at ${address} crashed or dropped the request (see its log), or it speaks https only (then send to an https:// URL)`;
   }
   // The Fetch standard's port blocklist (6000, 6665-6669, 10080, …): fetch never connects to these.
   if (reason === 'bad port')

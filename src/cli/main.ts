@@ -52,9 +52,14 @@ function version(): string {
 /** Runs the CLI with `args` (without `node` and the script) and resolves with the exit code. */
 export async function main(args: readonly string[], io: Io): Promise<number> {
   const [name, ...rest] = args;
-  if (name === 'help' && rest[0] !== undefined && commandNamed(rest[0]) === undefined) {
-    io.err(`payhook: unknown command ${JSON.stringify(rest[0])}\n\n${MAIN_HELP}`);
+  const unknown = (command: string): number => {
+    io.err(`payhook: unknown command ${JSON.stringify(command)}\n\n${MAIN_HELP}`);
     return EXIT.USAGE;
+  };
+  // `help <command>`; `help`, `help help`, `help --help` print the general usage.
+  const topic = name === 'help' ? rest[0] : undefined;
+  if (topic !== undefined && topic !== 'help' && !topic.startsWith('-') && commandNamed(topic) === undefined) {
+    return unknown(topic);
   }
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     const topic = name === 'help' ? commandNamed(rest[0]) : undefined;
@@ -66,10 +71,7 @@ export async function main(args: readonly string[], io: Io): Promise<number> {
     return EXIT.OK;
   }
   const command = commandNamed(name);
-  if (command === undefined) {
-    io.err(`payhook: unknown command ${JSON.stringify(name)}\n\n${MAIN_HELP}`);
-    return EXIT.USAGE;
-  }
+  if (command === undefined) return unknown(name);
   try {
     return await command.run(rest, io);
   } catch (error) {

@@ -106,19 +106,22 @@ function replayedHeaders(captured: Readonly<Record<string, string>>): Record<str
 }
 
 /**
- * The name of the first captured header Node cannot send as it is (a control character, or one past U+00FF: a
- * capture made on workerd holds U+FFFD for a byte that was not UTF-8); undefined when all can be sent.
+ * Whether Node (and so fetch) can send a header as it is: a name HTTP allows, and a value without control characters
+ * or characters past U+00FF (a capture made on workerd holds U+FFFD for a byte that was not UTF-8).
  */
-export function unsendableHeader(captured: Readonly<Record<string, string>>): string | undefined {
-  for (const [name, value] of Object.entries(replayedHeaders(captured))) {
-    try {
-      validateHeaderName(name);
-      validateHeaderValue(name, value);
-    } catch {
-      return name;
-    }
+export function canSend(name: string, value: string): boolean {
+  try {
+    validateHeaderName(name);
+    validateHeaderValue(name, value);
+    return true;
+  } catch {
+    return false;
   }
-  return undefined;
+}
+
+/** The name of the first captured header a replay cannot send as it is; undefined when all can be sent. */
+export function unsendableHeader(captured: Readonly<Record<string, string>>): string | undefined {
+  return Object.entries(replayedHeaders(captured)).find(([name, value]) => !canSend(name, value))?.[0];
 }
 
 /** Delivers with fetch: the target's own Host; fetch adds its usual headers (none is signed). */

@@ -19,6 +19,7 @@ import {
   UsageError,
 } from './io.js';
 import { parseCapturedRequest, type CapturedRequest } from './request-file.js';
+import { canSend } from './send-http.js';
 
 // Headers payhook send writes itself, or fetch refuses to send: given with
 // --header, they would be overwritten, contradict what it signs and says it
@@ -38,7 +39,7 @@ const NOT_FOR_HEADER_FLAG: Readonly<Record<string, string>> = {
 /**
  * A `--header` the delivery can carry as signed: HTTP strips whitespace
  * around a value (the signature would then not verify on arrival), and a
- * name or value HTTP cannot carry is refused by fetch.
+ * name or value HTTP cannot carry is refused before anything is sent.
  */
 function checkHeaderFlag(name: string, value: string): void {
   const lower = name.toLowerCase();
@@ -54,9 +55,7 @@ function checkSignedHeader(source: string, name: string, value: string): void {
       `${source} ${name}: whitespace around the value is stripped on the way, so the signature would not verify`,
     );
   }
-  try {
-    new Headers([[name, value]]);
-  } catch {
+  if (!canSend(name, value)) {
     throw new UsageError(`${source} ${JSON.stringify(name)}: not a header name and value HTTP can carry`);
   }
 }

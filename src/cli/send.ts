@@ -3,7 +3,7 @@ import { missingFrom } from '../lib/signed-target.js';
 import { retryDelay } from '../retry.js';
 import { createTestWebhook } from '../testing/deliveries.js';
 import { signWebhook, type SignedWebhook } from '../testing/sign.js';
-import { answerCode, EXPLAINED_CODES, likelyCause, noAnswerHint, type SendContext } from './causes.js';
+import { answerCode, answerField, EXPLAINED_CODES, likelyCause, noAnswerHint, type SendContext } from './causes.js';
 import { formatDuration, EXIT, sleep, UsageError, type Io } from './io.js';
 import { exactDelivery, fetchDelivery, NoAnswer, unsendableHeader, type Answered, type Delivery } from './send-http.js';
 import { readSendOptions } from './send-options.js';
@@ -92,13 +92,6 @@ const CONTROL_AGE_MS = 86_400_000;
 
 // How much of the body the summary line shows: a --body file can hold megabytes.
 const BODY_SHOWN = 2_000;
-
-/** Whether the query of `a` and of `b` differ: one lacks a parameter of the other, or gives it another value. */
-function queriesDiffer(a: string, b: string): boolean {
-  if (!URL.canParse(a) || !URL.canParse(b)) return false;
-  const [one, other] = [new URL(a).search.slice(1), new URL(b).search.slice(1)];
-  return missingFrom(one, other) !== undefined || missingFrom(other, one) !== undefined;
-}
 
 function describeBody(body: string | Uint8Array): string {
   if (typeof body !== 'string') return `${body.byteLength} bytes, not UTF-8`;
@@ -200,8 +193,12 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
     },
     hostGiven: flags.host !== undefined && !asCaptured,
     asCaptured,
-    querySent: URL.canParse(url) && new URL(url).search !== '',
-    queryDiffers: signedUrl !== undefined && queriesDiffer(signedUrl, url),
+    sentQuery: URL.canParse(url) ? new URL(url).search.slice(1) : '',
+    queryDiffers:
+      signedUrl !== undefined &&
+      URL.canParse(url) &&
+      URL.canParse(signedUrl) &&
+      missingFrom(new URL(signedUrl).search.slice(1), new URL(url).search.slice(1)) !== undefined,
   };
   // A forged or stale delivery: the receiver passes by refusing it (401), and a 200 is the failure.
   const mustRefuse = flags.tamper === true || Math.abs(offset) > SERVICE_WINDOW_MS;
@@ -213,7 +210,7 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
   /** Prints the likely cause of a refusal (once per status and code); false when there is none to print. */
   const explain = (status: number, text: string, about: SendContext = context): boolean => {
     const code = answerCode(text);
-    const cause = likelyCause(status, code, about);
+    const cause = likelyCause(status, code, about, answerField(text, 'message'));
     const seen = `${status} ${code ?? ''}`;
     if (cause === undefined) return false;
     if (explained.has(seen)) return true;

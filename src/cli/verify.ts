@@ -1,6 +1,7 @@
 import { explainVerificationFailure, type VerificationDiagnosis } from '../explain/index.js';
 import { isPayhookError } from '../errors.js';
 import { DEFAULT_TOLERANCE_MS } from '../freshness.js';
+import { inSeconds } from '../lib/clock.js';
 import type { KeyInput } from '../keys.js';
 import type { ServiceEnvironment } from '../service-keys.js';
 import { importKeys } from '../lib/key-import.js';
@@ -90,7 +91,7 @@ function timestampHint(header: string | undefined, now: number, timeChosen: bool
   if (timeChosen || header === undefined || !/^\d+$/.test(header)) return undefined;
   const age = now - Number(header);
   if (Math.abs(age) <= DEFAULT_TOLERANCE_MS) return undefined;
-  if (Math.abs(now - Number(header) * 1000) <= DEFAULT_TOLERANCE_MS) {
+  if (inSeconds(Number(header), now, DEFAULT_TOLERANCE_MS)) {
     return "the capture's x-api-timestamp is in seconds, not milliseconds: whatever signed it did not date it as the service does (Date.now()); --ignore-timestamp judges it anyway";
   }
   if (age > 0) {
@@ -226,7 +227,7 @@ export async function verifyCommand(args: readonly string[], io: Io): Promise<nu
     // A receiver pinned to a webhookUrl judges host, path and query by it: one with a typo refuses this delivery.
     if (webhookUrl === undefined) {
       io.out(
-        "  judged with the request's own Host, path and query (no --webhook-url given, none recorded in the capture): a receiver with a webhookUrl judges by that URL instead, so pass --webhook-url <your receiver's webhookUrl> to judge as it does",
+        `  judged with the request's own ${values['trust-forwarded'] ? 'forwarded Host (--trust-forwarded)' : 'Host'}, path and query (no --webhook-url given, none recorded in the capture): a receiver with a webhookUrl judges by that URL instead, so pass --webhook-url <your receiver's webhookUrl> to judge as it does`,
       );
     }
     if (recorded !== undefined) io.out(recorded);

@@ -151,16 +151,22 @@ export function createDurableObjectStore(options: DurableObjectStoreOptions): De
         answer = status === 204 ? undefined : await response.json();
         break;
       } catch (cause) {
-        // Workers marks a passing failure (the object reset, say) retryable, and one thrown by the object's own code
-        // remote.
-        const { retryable, overloaded, remote } = (cause ?? {}) as Record<string, unknown>;
+        // Workers marks a passing failure (the object reset, say) retryable, and any failure on the object's side
+        // remote: what its own code threw, but also the runtime's own resets and internal errors.
+        const { retryable, overloaded, remote, durableObjectReset } = (cause ?? {}) as Record<string, unknown>;
+        const thrownByObject =
+          remote === true &&
+          retryable !== true &&
+          overloaded !== true &&
+          durableObjectReset !== true &&
+          !/internal error/i.test(describeError(cause));
         // PayhookDedupObject has a fetch that never throws and answers JSON (or nothing, 204): an object without one
         // (workerd's message), one whose fetch threw, or text short of a server error, is another class bound, a
         // mistake no retry mends.
         if (
           (cause instanceof SyntaxError && status < 500) ||
           /export a fetch\(\)/.test(describeError(cause)) ||
-          (remote === true && retryable !== true && overloaded !== true)
+          thrownByObject
         )
           throw notOurs(operation, cause);
         // complete and release are idempotent under their token, so one more try, on a new stub, spares the delivery

@@ -7,7 +7,7 @@
 import type { JsonObject } from '../lib/json-body.js';
 import { checkTimestamp } from '../freshness.js';
 import { decodeBase64Lenient } from '../lib/base64.js';
-import { resolveClock } from '../lib/clock.js';
+import { inSeconds, resolveClock } from '../lib/clock.js';
 import { isPayhookError } from '../lib/errors.js';
 import { firstListItem, getHeader } from '../lib/headers.js';
 import { describeError } from '../lib/misuse.js';
@@ -59,7 +59,7 @@ function hintFrom(url: unknown): PinnedUrl | undefined {
 
 /** What to do about a timestamp outside the window: one in seconds was dated by a sender that is not the service. */
 function staleFix(timestamp: number, { now, toleranceMs }: { now: number; toleranceMs: number }): string {
-  return Math.abs(now - timestamp * 1000) <= toleranceMs
+  return inSeconds(timestamp, now, toleranceMs)
     ? 'date it in milliseconds (Date.now()) as the service does, not seconds'
     : 'check the server clock (NTP) if this is a fresh delivery; a replayed old delivery is rightly refused';
 }

@@ -91,3 +91,11 @@ export function resolveClock(options: ClockOptions | undefined): { now: number; 
   }
   return { now: now as number, toleranceMs: toleranceMs as number };
 }
+
+/**
+ * Whether a timestamp outside the window would be inside it read as seconds: a sender's common mistake (the service
+ * sends milliseconds), named as such rather than as a delivery 55 years old or a clock to fix.
+ */
+export function inSeconds(timestamp: number, now: number, toleranceMs: number): boolean {
+  return Math.abs(now - timestamp * 1000) <= toleranceMs;
+}

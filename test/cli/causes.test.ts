@@ -12,7 +12,7 @@ const context: SendContext = {
   datedMs: undefined,
   hostGiven: false,
   asCaptured: false,
-  querySent: false,
+  sentQuery: '',
   queryDiffers: false,
 };
 
@@ -70,20 +70,37 @@ describe('the refusal causes payhook send prints', () => {
     expect(chosen[0]).toContain("pass --webhook-url <the receiver's webhookUrl>, query included");
     const recorded = likelyCause(401, 'URL_MISMATCH', { ...context, urlFromCapture: true })?.causes ?? [];
     expect(recorded[0]).toMatch(/^the webhookUrl the capture recorded \(https:/);
-    // Sent with the chosen URL's query, a loss on the way comes first.
-    const sent = likelyCause(401, 'URL_MISMATCH', { ...context, querySent: true })?.causes ?? [];
-    expect(sent[0]).toContain('did not reach payhook as sent');
-    expect(sent[1]).toMatch(/^--webhook-url/);
     // Signed for the target itself (no URL chosen), the URL sent to is what to change.
     const own = likelyCause(401, 'URL_MISMATCH', { ...context, urlChosen: false })?.causes ?? [];
     expect(own[0]).toMatch(/^the URL you send to lacks a query parameter/);
   });
 
-  // Following that cause by adding ?shop=7 to the URL sent to, but not to --webhook-url: signed without it.
-  it('names the webhookUrl before the key for a signature mismatch when the query sent is not the one signed for', () => {
-    const causes = likelyCause(401, 'SIGNATURE_MISMATCH', { ...context, querySent: true, queryDiffers: true })?.causes;
-    expect(causes?.[0]).toContain("the receiver's webhookUrl is not https://shop.example.kg/webhooks/payments");
-    expect(causes?.[1]).toContain('TEST key');
+  // The receiver pins ?shop=7 and names the parameter in its answer, as payhook's handlers do.
+  it.each([
+    ['tenant=7', 'lacks the parameter "shop" of', ['--webhook-url']],
+    ['shop=8', 'gives the parameter "shop" another value than', ['--webhook-url', 'did not reach payhook']],
+    ['shop=7', 'lacks the parameter "shop" of', ['did not reach payhook', '--webhook-url']],
+    ['shop=7&utm=x', 'lacks the parameter "shop" of', ['did not reach payhook', '--webhook-url']],
+  ])(
+    'for a URL_MISMATCH with the query %s sent as signed, orders the causes by the parameter the answer names (%s)',
+    (sentQuery, words, starts) => {
+      const message = `The request's query ${words} the registered webhookUrl.`;
+      const causes = likelyCause(401, 'URL_MISMATCH', { ...context, sentQuery }, message)?.causes ?? [];
+      expect(causes.map((cause, i) => cause.includes(starts[i]!))).toEqual(starts.map(() => true));
+      expect(causes).toHaveLength(starts.length);
+    },
+  );
+
+  it('for a URL_MISMATCH of a target that signed for itself, never blames a proxy for a parameter never sent', () => {
+    const message = 'The request\'s query lacks the parameter "shop" of the registered webhookUrl.';
+    const own = { ...context, urlChosen: false, sentQuery: 'x=1' };
+    expect(likelyCause(401, 'URL_MISMATCH', own, message)?.causes).toEqual([
+      expect.stringMatching(/^the URL you send to lacks a query parameter/),
+    ]);
+    // A message without a parameter (a receiver not built on payhook, or one without a value): a loss first.
+    expect(likelyCause(401, 'URL_MISMATCH', { ...context, sentQuery: 'x=1' })?.causes[0]).toContain(
+      'did not reach payhook',
+    );
   });
 
   it('takes a missing or malformed timestamp for a delivery signed so, and a proxy that drops or changes it for a mismatch', async () => {
@@ -134,9 +151,12 @@ describe('the hint payhook send gives when no answer came', () => {
     for (const reason of ['ERR_SSL_WRONG_VERSION_NUMBER', 'ERR_SSL_PACKET_LENGTH_TOO_LONG', 'EPROTO']) {
       expect(noAnswerHint(reason, 'https://127.0.0.1:3000/webhooks'), reason).toContain('send to an http:// URL');
     }
-    // Plain HTTP to a TLS server: fetch and the exact replay name the closed socket differently.
+    // Plain HTTP to a TLS server, or a receiver that crashed: fetch and the exact replay name the closed socket
+    // differently.
     for (const reason of ['UND_ERR_SOCKET', 'ECONNRESET']) {
-      expect(noAnswerHint(reason, 'http://127.0.0.1:3000/webhooks'), reason).toContain('send to an https:// URL');
+      expect(noAnswerHint(reason, 'http://127.0.0.1:3000/webhooks'), reason).toContain(
+        'crashed or dropped the request (see its log), or it speaks https only (then send to an https:// URL)',
+      );
       expect(noAnswerHint(reason, 'https://127.0.0.1:3000/webhooks'), reason).toBe('');
     }
     for (const reason of [

@@ -51,6 +51,12 @@ describe('payhook (no command, help, version)', () => {
       expect(result.stderr).toContain(`unknown command ${JSON.stringify(name)}`);
       expect(result.stderr).toContain('Usage: payhook <command>');
     }
+    // Asking help for help prints the general usage.
+    for (const name of ['help', '--help', '-h']) {
+      const result = await run(['help', name]);
+      expect(result.code, name).toBe(0);
+      expect(result.stdout, name).toContain('Usage: payhook <command>');
+    }
   });
 
   it.each(['demo', 'send', 'keygen', 'verify'])(

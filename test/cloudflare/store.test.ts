@@ -137,9 +137,17 @@ describe('createDurableObjectStore', () => {
     }
   });
 
-  it('takes a remote failure workerd marks retryable or overloaded for an outage, not another class', async () => {
-    for (const mark of [{ retryable: true }, { overloaded: true }]) {
-      const failure = Object.assign(new Error('Durable Object reset'), { remote: true, ...mark });
+  it('takes a remote failure of the runtime (retryable, overloaded, a reset, an internal error) for an outage', async () => {
+    const failures = [
+      Object.assign(new Error('Durable Object reset'), { retryable: true }),
+      Object.assign(new Error('Durable Object is overloaded.'), { overloaded: true }),
+      Object.assign(new Error('Internal error in Durable Object storage caused object to be reset.'), {
+        durableObjectReset: true,
+      }),
+      new Error('internal error; reference = 0123456789abcdef'),
+    ];
+    for (const shape of failures) {
+      const failure = Object.assign(shape, { remote: true });
       const store = createDurableObjectStore({ namespace: namespaceAnswering(() => Promise.reject(failure)) });
       await expect(store.claim('k', { leaseMs: 1000 })).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
     }

@@ -39,7 +39,7 @@ function handler(env: Env): WebhookHandler {
   handleWebhook ??= createWebhookHandler({
     ...(env.PAYHOOK_PUBLIC_KEY_PEM
       ? { publicKeys: env.PAYHOOK_PUBLIC_KEY_PEM }
-      : { environment: (env.PAYHOOK_ENVIRONMENT ?? 'production') as ServiceEnvironment }),
+      : { environment: (env.PAYHOOK_ENVIRONMENT || 'production') as ServiceEnvironment }),
     ...(webhookUrl ? { webhookUrl } : { allowAnyHost: true as const }),
     store: createDurableObjectStore({ namespace: env.PAYHOOK_DEDUP }),
     // Once per payment *and status* (FAILED, then SUCCEEDED, are two calls); only

@@ -32,7 +32,7 @@ function handler(): WebhookHandler {
   handleWebhook = createWebhookHandler({
     ...(env.PAYHOOK_PUBLIC_KEY_PEM
       ? { publicKeys: env.PAYHOOK_PUBLIC_KEY_PEM }
-      : { environment: (env.PAYHOOK_ENVIRONMENT ?? 'production') as ServiceEnvironment }),
+      : { environment: (env.PAYHOOK_ENVIRONMENT || 'production') as ServiceEnvironment }),
     ...(webhookUrl ? { webhookUrl } : { allowAnyHost: true as const }),
     // Serverless (Vercel, Netlify): instances share no memory, so the default
     // memory store would let a redelivery that reaches another instance run
