@@ -56,13 +56,11 @@ export async function main(args: readonly string[], io: Io): Promise<number> {
     io.err(`payhook: unknown command ${JSON.stringify(command)}\n\n${MAIN_HELP}`);
     return EXIT.USAGE;
   };
-  // `help <command>`; `help`, `help help`, `help --help` print the general usage.
-  const topic = name === 'help' ? rest[0] : undefined;
-  if (topic !== undefined && topic !== 'help' && !topic.startsWith('-') && commandNamed(topic) === undefined) {
-    return unknown(topic);
-  }
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
-    const topic = name === 'help' ? commandNamed(rest[0]) : undefined;
+    // `help <command>`; `help`, `help help`, `help --help` print the general usage.
+    const asked = name === 'help' ? rest[0] : undefined;
+    const topic = commandNamed(asked);
+    if (asked !== undefined && topic === undefined && asked !== 'help' && !asked.startsWith('-')) return unknown(asked);
     io.out(topic?.help ?? MAIN_HELP);
     return name === undefined ? EXIT.USAGE : EXIT.OK;
   }

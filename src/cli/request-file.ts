@@ -102,13 +102,16 @@ function dechunk(bytes: Buffer): Buffer {
 }
 
 /**
- * The body without the answer a copied conversation (a packet capture's "follow stream") holds after it: cut at the
- * declared length only when an HTTP status line follows there, so a body edited by hand since keeps what was added.
+ * The body before the answer a copied conversation (a packet capture's "follow stream") holds after it: cut at the
+ * declared length only when an HTTP status line follows there (so a body edited by hand since keeps what was
+ * added); undefined when none follows.
  */
-function withoutAnswer(body: Buffer, declared: string | undefined): Buffer {
+function beforeAnswer(body: Buffer, declared: string | undefined): Buffer | undefined {
   const length = /^\d+$/.test(declared ?? '') ? Number(declared) : Number.NaN;
-  if (!(length < body.length)) return body;
-  return /^\s*HTTP\/\d/.test(body.subarray(length, length + 64).toString('latin1')) ? body.subarray(0, length) : body;
+  if (!(length < body.length)) return undefined;
+  return /^\s*HTTP\/\d/.test(body.subarray(length, length + 64).toString('latin1'))
+    ? body.subarray(0, length)
+    : undefined;
 }
 
 /** UTF-8 text, a byte order mark kept; `undefined` for bytes that are not UTF-8. */
@@ -164,9 +167,12 @@ function fromHttp(file: Buffer): CapturedRequest {
   const fields = Object.fromEntries(headers);
   const chunked = /(^|,)\s*chunked\s*$/i.test(headers.get('transfer-encoding') ?? '');
   if (chunked) body = dechunk(body);
-  else body = withoutAnswer(body, headers.get('content-length'));
-  // The line break that ends the file (LF or CRLF) is not the body's; a CR alone is.
-  if (!chunked && body.at(-1) === 0x0a) body = body.subarray(0, body.at(-2) === 0x0d ? -2 : -1);
+  else {
+    // Cut at its declared length, the body is exact; else the line break that ends the file (LF or CRLF) is not the
+    // body's (a CR alone is).
+    const end = body.at(-1) === 0x0a ? (body.at(-2) === 0x0d ? -2 : -1) : body.length;
+    body = beforeAnswer(body, headers.get('content-length')) ?? body.subarray(0, end);
+  }
   return { method: match[1]!, url: match[2]!, headers: fields, body: utf8(body) ?? body };
 }
 
