@@ -70,13 +70,16 @@ export function isMisconfiguration(error: unknown): boolean {
 export function fault(what: string, cause: unknown, fix: string): PayhookError {
   if (cause instanceof PayhookError) return cause;
   const state = sqlState(cause);
-  // A character the database's encoding cannot hold (a Cyrillic key in a LATIN1 database): every retry fails alike.
+  // Every retry fails alike for a character the database's encoding cannot hold (a Cyrillic key in a LATIN1
+  // database) and for a value over one of PostgreSQL's limits (class 54: a key too long for a btree index).
   const advice =
     state === '22021' || state === '22P05'
       ? "The database's encoding cannot hold this text: use a UTF8 database."
-      : state !== undefined && MISCONFIGURED.has(state)
-        ? fix
-        : undefined;
+      : state?.startsWith('54')
+        ? 'A key over 2,704 bytes does not fit its index (a dedupKey of your own: return a hash of it).'
+        : state !== undefined && MISCONFIGURED.has(state)
+          ? fix
+          : undefined;
   if (advice !== undefined) {
     return new PayhookError('INVALID_ARGUMENT', `PostgreSQL ${what} failed: ${describeError(cause)}. ${advice}`, {
       cause,

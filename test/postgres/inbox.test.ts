@@ -884,3 +884,24 @@ describe('a database whose encoding is not UTF8', () => {
     });
   }
 });
+
+describe('a key longer than an index entry holds', () => {
+  // PostgreSQL refuses such a key on every attempt: an outage answer would have the service retry it for days.
+  // Random text: PostgreSQL compresses an index entry first, and a repetitive key would fit.
+  const long = Buffer.from(crypto.getRandomValues(new Uint8Array(4_000))).toString('base64');
+  for (const driver of ['pg', 'postgres.js'] as const) {
+    it(`is refused as misconfiguration by the store and the inbox, via ${driver}`, async () => {
+      const client = driver === 'pg' ? pool : sql;
+      const store = createPostgresStore({ client, table: `long_store_${tables++}` });
+      await store.migrate();
+      const claimed = await store.claim(long, { leaseMs: 10_000 }).catch((error: unknown) => error);
+      expect(claimed).toMatchObject({ code: 'INVALID_ARGUMENT', message: expect.stringContaining('2,704 bytes') });
+      const inbox = createPostgresInbox({ client, table: `long_inbox_${tables++}` });
+      await inbox.migrate();
+      const enqueued = await inbox.enqueue(webhook({ id: `${long}_DEBIT` })).catch((error: unknown) => error);
+      expect(enqueued).toMatchObject({ code: 'INVALID_ARGUMENT', message: expect.stringContaining('return a hash') });
+      // A short key still works: the refusal is the key's, not the table's.
+      expect(await store.claim('short:SUCCEEDED', { leaseMs: 10_000 })).toMatchObject({ status: 'claimed' });
+    });
+  }
+});
