@@ -129,6 +129,10 @@ export interface InboxDelivery {
  *     return park('amount differs', { reference, expected: order.amount_minor, received: webhook.amount });
  *   }
  *   if (webhook.status === 'UNKNOWN') return park('unknown status', { reference, rawStatus: webhook.rawStatus });
+ *   // The paying transaction FAILED or CANCELED after its SUCCEEDED: the service contradicts itself. Look it up.
+ *   if ((webhook.status === 'FAILED' || webhook.status === 'CANCELED') && webhook.transactionId === order.paid_by) {
+ *     return park(`${webhook.status} after SUCCEEDED`, { reference, transactionId: webhook.transactionId });
+ *   }
  *   if (webhook.status !== 'SUCCEEDED') return; // FAILED, PROCESSING…: never paid
  *   if (order.paid_by === webhook.transactionId) return; // this payment's SUCCEEDED again: applied already
  *   if (order.paid_by !== null) {

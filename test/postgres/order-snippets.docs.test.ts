@@ -277,6 +277,20 @@ describe('docs/stores.md: the store snippet (// server.ts) as a real receiver', 
     expect(await changes(id)).toEqual(['-→SUCCEEDED']);
     const details = { reference: id, paidBy: first.transactionId, transactionId: second.transactionId };
     expect(receiver.lines.join('\n')).toContain(`Parked by onPayment (paid twice ${JSON.stringify(details)})`);
+
+    // The paying transaction itself FAILED or CANCELED after its SUCCEEDED: parked for a look, the order stays paid.
+    for (const status of ['FAILED', 'CANCELED']) {
+      expect(await send(delivery(id, status, 100), baseUrl)).toEqual({
+        status: 200,
+        answer: { ok: true, parked: true },
+      });
+      const contradiction = { reference: id, transactionId: first.transactionId };
+      expect(receiver.lines.join('\n')).toContain(
+        `Parked by onPayment (${status} after SUCCEEDED ${JSON.stringify(contradiction)})`,
+      );
+    }
+    expect(await order(id)).toEqual(paid);
+    expect(await changes(id)).toEqual(['-→SUCCEEDED']);
   });
 });
 
@@ -388,6 +402,24 @@ describe('docs/stores.md: the inbox worker snippet (// worker.ts) behind a real 
       .toEqual([{ state: 'parked', parked_reason: `paid twice ${JSON.stringify(details)}` }]);
     expect(await order(id)).toEqual(paid);
     expect(paid?.paid_by).toBe(first.transactionId);
+    expect(await changes(id)).toEqual(['-→SUCCEEDED']);
+
+    // The paying transaction itself FAILED or CANCELED after its SUCCEEDED: parked for a look, the order stays paid.
+    const contradiction = JSON.stringify({ reference: id, transactionId: first.transactionId });
+    for (const status of ['FAILED', 'CANCELED'])
+      expect((await send(delivery(id, status, 100), baseUrl)).status).toBe(200);
+    const contradictions = async () =>
+      (
+        await admin.query(
+          "SELECT status, parked_reason FROM payhook_inbox WHERE delivery_id = $1 AND status <> 'SUCCEEDED' ORDER BY id",
+          [first.id],
+        )
+      ).rows;
+    await expect.poll(contradictions, { timeout: 15_000 }).toEqual([
+      { status: 'FAILED', parked_reason: `FAILED after SUCCEEDED ${contradiction}` },
+      { status: 'CANCELED', parked_reason: `CANCELED after SUCCEEDED ${contradiction}` },
+    ]);
+    expect(await order(id)).toEqual(paid);
     expect(await changes(id)).toEqual(['-→SUCCEEDED']);
   });
 

@@ -140,6 +140,20 @@ describe('the guide worker and migrate() in their own processes', () => {
     expect(await order()).toEqual(paid);
     expect(paid).toEqual({ paid_at: expect.any(Date), paid_by: first['transactionId'] });
 
+    // The paying transaction itself FAILED after its SUCCEEDED: parked for a look, the order stays paid.
+    await inbox.enqueue(parseWebhook({ ...first, status: 'FAILED' }));
+    const contradiction = JSON.stringify({ reference: paymentId, transactionId: first['transactionId'] });
+    await expect
+      .poll(
+        () =>
+          rows("SELECT parked_reason FROM payhook_inbox WHERE status = 'FAILED' AND delivery_id = $1", [first['id']]),
+        {
+          timeout: 15_000,
+        },
+      )
+      .toEqual([{ parked_reason: `FAILED after SUCCEEDED ${contradiction}` }]);
+    expect(await order()).toEqual(paid);
+
     worker.child.kill('SIGTERM');
     expect(await worker.exited).toEqual({ code: 0, signal: null });
     // The tests below count every row: leave none behind.
