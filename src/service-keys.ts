@@ -22,7 +22,8 @@ export type ServiceEnvironment = 'production' | 'beta';
  * export async function handle(request: Request): Promise<Response> {
  *   const result = await verifyWebhook(
  *     { method: request.method, url: request.url, headers: request.headers, body: await request.text() },
- *     { publicKeys: PRODUCTION_PUBLIC_KEY },
+ *     // webhookUrl: the URL you registered; without it, a delivery signed for another merchant verifies too.
+ *     { publicKeys: PRODUCTION_PUBLIC_KEY, webhookUrl: 'https://shop.example.kg/webhooks/payments' },
  *   );
  *   return new Response(null, { status: result.ok ? 200 : 401 });
  * }

@@ -26,22 +26,28 @@ import { misuse } from './lib/misuse.js';
  *
  * @example
  * ```ts
- * import { buildCanonicalString, PRODUCTION_PUBLIC_KEY, verifySignature } from 'payhook';
+ * import { buildCanonicalString, isTimestampFresh, PRODUCTION_PUBLIC_KEY, verifySignature } from 'payhook';
+ *
+ * // The URL you registered: the canonical string is built for it, not for the Host and path the request names,
+ * // or a delivery signed for another merchant, sent here with its Host, would verify.
+ * const registered = new URL('https://shop.example.kg/webhooks/payments');
  *
  * export async function handle(request: Request): Promise<Response> {
- *   const url = new URL(request.url);
+ *   const headers = new Headers(request.headers);
+ *   headers.set('host', registered.host);
  *   const canonical = buildCanonicalString({
  *     method: request.method,
- *     path: url.pathname,
- *     headers: request.headers,
- *     query: url.search,
+ *     path: registered.pathname,
+ *     headers,
+ *     query: registered.search,
  *     body: await request.text(),
  *   });
  *   const signature = request.headers.get('signature') ?? '';
  *   if (!(await verifySignature(canonical, signature, PRODUCTION_PUBLIC_KEY))) {
  *     return new Response('invalid signature', { status: 401 });
  *   }
- *   return new Response('ok'); // verifyWebhook also checks x-api-timestamp
+ *   if (!isTimestampFresh(request.headers.get('x-api-timestamp'))) return new Response('stale', { status: 401 });
+ *   return new Response('ok'); // verifyWebhook does all of this in one call, and parses the payload
  * }
  * ```
  */

@@ -104,7 +104,9 @@ export interface VerifyWebhookError {
  * import type { VerifyWebhookResult } from 'payhook';
  *
  * function statusOf(result: VerifyWebhookResult): number {
- *   return result.ok ? 200 : result.error.code === 'INVALID_PAYLOAD' ? 400 : 401;
+ *   if (result.ok) return 200;
+ *   const { code } = result.error; // as payhook's handlers answer
+ *   return code === 'BODY_TOO_LARGE' ? 413 : /SIGNATURE|TIMESTAMP|URL_MISMATCH/.test(code) ? 401 : 400;
  * }
  * ```
  */

@@ -147,7 +147,8 @@ export interface VerifyWebhookOptions extends KeyOptions {
  * import { DEFAULT_MAX_BODY_BYTES, verifyWebhook, type WebhookRequest } from 'payhook';
  *
  * declare const request: WebhookRequest;
- * await verifyWebhook(request, { environment: 'production', maxBodyBytes: DEFAULT_MAX_BODY_BYTES * 4 });
+ * const webhookUrl = 'https://shop.example.kg/webhooks/payments';
+ * await verifyWebhook(request, { environment: 'production', webhookUrl, maxBodyBytes: DEFAULT_MAX_BODY_BYTES * 4 });
  * ```
  */
 export const DEFAULT_MAX_BODY_BYTES = 32_768;

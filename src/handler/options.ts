@@ -301,6 +301,7 @@ export interface PinnedHost {
    * sent to; `onPayment`'s context then says which one it was signed for.
    */
   webhookUrl: WebhookUrlOption;
+  /** With `webhookUrl` set, `allowAnyHost` changes nothing: the registered URL is what is checked. */
   allowAnyHost?: boolean;
 }
 

@@ -29,9 +29,8 @@
  * ```ts
  * import type { PayhookErrorCode } from 'payhook';
  *
- * function httpStatusFor(code: PayhookErrorCode): number {
- *   return code === 'BODY_TOO_LARGE' ? 413 : 400;
- * }
+ * // Whether the service should come again with this delivery: an outage or a failure on your side, not a refusal.
+ * const retryLater = (code: PayhookErrorCode): boolean => code === 'STORE_UNAVAILABLE' || code === 'HANDLER_FAILED';
  * ```
  */
 export type PayhookErrorCode =

@@ -39,7 +39,10 @@ export interface TestKeyPair {
  *   privateKey: TEST_KEY_PAIR.privateKey,
  *   url: 'https://shop.example.kg/webhooks/payments',
  * });
- * const result = await verifyWebhook(signed, { publicKeys: TEST_KEY_PAIR.publicKey });
+ * const result = await verifyWebhook(signed, {
+ *   publicKeys: TEST_KEY_PAIR.publicKey,
+ *   webhookUrl: 'https://shop.example.kg/webhooks/payments',
+ * });
  * ```
  */
 export const TEST_KEY_PAIR: TestKeyPair = /* @__PURE__ */ Object.freeze({
