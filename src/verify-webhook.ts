@@ -1,7 +1,7 @@
 /** verifyWebhook: the spec's receiver checks on one delivery, in order, reporting the first failure by code. */
 import { resolveClock } from './lib/clock.js';
 import { checkMaxBodyBytes } from './lib/json-body.js';
-import { holdsProductionKey, holdsTestKey } from './lib/test-key.js';
+import { holdsBetaKey, holdsProductionKey, holdsTestKey } from './lib/test-key.js';
 import type { KeyInput, KeyOptions } from './lib/key-types.js';
 import { misuse } from './lib/misuse.js';
 import { webCryptoScheme, type SchemeFactory } from './lib/signature-scheme.js';
@@ -77,9 +77,11 @@ export interface VerifyWebhookOptions extends KeyOptions {
    */
   publicKeys?: KeyInput | readonly KeyInput[];
   /**
-   * The service environment(s) whose shipped key(s) to accept:
-   * `'production'`, `'beta'`, or both. Added to `publicKeys` when both are
-   * given.
+   * The service environment whose shipped key to accept: `'production'`
+   * or `'beta'` (the sandbox). Added to `publicKeys` when both are given.
+   * The production and beta keys together are refused (`INVALID_ARGUMENT`):
+   * anyone with a sandbox account can have the sandbox sign a `SUCCEEDED`
+   * delivery for your URL, and nothing in it tells it from a real payment.
    */
   environment?: ServiceEnvironment | readonly ServiceEnvironment[];
   /**
@@ -192,6 +194,14 @@ export function prepareVerifier(
     throw misuse(
       `${who}: publicKeys holds payhook's published test key (TEST_KEY_PAIR) beside the production key: ` +
         'anyone could sign what it accepts. Give the test key only to a test receiver, without the production key.',
+    );
+  }
+  // The sandbox signs what any sandbox account asks for (SUCCEEDED, for your URL and your order's reference), and
+  // nothing in a delivery says which key verified it.
+  if (holdsBetaKey(keys) && holdsProductionKey(keys)) {
+    throw misuse(
+      `${who}: the production and beta (sandbox) keys together would take a sandbox delivery for a real payment. ` +
+        'Use one handler per environment.',
     );
   }
   // Checked now (resolveClock throws for a bad value), except what a clock

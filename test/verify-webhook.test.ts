@@ -327,9 +327,7 @@ describe('verifyWebhook', () => {
 
     it('uses the shipped keys of the named environment(s), alone or with publicKeys', async () => {
       expect(await code(asRequest(delivery), { now: NOW, environment: 'production' })).toBe('SIGNATURE_MISMATCH');
-      expect(await code(asRequest(delivery), { now: NOW, environment: ['production', 'beta'] })).toBe(
-        'SIGNATURE_MISMATCH',
-      );
+      expect(await code(asRequest(delivery), { now: NOW, environment: ['beta'] })).toBe('SIGNATURE_MISMATCH');
       expect(await code(asRequest(delivery), { now: NOW, environment: 'beta', publicKeys: PUBLIC_KEY })).toBe('OK');
       expect(await code(asRequest(delivery), { now: NOW, publicKeys: BETA_PUBLIC_KEY })).toBe('SIGNATURE_MISMATCH');
     });
@@ -348,7 +346,7 @@ describe('verifyWebhook', () => {
       expect(PRODUCTION_PUBLIC_KEY).not.toBe(BETA_PUBLIC_KEY);
       expect(await keysOf({ environment: 'production' })).toEqual([PRODUCTION_PUBLIC_KEY]);
       expect(await keysOf({ environment: 'beta' })).toEqual([BETA_PUBLIC_KEY]);
-      expect(await keysOf({ environment: ['beta', 'production'] })).toEqual([BETA_PUBLIC_KEY, PRODUCTION_PUBLIC_KEY]);
+      expect(await keysOf({ environment: ['beta', 'beta'] })).toEqual([BETA_PUBLIC_KEY, BETA_PUBLIC_KEY]);
       expect(await keysOf({ environment: 'production', publicKeys: STRANGER_PUBLIC_KEY })).toEqual([
         STRANGER_PUBLIC_KEY,
         PRODUCTION_PUBLIC_KEY,
@@ -389,6 +387,38 @@ describe('verifyWebhook', () => {
       expect(await code(delivery, { now: NOW, environment: 'production', publicKeys: STRANGER_PUBLIC_KEY })).toBe(
         'SIGNATURE_MISMATCH',
       );
+    });
+
+    // The sandbox signs a SUCCEEDED for whatever URL a sandbox account names, and nothing tells it from a real one.
+    it('refuses the beta key beside the production key, in any spelling, through environment or publicKeys', async () => {
+      const jwk = (pem: string) => createPublicKey(pem).export({ format: 'jwk' });
+      const betas: KeyInput[] = [BETA_PUBLIC_KEY, BETA_PUBLIC_KEY.replace(/\n/g, '\r\n'), jwk(BETA_PUBLIC_KEY)];
+      const productions: KeyInput[] = [PRODUCTION_PUBLIC_KEY, jwk(PRODUCTION_PUBLIC_KEY)];
+      const both: VerifyWebhookOptions[] = [
+        { environment: ['production', 'beta'] },
+        { environment: ['beta', 'production'], publicKeys: STRANGER_PUBLIC_KEY },
+        ...betas.map((beta) => ({ environment: 'production' as const, publicKeys: beta })),
+        ...productions.map((production) => ({
+          environment: 'beta' as const,
+          publicKeys: [STRANGER_PUBLIC_KEY, production],
+        })),
+        ...betas.flatMap((beta) => productions.map((production) => ({ publicKeys: [beta, production] }))),
+      ];
+      const delivery = asRequest(signDelivery(webhookBody(), { timestamp: NOW }));
+      for (const options of both) {
+        await expect(verifyWebhook(delivery, { now: NOW, ...options })).rejects.toMatchObject({
+          code: 'INVALID_ARGUMENT',
+          message: expect.stringContaining('the production and beta (sandbox) keys together'),
+        });
+      }
+      // Each alone, or with keys of your own, is taken.
+      for (const options of [
+        { environment: 'beta' as const },
+        { publicKeys: [...betas, STRANGER_PUBLIC_KEY] },
+        { environment: 'production' as const },
+      ]) {
+        expect(await code(delivery, { now: NOW, ...options })).toBe('SIGNATURE_MISMATCH');
+      }
     });
 
     it('passes allowWeakKeys on: a 1024-bit key is refused (WEAK_KEY) unless it is set, then it verifies', async () => {

@@ -251,11 +251,15 @@ export interface WebhookHandlerBaseOptions extends Omit<
  * ```ts
  * import type { ServiceKeys } from 'payhook/web';
  *
- * const keys: ServiceKeys = { environment: ['production', 'beta'] };
+ * const keys: ServiceKeys = { environment: 'production' };
  * ```
  */
 export interface ServiceKeys {
-  /** The service environment(s) whose shipped key(s) to accept: `'production'`, `'beta'`, or both. */
+  /**
+   * The service environment whose shipped key to accept: `'production'` or `'beta'` (the sandbox). Both together
+   * are refused at creation (`INVALID_ARGUMENT`): a sandbox delivery signed for your URL would pass for a real
+   * payment. Receive each environment with a handler of its own.
+   */
   environment: ServiceEnvironment | readonly ServiceEnvironment[];
   /** Further public key(s) that may verify a delivery (PEM, JWK or CryptoKey). */
   publicKeys?: KeyInput | readonly KeyInput[];
@@ -276,7 +280,7 @@ export interface ServiceKeys {
 export interface GivenKeys {
   /** Public key(s) the signature may verify with (PEM, JWK or CryptoKey). */
   publicKeys: KeyInput | readonly KeyInput[];
-  /** Also accept the shipped key(s) of these service environment(s). */
+  /** Also accept the shipped key of this service environment (not production and beta together: see {@link ServiceKeys}). */
   environment?: ServiceEnvironment | readonly ServiceEnvironment[];
 }
 

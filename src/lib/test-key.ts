@@ -1,7 +1,8 @@
 // Whether a receiver's keys hold payhook's published test key (its private
 // half ships in payhook/testing, so a receiver that accepts it accepts a
-// delivery anyone signs), and whether they hold the production key, however
-// it was spelled, beside which the test key is refused. Checked at creation,
+// delivery anyone signs), the beta (sandbox) key, or the production key,
+// however each was spelled: beside the production key the other two are
+// refused. Checked at creation,
 // synchronously, so the refusal or warning comes before any delivery: from
 // the key's text (a PEM's DER bytes, a JSON Web Key's modulus) by a 32-bit
 // FNV-1a hash, which is enough to tell one known key from a merchant's (a
@@ -16,6 +17,7 @@ import type { KeyInput } from './key-types.js';
 type KeyHashes = readonly [spki: number, modulus: number];
 const TEST_KEY: KeyHashes = [0x35ccbc3a, 0x5d3cf510];
 const PRODUCTION_KEY: KeyHashes = [0x3cd25b59, 0xb9962345];
+const BETA_KEY: KeyHashes = [0x16c4dc00, 0x290943c2];
 
 function fnv1a(bytes: Uint8Array): number {
   let hash = 0x811c9dc5;
@@ -43,4 +45,9 @@ export function holdsTestKey(keys: KeyInput | readonly KeyInput[] | undefined): 
 /** Internal: whether `keys` hold the service's production key, in any PEM or JWK spelling. */
 export function holdsProductionKey(keys: readonly KeyInput[]): boolean {
   return keys.some((key) => isKey(key, PRODUCTION_KEY));
+}
+
+/** Internal: whether `keys` hold the service's beta (sandbox) key, in any PEM or JWK spelling. */
+export function holdsBetaKey(keys: readonly KeyInput[]): boolean {
+  return keys.some((key) => isKey(key, BETA_KEY));
 }

@@ -23,7 +23,7 @@ describe('handler options', () => {
     expectTypeOf(
       createNodeWebhookHandler({ publicKeys: pem, allowAnyHost: true, onPayment }),
     ).toEqualTypeOf<NodeWebhookHandler>();
-    createWebhookHandler({ environment: ['production', 'beta'], publicKeys: [pem], webhookUrl, onPayment });
+    createWebhookHandler({ environment: ['production'], publicKeys: [pem], webhookUrl, onPayment });
     createWebhookHandler({ publicKeys: pem, webhookUrl, allowAnyHost: false, onPayment });
     createWebhookHandler({ environment: 'beta', allowAnyHost: true, webhookUrl, onPayment });
   });

@@ -38,6 +38,8 @@ describe.each(factories)('%s refuses misuse naming itself', (name, create) => {
     ['an empty list of keys', { ...valid, publicKeys: [] }],
     // PUBLIC_KEY is payhook's published test key: never beside the production key.
     ['the published test key beside the production key', { ...valid, environment: 'production' }],
+    // The sandbox signs a SUCCEEDED for any URL a sandbox account names.
+    ['the beta key beside the production key', { ...valid, publicKeys: [], environment: ['production', 'beta'] }],
     ['an unbounded body', { ...valid, maxBodyBytes: Number.POSITIVE_INFINITY }],
     ['a fraction of a byte', { ...valid, maxBodyBytes: 0.5 }],
   ];
