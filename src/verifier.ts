@@ -9,7 +9,7 @@ import { checkTimestamp } from './freshness.js';
 import { resolveClock, type ClockOptions } from './lib/clock.js';
 import type { PayhookError, PayhookIssue } from './lib/errors.js';
 import { getHeader } from './lib/headers.js';
-import { bodySize, checkBodyRead } from './lib/json-body.js';
+import { bodySize, checkBodyRead, nonFinitePath } from './lib/json-body.js';
 import type { KeyInput, KeyOptions } from './lib/key-types.js';
 import { misuse } from './lib/misuse.js';
 import type { BodyInput, HeadersInput } from './lib/request-types.js';
@@ -217,6 +217,13 @@ export function createVerifier(settings: VerifierSettings): PreparedVerifier {
     if (!fresh.ok) return failure(fresh.code, fresh.message);
 
     const signed = { canonical: read.canonical, timestamp: fresh.timestamp, webhookUrl: target.registered?.url };
+    // A number beyond range (1e400 read as Infinity) is signed as the null the service wrote there: what was signed
+    // is null, so what would be acted on is not it. Only a body line holding null can hide one.
+    const infinite = read.bodyLine.includes('null') ? nonFinitePath(read.body) : undefined;
+    if (infinite !== undefined) {
+      const issue = { path: infinite, message: 'a number beyond range (Infinity), signed as null' };
+      return failure('INVALID_PAYLOAD', `${infinite}: ${issue.message}.`, [issue]);
+    }
     return payment(read.body, settings.parse, signed);
   }
 

@@ -253,6 +253,24 @@ describe('verifyWebhook', () => {
       expect(await code(asRequest(signDelivery('', { timestamp: NOW })))).toBe('INVALID_PAYLOAD');
     });
 
+    // JSON.parse reads 1e400 as Infinity, which the canonical string writes as null: the signature of a body with null
+    // there covers it, but what would be acted on is not what was signed.
+    it('INVALID_PAYLOAD for a number beyond range where the signed body has null, as text or parsed', async () => {
+      const genuine = JSON.stringify(webhookBody({ data: { tip: null, note: 'null' }, extra: [0, null] }));
+      const delivery = signDelivery(genuine, { timestamp: NOW });
+      expect(await code(asRequest(delivery), base)).toBe('OK');
+      for (const [forged, path] of [
+        [genuine.replace('"tip":null', '"tip":1e400'), 'data.tip'],
+        [genuine.replace('"tip":null', '"tip":-1e400'), 'data.tip'],
+        [genuine.replace('[0,null]', `[0,1${'0'.repeat(400)}]`), 'extra.1'],
+      ] as const) {
+        for (const body of [forged, JSON.parse(forged) as object]) {
+          const result = await verifyWebhook(asRequest(delivery, { body }), base);
+          expect(result).toMatchObject({ ok: false, error: { code: 'INVALID_PAYLOAD', issues: [{ path }] } });
+        }
+      }
+    });
+
     it('INVALID_PAYLOAD for a signed delivery without a body, however the absent body is given', async () => {
       const delivery = signDelivery('', { timestamp: NOW });
       for (const body of ['', undefined, null, new Uint8Array(0)]) {

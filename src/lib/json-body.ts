@@ -286,3 +286,25 @@ export function canonicalBody(body: JsonObject | null): string {
     });
   }
 }
+
+/**
+ * The path of the first number in `value` that is not finite (`fields.x`, `items.0`), or `undefined`. JSON text
+ * reads a number beyond range (`1e400`) as ±Infinity, which the canonical string writes as `null`: a body holding
+ * one verifies like the body the service signed with `null` there.
+ *
+ * @example
+ * ```ts
+ * import { nonFinitePath } from './json-body.js';
+ *
+ * nonFinitePath(JSON.parse('{"data":{"tip":1e400}}')); // 'data.tip'
+ * ```
+ */
+export function nonFinitePath(value: unknown, path = ''): string | undefined {
+  if (typeof value === 'number') return Number.isFinite(value) ? undefined : path;
+  if (typeof value !== 'object' || value === null) return undefined;
+  for (const [key, member] of Object.entries(value)) {
+    const found = nonFinitePath(member, path === '' ? key : `${path}.${key}`);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
