@@ -29,8 +29,8 @@
  * ```ts
  * import type { PayhookErrorCode } from 'payhook';
  *
- * // Whether the service should come again with this delivery: an outage or a failure on your side, not a refusal.
- * const retryLater = (code: PayhookErrorCode): boolean => code === 'STORE_UNAVAILABLE' || code === 'HANDLER_FAILED';
+ * // A failure on your side (your store, your handler) to look into, not a refusal of the request.
+ * const onYourSide = (code: PayhookErrorCode): boolean => code === 'STORE_UNAVAILABLE' || code === 'HANDLER_FAILED';
  * ```
  */
 export type PayhookErrorCode =

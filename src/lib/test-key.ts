@@ -2,13 +2,12 @@
 // half ships in payhook/testing, so a receiver that accepts it accepts a
 // delivery anyone signs), the beta (sandbox) key, or the production key,
 // however each was spelled: beside the production key the other two are
-// refused. Checked at creation,
-// synchronously, so the refusal or warning comes before any delivery: from
-// the key's text (a PEM's DER bytes, a JSON Web Key's modulus) by a 32-bit
-// FNV-1a hash, which is enough to tell one known key from a merchant's (a
-// collision costs one needless warning, or a merchant's own key refused
-// beside the test key). A CryptoKey cannot be read without awaiting, and is
-// not looked at. Internal.
+// refused. Checked at creation, synchronously, so the refusal or warning
+// comes before any delivery: from the key's text (a PEM's DER bytes, a JSON
+// Web Key's modulus) by a 32-bit FNV-1a hash, which is enough to tell one
+// known key from a merchant's (a collision costs one needless warning, or a
+// merchant's own key refused beside a known one). A CryptoKey cannot be read
+// without awaiting, and is not looked at. Internal.
 import { decodeBase64Lenient } from './base64.js';
 import { pemToSpki } from './pem.js';
 import type { KeyInput } from './key-types.js';
