@@ -222,13 +222,15 @@ function prepare(database: SqliteDatabaseLike, name: string): Statements {
  * - Keys are stored as they are, except one holding a lone surrogate or a
  *   NUL (which UTF-8 text would alter), stored as its JSON literal.
  *
- * SQLite errors reject with `STORE_UNAVAILABLE`. Tested on Node 22 and 24
+ * SQLite errors reject with `STORE_UNAVAILABLE`, except that a file this
+ * process may not write rejects with `INVALID_ARGUMENT` (every attempt fails
+ * alike: a misconfiguration, not an outage). Tested on Node 22 and 24
  * and Deno (`node:sqlite`) and Bun (`bun:sqlite`). One machine only: for
  * several, use Redis or PostgreSQL.
  *
  * @throws {@link payhook!PayhookError | PayhookError} `INVALID_ARGUMENT` for a missing database, a
- * bad table name, clock or `busyTimeoutMs`; `STORE_UNAVAILABLE` when the
- * table cannot be created. A file locked by another connection at that
+ * bad table name, clock or `busyTimeoutMs`, or a read-only file without the
+ * table; `STORE_UNAVAILABLE` when the table cannot be created otherwise. A file locked by another connection at that
  * moment is no error: the first call sets the table up, waiting for the
  * lock as every call does.
  *
@@ -272,6 +274,11 @@ export function createSqliteStore(options: SqliteStoreOptions): DedupStore {
   }
 
   function unavailable(what: string, cause: unknown): PayhookError {
+    // SQLite's own words (errcode 8) in every driver: a file this process may not write fails every retry alike.
+    if (/readonly database/.test(String((cause as { message?: unknown } | null)?.message))) {
+      const message = `SQLite ${what} failed: ${describeError(cause)}. Let this process write the file and its folder.`;
+      return new PayhookError('INVALID_ARGUMENT', message, { cause });
+    }
     const busy = isBusy(cause) ? ` (the file stayed locked by another connection for ${busyTimeoutMs} ms)` : '';
     return new PayhookError('STORE_UNAVAILABLE', `SQLite ${what} failed${busy}: ${describeError(cause)}`, { cause });
   }

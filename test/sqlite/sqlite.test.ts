@@ -82,6 +82,11 @@ for (const runtime of runtimes) {
       });
     });
 
+    // A file this process may not write fails every claim alike: answered 503 for ever, it read as a store outage.
+    it('reports a read-only database as a misconfiguration naming the fix, not as an outage', async () => {
+      expect(await runScenario(runtime, 'read-only.mjs')).toEqual({ code: 'INVALID_ARGUMENT', fix: true });
+    });
+
     // node:sqlite (Bun's too) can hand every row of a connection back as an array. A handled delivery sent
     // again must still read as completed: read as in-progress, it got 409 for the whole retention, then ran again.
     it('tells a completed delivery from a held one on a connection that returns rows as arrays', async () => {

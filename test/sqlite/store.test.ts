@@ -48,13 +48,24 @@ describe('createSqliteStore', () => {
   });
 
   it('throws STORE_UNAVAILABLE, with the cause, when the table cannot be created', () => {
+    const notADatabase = database({
+      exec: () => {
+        throw new Error('file is not a database');
+      },
+    });
+    expect(() => createSqliteStore({ database: notADatabase })).toThrow(
+      expect.objectContaining({ code: 'STORE_UNAVAILABLE', message: expect.stringContaining('not a database') }),
+    );
+  });
+
+  it('throws INVALID_ARGUMENT naming the fix for a read-only file without the table', () => {
     const readOnly = database({
       exec: () => {
         throw new Error('attempt to write a readonly database');
       },
     });
     expect(() => createSqliteStore({ database: readOnly })).toThrow(
-      expect.objectContaining({ code: 'STORE_UNAVAILABLE', message: expect.stringContaining('readonly') }),
+      expect.objectContaining({ code: 'INVALID_ARGUMENT', message: expect.stringContaining('write the file') }),
     );
   });
 
