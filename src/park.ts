@@ -58,7 +58,8 @@ export function park(reason: string, details?: unknown): Parked {
  * Whether a handler's result parks the delivery: an object whose `park` is a
  * non-empty string. A result with no `park` (`undefined` included) means
  * "applied"; from `onPayment` or an inbox handler, one whose `park` is there
- * but no reason (`{ park: '' }`) fails as if the handler threw.
+ * but no reason (`{ park: '' }`), a returned `Error` or an object with
+ * `ok: false` (a refused `fetch` Response) fails as if the handler threw.
  *
  * @example
  * ```ts
@@ -78,14 +79,21 @@ export function isParked(value: unknown): value is Parked {
 }
 
 /**
- * Internal: a handler's result as it is, but an object whose `park` is there
- * and not a reason (`{ park: '' }`, `{ park: undefined }`) is refused
- * `INVALID_ARGUMENT`, as `park('')` is: read as "applied", the delivery it
- * meant to set aside would be acknowledged without a trace.
+ * Internal: a handler's result as it is, but one that cannot mean "applied" is
+ * refused `INVALID_ARGUMENT` (so it fails as if the handler threw): an object
+ * whose `park` is there and not a reason (`{ park: '' }`), as `park('')` is,
+ * and a result that says it failed, a returned `Error` or an object with
+ * `ok: false` (a `fetch` Response the other side refused, `{ ok: false }`).
+ * Read as "applied", the delivery would be acknowledged without a trace.
  */
 export function checkedOutcome<T>(value: T): T {
-  if (typeof value === 'object' && value !== null && 'park' in value && !isParked(value)) {
+  if (typeof value !== 'object' || value === null) return value;
+  if ('park' in value && !isParked(value)) {
     throw misuse('A parked result needs a reason, non-empty text in `park` (use park(reason)).');
+  }
+  if (value instanceof Error || (value as { ok?: unknown }).ok === false) {
+    const what = value instanceof Error ? `an Error (${value.message})` : 'a result with ok: false';
+    throw misuse(`The handler resolved ${what}: throw to have the delivery retried, or return park(reason).`);
   }
   return value;
 }

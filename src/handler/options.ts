@@ -85,8 +85,9 @@ export interface WebhookHandlerBaseOptions extends Omit<
    *
    * Any other result, or none, means applied, so a hand-off may return what
    * its call resolves with (`(webhook) => queue.publish(webhook.raw)`). An
-   * object with `park` but no reason (`{ park: '' }`) fails as if the
-   * function threw.
+   * object with `park` but no reason (`{ park: '' }`), a returned `Error` and
+   * an object with `ok: false` (a `fetch` Response your ERP refused) fail as
+   * if the function threw: the delivery is answered 500 and retried.
    *
    * It is given every delivery, whatever its status: a function that takes
    * only some (`(webhook: SucceededPaymentWebhook) => …`) does not compile.

@@ -107,8 +107,9 @@ export interface InboxDelivery {
  * acknowledge a delivery you will not apply: the row is marked `parked` with
  * the reason, never retried, and counted in the stats. Any other result, or
  * none, means applied (the function may return what its last query
- * resolves with); an object with `park` but no reason (`{ park: '' }`) fails
- * as if the function threw.
+ * resolves with); an object with `park` but no reason (`{ park: '' }`), a
+ * returned `Error` and an object with `ok: false` fail as if the function
+ * threw.
  *
  * @example
  * ```ts

@@ -725,6 +725,29 @@ export function behaviourSuite(kind: AdapterKind): void {
         }
       });
 
+      // A result that says it failed, read as "applied", would acknowledge a delivery whose update never happened.
+      it('is answered 500 and released when onPayment resolves an Error or an object with ok: false', async () => {
+        const refused = new Response('unknown order', { status: 404 });
+        for (const [result, said] of [
+          [new Error('unknown order'), /resolved an Error \(unknown order\)/],
+          [refused, /resolved a result with ok: false/],
+          [{ ok: false }, /resolved a result with ok: false/],
+        ] as const) {
+          const r = await serve({}, () => result);
+          const delivery = signDelivery(webhookBody());
+          const answer = await send(r.port, delivery);
+          expect([answer.status, answer.json?.code], String(result)).toEqual([500, 'HANDLER_FAILED']);
+          expect(r.logs[0]?.message).toMatch(said);
+          expect((await send(r.port, delivery)).status).toBe(500); // released: the retry runs onPayment again
+          expect(r.calls).toEqual([delivery.id, delivery.id]);
+        }
+        // What a hand-off resolves with otherwise is applied: a publish that resolves false, a Response that is ok.
+        for (const result of [false, new Response('ok'), { ok: true }]) {
+          const r = await serve({}, () => result);
+          expect((await send(r.port, signDelivery(webhookBody()))).status, String(result)).toBe(200);
+        }
+      });
+
       it('is answered 500 and released when deadLetter throws, so the retry runs onPayment again', async () => {
         let failing = true;
         const r = await serve(

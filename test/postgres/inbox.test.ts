@@ -454,6 +454,15 @@ for (const driver of ['pg', 'postgres.js'] as const) {
       expect((await pool.query(`SELECT count(*)::int AS n FROM ${orders}`)).rows).toEqual([{ n: 0 }]);
     });
 
+    it('retries, not marks done, a handler that resolves an Error or an object with ok: false', async () => {
+      for (const result of [new Error('unknown order'), { ok: false }]) {
+        const { inbox } = await fresh();
+        await inbox.enqueue(webhook());
+        expect(await inbox.processNext(() => result), String(result)).toBe('retrying');
+        expect(await inbox.stats()).toMatchObject({ done: 0, parked: 0 });
+      }
+    });
+
     it('reports a failing handler and keeps going', async () => {
       const { inbox } = await fresh();
       await inbox.enqueue(webhook());
