@@ -11,6 +11,7 @@
 //          Request/Response (as every runtime they serve has them), so a
 //          consumer needs either the DOM lib ...
 //   node   ... or @types/node (Node's global fetch types), without DOM.
+//   workers ... or @cloudflare/workers-types, whose AbortSignal is a class.
 // Each file has an ESM (.mts) and a CJS (.cts) consumer, so both the
 // `import` and the `require` declarations (.d.ts and .d.cts) are checked.
 import { spawn } from 'node:child_process';
@@ -63,6 +64,11 @@ const groups = {
       'testing.mts',
       'testing-require.cts',
     ],
+  },
+  workers: {
+    lib: ['ES2022'],
+    types: ['@cloudflare/workers-types'],
+    files: ['web.mts', 'web-require.cts', 'cloudflare.mts', 'cloudflare-require.cts'],
   },
 };
 // The TypeScript examples a user copies (Next.js route, Cloudflare Worker)

@@ -44,7 +44,17 @@ export interface AbortSignalLike {
  */
 export type HandlerAbortSignal = typeof globalThis extends { AbortSignal: { prototype: infer S } }
   ? S
-  : AbortSignalLike;
+  : [FetchSignal] extends [never]
+    ? AbortSignalLike
+    : FetchSignal;
+
+// The signal the global fetch takes, where AbortSignal is declared as a class (@cloudflare/workers-types), which
+// `typeof globalThis` does not list; its fetch, a function, it does.
+type FetchSignal = typeof globalThis extends { fetch: (input: never, init?: infer Init) => unknown }
+  ? Init extends { signal?: infer S }
+    ? Exclude<S, null | undefined>
+    : never
+  : never;
 
 /**
  * What `onPayment` receives beside the webhook.
