@@ -238,8 +238,10 @@ export interface WebhookHandlerBaseOptions extends Omit<
    * async hook) still runs after the answer goes to the platform's
    * `waitUntil`, when the handler is given one.
    * @defaultValue one line on the console per refused or failed delivery
-   * (levels `warn` and `error`), at most 10 lines a second; the number of
-   * lines left out is printed with the next line after that second.
+   * (levels `warn` and `error`), at most 10 lines a second, and 10 more for
+   * claimed deliveries (records with a `key`: parked, failed), so a flood of
+   * bad requests cannot hide them; the lines left out are counted by event
+   * and printed with the next line after that second.
    */
   logger?: ((record: WebhookLogRecord) => void) | false;
 }

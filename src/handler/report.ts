@@ -129,8 +129,10 @@ const LINES_PER_SECOND = 10;
 /** Internal: the logger used when the merchant gives none: one console line
  * per refused or failed delivery (`warn` and `error` records), at most
  * {@link LINES_PER_SECOND} a second so a flood of bad requests cannot flood
- * the log. The count of lines left out is printed with the first line of a
- * later second (no timer: nothing runs between deliveries).
+ * the log, and as many again for records of claimed deliveries (those with a
+ * `key`), so such a flood cannot hide a parked or failed payment. What was
+ * left out is counted by event and printed with the first line of a later
+ * second (no timer: nothing runs between deliveries).
  */
 export function createDefaultLogger(
   print: Pick<Console, 'warn' | 'error'> = globalThis.console,
@@ -138,24 +140,25 @@ export function createDefaultLogger(
   clock: () => number = () => performance.now(),
 ): (record: WebhookLogRecord) => void {
   let windowStart = Number.NEGATIVE_INFINITY;
-  let printed = 0;
-  let suppressed = 0;
+  // Lines printed this second: of claimed deliveries, and of everything else.
+  let claimed = 0;
+  let other = 0;
+  let suppressed = new Map<string, number>();
   return (record) => {
     if (record.level !== 'warn' && record.level !== 'error') return;
     const now = clock();
     if (now - windowStart >= 1000) {
-      if (suppressed > 0)
-        print.warn(`payhook: ${suppressed} more log lines suppressed (at most ${LINES_PER_SECOND}/s)`);
+      if (suppressed.size > 0) {
+        const counts = [...suppressed].map(([event, count]) => `${event} ${count}`).join(', ');
+        print.warn(`payhook: more log lines suppressed (at most ${LINES_PER_SECOND}/s): ${counts}`);
+      }
       windowStart = now;
-      printed = 0;
-      suppressed = 0;
+      claimed = other = 0;
+      suppressed = new Map();
     }
-    if (printed >= LINES_PER_SECOND) {
-      suppressed++;
-      return;
-    }
-    printed++;
-    print[record.level](formatLine(record));
+    const full = record.key === undefined ? other++ >= LINES_PER_SECOND : claimed++ >= LINES_PER_SECOND;
+    if (full) suppressed.set(record.event, (suppressed.get(record.event) ?? 0) + 1);
+    else print[record.level](formatLine(record));
   };
 }
 

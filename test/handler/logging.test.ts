@@ -87,8 +87,32 @@ describe('the default logger', () => {
     now += 1;
     log({ level: 'error', event: 'handler-failed', message: 'next second', code: 'HANDLER_FAILED' });
     expect(lines.slice(10)).toEqual([
-      'warn payhook: 16 more log lines suppressed (at most 10/s)',
+      'warn payhook: more log lines suppressed (at most 10/s): rejected 15, handler-failed 1',
       'error payhook: handler-failed HANDLER_FAILED - next second',
+    ]);
+  });
+
+  // A flood of unsigned requests shared the budget with the only line of a parked payment, and hid it.
+  it('keeps 10 lines a second for claimed deliveries (with a key), whatever else floods', () => {
+    const lines: string[] = [];
+    let now = 1_000;
+    const log = createDefaultLogger(
+      { warn: (line: string) => lines.push(line), error: (line: string) => lines.push(line) },
+      () => now,
+    );
+    for (let i = 0; i < 30; i++) log({ level: 'warn', event: 'rejected', message: `unsigned ${i}`, status: 401 });
+    log({ level: 'warn', event: 'parked', message: 'unknown order', status: 200, key: 'a_DEBIT:SUCCEEDED' });
+    for (let i = 0; i < 12; i++) {
+      log({ level: 'error', event: 'handler-failed', message: `db down ${i}`, key: `k${i}:SUCCEEDED` });
+    }
+    expect(lines.filter((line) => line.includes('rejected'))).toHaveLength(10);
+    expect(lines).toContain('payhook: parked 200 - unknown order (key a_DEBIT:SUCCEEDED)');
+    expect(lines.filter((line) => line.includes('handler-failed'))).toHaveLength(9);
+    now += 1_000;
+    log({ level: 'warn', event: 'rejected', message: 'next second', status: 401 });
+    expect(lines.slice(-2)).toEqual([
+      'payhook: more log lines suppressed (at most 10/s): rejected 20, handler-failed 3',
+      'payhook: rejected 401 - next second',
     ]);
   });
 
