@@ -31,7 +31,8 @@ export interface AbortSignalLike {
 }
 
 /**
- * The runtime's own `AbortSignal` type when one is declared, else
+ * The runtime's own `AbortSignal` type when one is declared (a global, or
+ * what the global `fetch` takes, as in `@cloudflare/workers-types`), else
  * {@link AbortSignalLike}.
  *
  * @example
@@ -42,19 +43,14 @@ export interface AbortSignalLike {
  * await fetch('https://erp.example.kg/orders', { method: 'POST', signal });
  * ```
  */
+// A class declaration (workers-types' AbortSignal) is not listed by `typeof globalThis`; a function (fetch) is.
 export type HandlerAbortSignal = typeof globalThis extends { AbortSignal: { prototype: infer S } }
   ? S
-  : [FetchSignal] extends [never]
-    ? AbortSignalLike
-    : FetchSignal;
-
-// The signal the global fetch takes, where AbortSignal is declared as a class (@cloudflare/workers-types), which
-// `typeof globalThis` does not list; its fetch, a function, it does.
-type FetchSignal = typeof globalThis extends { fetch: (input: never, init?: infer Init) => unknown }
-  ? Init extends { signal?: infer S }
-    ? Exclude<S, null | undefined>
-    : never
-  : never;
+  : typeof globalThis extends { fetch: (input: never, init?: infer Init) => unknown }
+    ? Init extends { signal?: infer S }
+      ? Exclude<S, null | undefined>
+      : AbortSignalLike
+    : AbortSignalLike;
 
 /**
  * What `onPayment` receives beside the webhook.
