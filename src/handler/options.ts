@@ -182,17 +182,19 @@ export interface WebhookHandlerBaseOptions extends Omit<
    * as the server can tell, sent its whole body: a cut-off one is judged as
    * sent, usually `INVALID_BODY`.)
    */
-  onError?: (error: WebhookHandlerError) => void | Promise<void>;
+  onError?: (error: WebhookHandlerError) => unknown;
   /** Called for every duplicate (already handled, or in progress elsewhere). */
-  onDuplicate?: (duplicate: DuplicateDelivery) => void | Promise<void>;
+  onDuplicate?: (duplicate: DuplicateDelivery) => unknown;
   /**
    * Called on `SIGNATURE_MISMATCH` (after the 401 is answered) with the
    * request as received and `{ capture }`: the same delivery as
    * `payhook verify --request` reads it, ready for `JSON.stringify`. Use it to
    * save one failing delivery, or pass `explainSignatureMismatch(options)`
-   * from `payhook/explain` to log why.
+   * from `payhook/explain` to log why. Anyone can send a bad signature, and
+   * it is called for each: keep what it writes bounded (one file,
+   * overwritten; a sample).
    */
-  onSignatureMismatch?: (request: WebhookRequest, details: SignatureMismatchDetails) => void | Promise<void>;
+  onSignatureMismatch?: (request: WebhookRequest, details: SignatureMismatchDetails) => unknown;
   /**
    * Called for every authentic delivery (signature and timestamp verified)
    * whose payload is not a webhook payhook understands, e.g. a field whose
@@ -200,7 +202,7 @@ export interface WebhookHandlerBaseOptions extends Omit<
    * service keeps the delivery and retries it (nothing is lost) — until you
    * upgrade payhook or set {@link WebhookHandlerBaseOptions.deadLetter | deadLetter}.
    */
-  onInvalidPayload?: (delivery: InvalidPayloadDelivery) => void | Promise<void>;
+  onInvalidPayload?: (delivery: InvalidPayloadDelivery) => unknown;
   /**
    * Opt-in durable hand-off for authentic deliveries that will not be
    * applied: a payload that is not understood (`code: 'INVALID_PAYLOAD'`),
@@ -222,7 +224,7 @@ export interface WebhookHandlerBaseOptions extends Omit<
    * @defaultValue none — a payload not understood is answered 400; a parked
    * delivery is still answered 200, logged and recorded
    */
-  deadLetter?: (delivery: DeadLetterDelivery) => Promise<void> | void;
+  deadLetter?: (delivery: DeadLetterDelivery) => unknown;
   /**
    * Put the text of thrown errors (yours, the store's, the key's) into the
    * JSON body of 5xx answers. Off by default: the sender of a request is not

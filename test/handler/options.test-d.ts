@@ -95,4 +95,17 @@ describe('handler options', () => {
       },
     });
   });
+
+  it('take hooks that return anything, as a query or a publish does', () => {
+    createWebhookHandler({
+      environment: 'production',
+      webhookUrl,
+      onPayment,
+      deadLetter: (delivery) => db.insert({ reason: delivery.message }),
+      onError: (error) => queue.publish(error.code),
+      onDuplicate: (duplicate) => handled.push(duplicate.key),
+      onInvalidPayload: (delivery) => db.insert({ reason: delivery.message }),
+      onSignatureMismatch: (_request, { capture }) => queue.publish(capture),
+    });
+  });
 });
