@@ -123,11 +123,13 @@ export class Deadline {
   }
 
   #fire(): void {
+    // A timer that fired has waited its wait: fake timers that do not fake `performance` (node:test's, Jest's
+    // legacy ones) fire it with the clock unmoved, which re-armed it for ever.
+    const now = Math.max(performance.now(), this.#firesAt);
     this.#timer = undefined;
     this.#firesAt = Number.POSITIVE_INFINITY;
     const expire = this.#expire;
     if (expire === undefined) return;
-    const now = performance.now();
     if (this.#due > now) {
       this.#arm(this.#due - now, now);
       return;

@@ -30,6 +30,24 @@ describe('Deadline', () => {
     }
   });
 
+  // node:test's mock timers and Jest's legacy ones fake setTimeout but not performance: the timer fired with the
+  // clock unmoved, and was re-armed for the whole deadline again, for ever (a merchant's timeout test hung).
+  it('ends stages on time under fake timers that leave performance.now alone', async () => {
+    vi.useRealTimers();
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    const deadline = new Deadline(5_000);
+    let handler: unknown;
+    void deadline.race(never, 10_000).then((result) => (handler = result));
+    await vi.advanceTimersByTimeAsync(9_999);
+    expect(handler).toBeUndefined();
+    await vi.advanceTimersByTimeAsync(1);
+    expect(handler).toBe(LATE);
+    let store: unknown;
+    void deadline.race(never, 200).then((result) => (store = result));
+    await vi.advanceTimersByTimeAsync(200);
+    expect(store).toBe(LATE);
+  });
+
   it('ends each stage at its own deadline, whether shorter or longer than the one before', async () => {
     const deadline = new Deadline(10_000);
     const ended: Array<[string, number]> = [];
