@@ -186,6 +186,9 @@ export async function signWebhook(delivery: object | string, options: SignWebhoo
   const url = resolveUrl(options.url, options.host);
   const host = options.host ?? url.host;
   const method = options.method ?? 'POST';
+  if (typeof (delivery as { then?: unknown } | null)?.then === 'function') {
+    throw new PayhookError('INVALID_ARGUMENT', 'signWebhook takes the body, not a promise of it (await it first).');
+  }
   let body: string | undefined;
   try {
     body = typeof delivery === 'string' ? delivery : JSON.stringify(delivery);
@@ -230,6 +233,25 @@ const notSendable = (problem: string, cause?: unknown): PayhookError =>
     `The signed delivery cannot be sent over HTTP as it is: ${problem}. Pass it to verifyWebhook directly instead.`,
     cause === undefined ? undefined : { cause },
   );
+
+/** A delivery as signWebhook resolves it, in an environment that can send it; else `INVALID_ARGUMENT` saying why. */
+function checkSendable(signed: SignedWebhook): void {
+  const given = signed as Partial<SignedWebhook> | null | undefined;
+  if (typeof given?.url !== 'string' || typeof given.headers !== 'object' || given.headers === null) {
+    const what = typeof (given as { then?: unknown } | null)?.then === 'function' ? 'a promise' : typeof given;
+    throw new PayhookError(
+      'INVALID_ARGUMENT',
+      `Pass what signWebhook resolves to (await it), not ${what}: { method, url, headers, body }.`,
+    );
+  }
+  // Jest's jsdom environment has no Request: the delivery is not at fault.
+  if (typeof Request !== 'function') {
+    throw new PayhookError(
+      'INVALID_ARGUMENT',
+      "No global Request in this environment (Jest's jsdom has none: run the test in the node environment).",
+    );
+  }
+}
 
 /**
  * What `Request` and `fetch` would refuse with a bare `TypeError`, or send
@@ -313,6 +335,7 @@ function newRequest(url: string, init: RequestInit): Request {
  * ```
  */
 export function toRequest(signed: SignedWebhook): Request {
+  checkSendable(signed);
   const init = sendableInit(signed, signed.url);
   try {
     return new Request(signed.url, init);
@@ -358,6 +381,7 @@ export async function sendWebhook(
   baseUrl?: string,
   options?: { signal?: AbortSignal | undefined },
 ): Promise<Response> {
+  checkSendable(signed);
   const signal = options?.signal;
   // As fetch tells an AbortSignal (by shape, so one from another realm passes), but with a coded error.
   if (signal !== undefined && (typeof signal?.aborted !== 'boolean' || typeof signal.addEventListener !== 'function')) {

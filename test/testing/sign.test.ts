@@ -464,3 +464,30 @@ describe('a runtime without Web Crypto', () => {
     }
   });
 });
+
+// A missing await, or Jest's jsdom environment (no Request), gave errors that blamed the URL or the delivery.
+describe('a mistake around the helpers', () => {
+  it('says to await what signWebhook resolves to, and refuses a promise of a body', async () => {
+    const pending = signWebhook(createTestWebhook(), { url: URL_ });
+    const expected = { code: 'INVALID_ARGUMENT', message: expect.stringContaining('(await it), not a promise') };
+    expect(() => toRequest(pending as never)).toThrow(expect.objectContaining(expected));
+    await expect(sendWebhook(pending as never, 'http://127.0.0.1:1')).rejects.toMatchObject(expected);
+    await pending;
+    await expect(signWebhook(Promise.resolve(createTestWebhook()), { url: URL_ })).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      message: expect.stringContaining('not a promise of it'),
+    });
+  });
+
+  it('names an environment without Request, not the delivery', async () => {
+    const signed = await signWebhook(createTestWebhook(), { url: URL_ });
+    vi.stubGlobal('Request', undefined);
+    try {
+      const expected = { code: 'INVALID_ARGUMENT', message: expect.stringContaining('No global Request') };
+      expect(() => toRequest(signed)).toThrow(expect.objectContaining(expected));
+      await expect(sendWebhook(signed)).rejects.toMatchObject(expected);
+    } finally {
+      vi.unstubAllGlobals();
+    }
+  });
+});
