@@ -162,14 +162,21 @@ export function createDefaultLogger(
   };
 }
 
-/** Internal: one log record as one line of text. */
+// What would end a line or move the cursor in a terminal or log viewer (C0, DEL, C1, U+2028/2029): a sender's
+// text quoted in a message (a header, a path, a signed field) must not print as a line of its own.
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
+const MAX_LINE = 4_000;
+
+/** Internal: one log record as one line of text, control characters escaped, at most {@link MAX_LINE} long. */
 export function formatLine(record: WebhookLogRecord): string {
   const parts = ['payhook:', record.event];
   if (record.status !== undefined) parts.push(String(record.status));
   if (record.code !== undefined) parts.push(record.code);
   parts.push('-', record.message);
   if (record.key !== undefined) parts.push(`(key ${record.key})`);
-  return parts.join(' ');
+  const line = parts.join(' ').replace(CONTROL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return line.length > MAX_LINE ? `${line.slice(0, MAX_LINE)}…` : line;
 }
 
 /** Internal: the reporter for a handler's `logger` option (absent: the default logger; `false`: silence). */

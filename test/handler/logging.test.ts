@@ -135,6 +135,23 @@ describe('the default logger', () => {
     }
   });
 
+  // A signed field quoted in a merchant's message (a PaymentId another merchant chose) printed forged lines.
+  it('prints one line per record: control characters escaped, a long line cut', () => {
+    const lines: string[] = [];
+    const log = createDefaultLogger({
+      warn: (line: string) => lines.push(line),
+      error: (line: string) => lines.push(line),
+    });
+    const forged = 'ord-7\npayhook: handled 200 - all good\r\u2028\u0085\u001b[2K';
+    log({ level: 'error', event: 'handler-failed', message: `order ${forged} is locked`, key: 'k:SUCCEEDED' });
+    log({ level: 'warn', event: 'rejected', message: 'x'.repeat(10_000), status: 400 });
+    expect(lines[0]).toBe(
+      'payhook: handler-failed - order ord-7\\u000apayhook: handled 200 - all good\\u000d\\u2028\\u0085\\u001b[2K is locked (key k:SUCCEEDED)',
+    );
+    expect(lines[1]).toHaveLength(4_001);
+    expect(lines[1]?.endsWith('x…')).toBe(true);
+  });
+
   it('ignores info records (handled deliveries, duplicates, aborts)', () => {
     const lines: string[] = [];
     const log = createDefaultLogger({
