@@ -271,6 +271,21 @@ describe('verifyWebhook', () => {
       }
     });
 
+    // `now: Date.now()` meant as a clock refuses every delivery from minute five on, and the message sent the
+    // merchant to check the server's clock.
+    it('says a fixed now is fixed when a delivery is out of the window, and only then', async () => {
+      const stale = asRequest(signDelivery(webhookBody(), { timestamp: NOW - 360_000 }));
+      for (const now of [NOW, new Date(NOW)]) {
+        const result = await verifyWebhook(stale, { publicKeys: PUBLIC_KEY, now });
+        expect(result).toMatchObject({ ok: false, error: { code: 'TIMESTAMP_OUT_OF_WINDOW' } });
+        expect(result.ok ? '' : result.error.message).toContain('But now is fixed: pass now: () => Date.now().');
+      }
+      const moving = await verifyWebhook(stale, { publicKeys: PUBLIC_KEY, now: () => NOW });
+      expect(moving.ok ? '' : moving.error.message).not.toContain('fixed');
+      const malformed = await verifyWebhook(asRequest(signDelivery(webhookBody(), { timestamp: 'x' })), base);
+      expect(malformed.ok ? '' : malformed.error.message).not.toContain('fixed');
+    });
+
     it('INVALID_PAYLOAD for a signed delivery without a body, however the absent body is given', async () => {
       const delivery = signDelivery('', { timestamp: NOW });
       for (const body of ['', undefined, null, new Uint8Array(0)]) {
