@@ -45,7 +45,7 @@ export interface CanonicalRequest {
  * and number spelling on the wire do not matter. One leading byte-order mark
  * is ignored, in text as in bytes (it is not part of the JSON value).
  *
- * @throws {@link PayhookError} with code `MISSING_HOST`, `MALFORMED_PATH`,
+ * @throws PayhookError with code `MISSING_HOST`, `MALFORMED_PATH`,
  * `MALFORMED_QUERY` or `INVALID_BODY`; `INVALID_ARGUMENT` for headers that
  * are an array, a header value that is not text, or a body not yet read.
  *

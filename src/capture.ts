@@ -283,7 +283,7 @@ function webhookUrlOf(options: CaptureOptions | undefined): Pick<CapturedDeliver
  * read from the stream and left on `req.body` as bytes, so a handler from
  * `payhook/node` called after it still receives it.
  *
- * @throws {@link PayhookError} `INVALID_ARGUMENT` for a request without
+ * @throws PayhookError `INVALID_ARGUMENT` for a request without
  * headers, a Web `Request` whose body was read, a Node request whose body is
  * gone (its stream read, nothing on `req.body`, no `body` option), or a body
  * that is not text, bytes or a JSON value; `BODY_TOO_LARGE` when the body

@@ -42,7 +42,7 @@ const DIGITS = /^[0-9]+$/;
  * digits) or `TIMESTAMP_OUT_OF_WINDOW` (too old or too far ahead; the
  * boundary itself is inside).
  *
- * @throws {@link PayhookError} `INVALID_ARGUMENT` for a `now` or `toleranceMs`
+ * @throws PayhookError `INVALID_ARGUMENT` for a `now` or `toleranceMs`
  * that is not a usable number.
  *
  * @example

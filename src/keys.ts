@@ -12,7 +12,7 @@ export type { CryptoKeyLike, KeyInput, KeyOptions, RsaJsonWebKey } from './lib/k
  * checked and returned as is. {@link verifySignature} and `verifyWebhook`
  * call this for you.
  *
- * @throws {@link PayhookError} `INVALID_KEY` when the key cannot be read, is
+ * @throws PayhookError `INVALID_KEY` when the key cannot be read, is
  * not RSA, is private, is a `CryptoKey` for another algorithm or hash, is a
  * JSON Web Key whose `alg`, `use` or `key_ops` name another use than RS256
  * verifying, or has a public exponent no real key has (even, or below 3);

@@ -27,7 +27,7 @@ export interface Parked {
  *
  * @param reason - why the delivery is not applied, in a few words
  * @param details - anything that helps whoever reviews it later
- * @throws {@link payhook!PayhookError | PayhookError} `INVALID_ARGUMENT` for a reason that is not
+ * @throws PayhookError `INVALID_ARGUMENT` for a reason that is not
  *   non-empty text: such a result would read as "applied", and the delivery
  *   would be acknowledged without being handed on for review.
  *

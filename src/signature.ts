@@ -20,7 +20,7 @@ import { misuse } from './lib/misuse.js';
  * @param canonical - the string from {@link buildCanonicalString}.
  * @param signature - the `signature` header as received.
  * @param publicKeys - one key or several; see {@link KeyInput}.
- * @throws {@link PayhookError} `INVALID_KEY` or `WEAK_KEY` for a key that is
+ * @throws PayhookError `INVALID_KEY` or `WEAK_KEY` for a key that is
  * unusable, `INVALID_ARGUMENT` for an empty key list or a non-string
  * canonical string. These are configuration mistakes, so they throw.
  *

@@ -91,7 +91,7 @@ export interface DurableObjectStoreOptions {
  * rejects with `INVALID_ARGUMENT`, and the handler answers 500 and logs it as
  * `misconfigured`.
  *
- * @throws {@link payhook!PayhookError | PayhookError} `INVALID_ARGUMENT` when `namespace` is not a
+ * @throws PayhookError `INVALID_ARGUMENT` when `namespace` is not a
  * Durable Object namespace.
  *
  * @example

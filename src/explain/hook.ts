@@ -46,7 +46,7 @@ export interface ExplainHookOptions {
  * one at a time) because anyone can send a bad signature; turn it on while
  * setting up or debugging.
  *
- * @throws {@link payhook!PayhookError | PayhookError} `INVALID_ARGUMENT` when
+ * @throws PayhookError `INVALID_ARGUMENT` when
  * `maxPerMinute` is not a whole number of at least 0 or `report` is not a
  * function.
  *

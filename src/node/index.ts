@@ -269,7 +269,7 @@ function send(req: NodeRequestLike, res: NodeResponseLike, answer: Answer): void
  * middleware sent it (ended, if it left it open); the delivery is still
  * handled, and the service's retry, if any, is answered as a duplicate.
  *
- * @throws {@link payhook!PayhookError | PayhookError} `INVALID_ARGUMENT` at creation for missing
+ * @throws PayhookError `INVALID_ARGUMENT` at creation for missing
  * keys, a missing `onPayment`, neither `webhookUrl` nor `allowAnyHost: true`,
  * or out-of-range durations.
  *

@@ -109,7 +109,7 @@ function errorText(error: unknown): string {
  * A handler that never settles holds its row (and connection) until the
  * worker process ends.
  *
- * @throws {@link PayhookError} `INVALID_ARGUMENT` when `client` is not a `pg`
+ * @throws PayhookError `INVALID_ARGUMENT` when `client` is not a `pg`
  * Pool or postgres.js `sql`, or `table` is not a plain identifier.
  *
  * @example

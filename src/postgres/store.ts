@@ -155,7 +155,7 @@ function msParam(ms: number): string | null {
  * with an unhandled rejection (payhook turns the fetch off by itself once one
  * of its statements has succeeded).
  *
- * @throws {@link PayhookError} `INVALID_ARGUMENT` when `client` is neither
+ * @throws PayhookError `INVALID_ARGUMENT` when `client` is neither
  * driver or `table` is not a plain identifier.
  *
  * @example

@@ -274,7 +274,7 @@ function milliseconds(name: 'leaseMs' | 'retentionMs', ms: number): string {
  * that does not resolve replies (node-redis legacy mode) is `INVALID_ARGUMENT`
  * at the first claim.
  *
- * @throws {@link payhook!PayhookError | PayhookError} `INVALID_ARGUMENT` when `client` is not a
+ * @throws PayhookError `INVALID_ARGUMENT` when `client` is not a
  * Redis client.
  *
  * @example

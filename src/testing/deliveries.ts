@@ -129,7 +129,7 @@ function digits(count: number): string {
  * defaults (a successful 100.00 debit with fresh random IDs, dated now) and
  * any field overridden. Give the result to {@link signWebhook}.
  *
- * @throws {@link payhook!PayhookError | PayhookError} `INVALID_ARGUMENT` for an unknown variant, a
+ * @throws PayhookError `INVALID_ARGUMENT` for an unknown variant, a
  * `now` that is not a valid time or a `webhookUrl` that is not absolute.
  *
  * @example

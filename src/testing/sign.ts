@@ -158,7 +158,7 @@ let encoder: TextEncoder | undefined;
  * around it, for instance, verifies when given to `verifyWebhook` directly,
  * and {@link toRequest} and {@link sendWebhook} refuse it.
  *
- * @throws {@link payhook!PayhookError | PayhookError} `INVALID_ARGUMENT` for a missing or bad `url`,
+ * @throws PayhookError `INVALID_ARGUMENT` for a missing or bad `url`,
  * `host` or `timestamp` (or one given both as an option and in `headers`),
  * `INVALID_KEY` for a key that cannot sign as the service does (a `CryptoKey`
  * must use SHA-256), `INVALID_BODY` for a body that is JSON but not an object (an array, a string), that is not
@@ -313,7 +313,7 @@ function newRequest(url: string, init: RequestInit): Request {
  * `host` option) then verifies only at a receiver that pins `webhookUrl`.
  * Sign for the URL there, or pin `webhookUrl`.
  *
- * @throws {@link payhook!PayhookError | PayhookError} `INVALID_ARGUMENT` for what would not arrive
+ * @throws PayhookError `INVALID_ARGUMENT` for what would not arrive
  * as signed: a header value with whitespace around it (which `Request`
  * strips, so the signature would never verify), a control character or one
  * above U+00FF in a header value, a header name that is not an HTTP token, a
@@ -359,7 +359,7 @@ export function toRequest(signed: SignedWebhook): Request {
  * endpoint never answers in 5 seconds instead of leaving it hanging until
  * the test runner's own timeout.
  *
- * @throws {@link payhook!PayhookError | PayhookError} `INVALID_ARGUMENT` for a `baseUrl` that is
+ * @throws PayhookError `INVALID_ARGUMENT` for a `baseUrl` that is
  * not an absolute URL, a `signal` that is not an `AbortSignal`, or for what
  * would not arrive as signed, as {@link toRequest} refuses it (a header value
  * with whitespace around it, a header value or name HTTP cannot carry, a body

@@ -104,7 +104,7 @@ export interface GenerateTestKeyPairOptions {
  * {@link TEST_KEY_PAIR} (for example, to check that a delivery signed with
  * another key is refused).
  *
- * @throws {@link payhook!PayhookError | PayhookError} `INVALID_ARGUMENT` for a modulus length that is
+ * @throws PayhookError `INVALID_ARGUMENT` for a modulus length that is
  * not a multiple of 8 between 1024 and 8192.
  *
  * @example

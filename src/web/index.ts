@@ -159,7 +159,7 @@ function toResponse(answer: Answer): Response {
  * anything reads its body (in Hono, `c.req.raw`). Pass the platform's
  * context as the second argument where it has `waitUntil`.
  *
- * @throws {@link payhook!PayhookError | PayhookError} `INVALID_ARGUMENT` at creation for missing
+ * @throws PayhookError `INVALID_ARGUMENT` at creation for missing
  * keys, a missing `onPayment`, neither `webhookUrl` nor `allowAnyHost: true`,
  * or out-of-range durations.
  *
