@@ -23,6 +23,7 @@ export type {
   VerifyWebhookResult,
   WebhookRequest,
   WebhookUrlOption,
+  WebhookUrlRequest,
 } from './verify-webhook.js';
 export { isParked, park } from './park.js';
 export type { Parked } from './park.js';

@@ -34,14 +34,29 @@ export type {
  * };
  * ```
  */
-export type WebhookUrlOption =
-  | string
-  | readonly string[]
-  | ((request: {
-      readonly method: string;
-      readonly url: string;
-      readonly headers: HeadersInput;
-    }) => string | undefined);
+export type WebhookUrlOption = string | readonly string[] | ((request: WebhookUrlRequest) => string | undefined);
+
+/**
+ * What a `webhookUrl` function is given: the request's method, URL (absolute,
+ * or path and query) and headers; its body is not read yet.
+ *
+ * @example
+ * ```ts
+ * import type { WebhookUrlRequest } from 'payhook';
+ *
+ * // Annotated on its own, to be tested apart from the handler: one registered URL per shop, by path.
+ * export function webhookUrlFor(request: WebhookUrlRequest): string | undefined {
+ *   const shop = /^\/webhooks\/payments\/(\d+)$/.exec(new URL(request.url, 'https://x').pathname)?.[1];
+ *   return shop === undefined ? undefined : `https://shop.example.kg/webhooks/payments/${shop}`;
+ * }
+ * webhookUrlFor({ method: 'POST', url: '/webhooks/payments/7', headers: {} }); // '…/webhooks/payments/7'
+ * ```
+ */
+export interface WebhookUrlRequest {
+  readonly method: string;
+  readonly url: string;
+  readonly headers: HeadersInput;
+}
 
 /**
  * Options of {@link verifyWebhook}. Give the keys with `publicKeys`, or name
