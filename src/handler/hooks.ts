@@ -43,10 +43,10 @@ export interface AbortSignalLike {
  * await fetch('https://erp.example.kg/orders', { method: 'POST', signal });
  * ```
  */
-// A class declaration (workers-types' AbortSignal) is not listed by `typeof globalThis`; a function (fetch) is.
 export type HandlerAbortSignal = typeof globalThis extends { AbortSignal: { prototype: infer S } }
   ? S
-  : typeof globalThis extends { fetch: (input: never, init?: infer Init) => unknown }
+  : // A class declaration (workers-types' AbortSignal) is not listed by `typeof globalThis`; a function (fetch) is.
+    typeof globalThis extends { fetch: (input: never, init?: infer Init) => unknown }
     ? Init extends { signal?: infer S }
       ? Exclude<S, null | undefined>
       : AbortSignalLike

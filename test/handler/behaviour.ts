@@ -736,15 +736,19 @@ export function behaviourSuite(kind: AdapterKind): void {
           const r = await serve({}, () => result);
           const delivery = signDelivery(webhookBody());
           const answer = await send(r.port, delivery);
-          expect([answer.status, answer.json?.code], String(result)).toEqual([500, 'HANDLER_FAILED']);
+          expect([answer.status, answer.json?.code], said.source).toEqual([500, 'HANDLER_FAILED']);
           expect(r.logs[0]?.message).toMatch(said);
           expect((await send(r.port, delivery)).status).toBe(500); // released: the retry runs onPayment again
           expect(r.calls).toEqual([delivery.id, delivery.id]);
         }
         // What a hand-off resolves with otherwise is applied: a publish that resolves false, a Response that is ok.
-        for (const result of [false, new Response('ok'), { ok: true }]) {
+        for (const [name, result] of [
+          ['false', false],
+          ['an ok Response', new Response('ok')],
+          ['{ ok: true }', { ok: true }],
+        ] as const) {
           const r = await serve({}, () => result);
-          expect((await send(r.port, signDelivery(webhookBody()))).status, String(result)).toBe(200);
+          expect((await send(r.port, signDelivery(webhookBody()))).status, name).toBe(200);
         }
       });
 

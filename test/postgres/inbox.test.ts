@@ -455,10 +455,13 @@ for (const driver of ['pg', 'postgres.js'] as const) {
     });
 
     it('retries, not marks done, a handler that resolves an Error or an object with ok: false', async () => {
-      for (const result of [new Error('unknown order'), { ok: false }]) {
+      for (const [name, result] of [
+        ['an Error', new Error('unknown order')],
+        ['{ ok: false }', { ok: false }],
+      ] as const) {
         const { inbox } = await fresh();
         await inbox.enqueue(webhook());
-        expect(await inbox.processNext(() => result), String(result)).toBe('retrying');
+        expect(await inbox.processNext(() => result), name).toBe('retrying');
         expect(await inbox.stats()).toMatchObject({ done: 0, parked: 0 });
       }
     });
