@@ -185,6 +185,9 @@ function compilerOptions(dir, resolution) {
   const { options, errors } = ts.convertCompilerOptionsFromJson(
     {
       strict: true,
+      // The type flags of careful merchants' projects (and of payhook's own): an example must compile there too.
+      exactOptionalPropertyTypes: true,
+      noUncheckedIndexedAccess: true,
       target: 'ES2022',
       lib: ['ES2022', 'DOM', 'DOM.Iterable'],
       types: ['node'],

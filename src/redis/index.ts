@@ -40,7 +40,7 @@ export interface IoRedisLike {
  * import { createClient } from 'redis';
  * import type { NodeRedisLike } from 'payhook/redis';
  *
- * const client: NodeRedisLike = await createClient({ url: process.env.REDIS_URL })
+ * const client: NodeRedisLike = await createClient({ url: process.env.REDIS_URL ?? 'redis://localhost:6379' })
  *   .on('error', (error) => console.error('Redis client:', error)) // without it, a lost connection ends the process
  *   .connect();
  * ```
@@ -61,7 +61,7 @@ export interface NodeRedisLike {
  * import { createCluster } from 'redis';
  * import type { NodeRedisClusterLike } from 'payhook/redis';
  *
- * const cluster = createCluster({ rootNodes: [{ url: process.env.REDIS_URL }] });
+ * const cluster = createCluster({ rootNodes: [{ url: process.env.REDIS_URL ?? 'redis://localhost:6379' }] });
  * cluster.on('error', (error) => console.error('Redis cluster:', error)); // without it, an outage ends the process
  * await cluster.connect(); // v4 resolves nothing, v5 the cluster: pass the cluster itself
  * const client: NodeRedisClusterLike = cluster;
@@ -292,7 +292,7 @@ function milliseconds(name: 'leaseMs' | 'retentionMs', ms: number): string {
  * import { createClient } from 'redis';
  * import { createRedisStore } from 'payhook/redis';
  *
- * const client = await createClient({ url: process.env.REDIS_URL })
+ * const client = await createClient({ url: process.env.REDIS_URL ?? 'redis://localhost:6379' })
  *   .on('error', (error) => console.error('Redis client:', error)) // without it, a lost connection ends the process
  *   .connect();
  * const store = createRedisStore({ client, prefix: 'shop:payhook:' });
