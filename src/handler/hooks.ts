@@ -201,15 +201,23 @@ export type WebhookLogEvent =
  * ```
  */
 export interface WebhookLogRecord {
+  /** `info` for handled deliveries, duplicates and aborts; `warn` and `error` for what needs a look (`debug`: none yet). */
   readonly level: 'debug' | 'info' | 'warn' | 'error';
   /** What happened: one of the stable {@link WebhookLogEvent}s. */
   readonly event: WebhookLogEvent;
+  /** For people: what happened and, where there is one, the fix. */
   readonly message: string;
+  /** The HTTP status answered, when the record is about the answer. */
   readonly status?: number;
+  /** The error code, for a refusal or a failure. */
   readonly code?: PayhookErrorCode;
+  /** The delivery's deduplication key, once it is verified (the key `deadLetter` and `onError` get too). */
   readonly key?: string;
+  /** The verified delivery's `transactionId`. */
   readonly transactionId?: string;
+  /** Milliseconds since the request reached the handler. */
   readonly durationMs?: number;
+  /** The thrown error behind a failure, as thrown (a driver's error, your exception). */
   readonly error?: unknown;
 }
 

@@ -94,7 +94,10 @@ export interface InboxDelivery {
   readonly id: string;
   /** `webhook.id` as stored: as it is, or its JSON literal when it holds a NUL or a lone surrogate or starts with `"`. */
   readonly deliveryId: string;
-  /** The normalised status the row was stored under. */
+  /**
+   * The status the row was stored under: the normalised status, or for a status payhook does not know
+   * `UNKNOWN:` and the raw status upper-cased (`UNKNOWN:PAID`), as the default deduplication key has it.
+   */
   readonly status: string;
   /** This attempt's number, from 1 (attempts cut short by a crash are not counted). */
   readonly attempt: number;
@@ -283,7 +286,8 @@ export interface InboxWorker {
    * on a `pg` Pool their connections are destroyed (PostgreSQL rolls them
    * back), on postgres.js `sql.end({ timeout })` does it. An abandoned row is
    * simply taken again later. The worker leaves no timer behind, so once you
-   * end the client too the process exits by itself.
+   * end the client too the process exits by itself. `timeoutMs` defaults to
+   * 10 000 (10 s).
    */
   stop(options?: { timeoutMs?: number }): Promise<void>;
   /** Resolves once the worker has stopped (by `stop()` or the signal). */

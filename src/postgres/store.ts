@@ -105,8 +105,9 @@ export interface PostgresStore extends DedupStore {
    */
   check(): Promise<void>;
   /**
-   * Deletes up to `limit` rows whose lease or retention has passed, skipping
-   * rows another session has locked; resolves how many it deleted.
+   * Deletes up to `limit` rows (default: the store's `pruneLimit`, 1 000)
+   * whose lease or retention has passed, skipping rows another session has
+   * locked; resolves how many it deleted.
    */
   prune(options?: { limit?: number }): Promise<number>;
 }
