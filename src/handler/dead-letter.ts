@@ -67,7 +67,7 @@ export async function deadLetterInvalid(
     // Only a fresh timestamp gets this far, so the header holds plain digits.
     timestamp: Number(getHeader(request.headers, 'x-api-timestamp')),
   };
-  report.hook(settings.options.onInvalidPayload, delivery);
+  report.hook('onInvalidPayload', settings.options.onInvalidPayload, delivery);
   if (settings.options.deadLetter === undefined) {
     return report.refuse('INVALID_PAYLOAD', error.message, { event: 'invalid-payload', level: 'error' });
   }

@@ -18,11 +18,6 @@ type Level = WebhookLogRecord['level'];
 export interface Reporter {
   /** Logs `record`; what an async logger still runs, else undefined. */
   readonly log: (record: WebhookLogRecord) => Promise<void> | undefined;
-  /**
-   * Calls a merchant hook without waiting for it; its failure is logged, never thrown. What an async hook still
-   * runs (never rejects), else undefined.
-   */
-  readonly hook: <A>(fn: ((arg: A) => unknown) | undefined, arg: A) => Promise<void> | undefined;
   /** False when no `info` record would reach anyone (silenced, or the default logger): none is built. */
   readonly wantsInfo: boolean;
 }
@@ -72,8 +67,18 @@ export class DeliveryReport {
     this.track(this.reporter.log(record));
   }
 
-  hook<A>(fn: ((arg: A) => unknown) | undefined, arg: A): void {
-    this.track(this.reporter.hook(fn, arg));
+  /**
+   * Calls the merchant's hook `name` without waiting for it; its failure is logged as `hook-failed`, naming it,
+   * with this delivery's key, never thrown. What an async hook still runs is tracked.
+   */
+  hook<A>(name: string, fn: ((arg: A) => unknown) | undefined, arg: A): void {
+    if (fn === undefined) return;
+    this.track(
+      callDetached(
+        () => fn(arg),
+        (error, how) => this.log('warn', 'hook-failed', `${name} ${how}: ${describeError(error)}`, { error }),
+      ),
+    );
   }
 
   /** Counts `work` (when there is some) among what {@link DeliveryReport.settled} waits for. */
@@ -99,7 +104,7 @@ export class DeliveryReport {
   /** Reports a failure to `onError` with the status answered (200 when it happened after a 200). */
   failed(code: PayhookErrorCode, message: string, status: number, cause: unknown): void {
     const key = this.#key;
-    this.hook(this.onError, {
+    this.hook('onError', this.onError, {
       code,
       message,
       status,
@@ -113,8 +118,9 @@ export class DeliveryReport {
     const [status, retriable, wording = 'The webhook handler failed'] = codeFacts(code);
     const { cause, note } = how;
     const told = note === undefined ? message : `${message} ${note}`;
-    this.failed(code, told, status, cause);
+    // The refusal's own line first, then onError (whose failure is logged after it).
     this.log(how.level ?? 'warn', how.event ?? 'rejected', told, { status, code, error: cause });
+    this.failed(code, told, status, cause);
     const shown =
       status < 500 || this.exposeErrors
         ? message
@@ -190,16 +196,7 @@ export function createReporter(logger: WebhookHandlerOptions['logger']): Reporte
     return sink === undefined ? undefined : callDetached(() => sink(record));
   }
 
-  function hook<A>(fn: ((arg: A) => unknown) | undefined, arg: A): Promise<void> | undefined {
-    if (fn === undefined) return undefined;
-    return callDetached(
-      () => fn(arg),
-      (error, how) =>
-        log({ level: 'warn', event: 'hook-failed', message: `A payhook hook ${how}: ${describeError(error)}`, error }),
-    );
-  }
-
-  return { log, hook, wantsInfo };
+  return { log, wantsInfo };
 }
 
 /** Internal: hands onSignatureMismatch a capture of the bytes verified (never the stream again), after the answer. */
@@ -212,7 +209,7 @@ export function captureMismatch(
   if (onSignatureMismatch === undefined) return;
   report.track(
     captureDelivery(request, { webhookUrl: registeredFor(options.webhookUrl, request) }).then(
-      (capture) => report.hook(() => onSignatureMismatch(request, { capture }), undefined),
+      (capture) => report.hook('onSignatureMismatch', () => onSignatureMismatch(request, { capture }), undefined),
       (cause: unknown) =>
         report.log('warn', 'hook-failed', `Could not capture the delivery: ${describeError(cause)}`, { error: cause }),
     ),

@@ -265,11 +265,11 @@ export async function claimDelivery(
   if (claimed.status === 'claimed') return claimed.token;
   const { onDuplicate } = settings.options;
   if (claimed.status === 'completed') {
-    report.hook(onDuplicate, { key, state: 'completed', webhook });
+    report.hook('onDuplicate', onDuplicate, { key, state: 'completed', webhook });
     report.log('info', 'duplicate', 'Already handled; answered 200 without calling onPayment.', { status: 200 });
     return DUPLICATE;
   }
-  report.hook(onDuplicate, { key, state: 'in-progress', webhook });
+  report.hook('onDuplicate', onDuplicate, { key, state: 'in-progress', webhook });
   // Not answered 200, so onError hears of it too (a claim that stays in
   // progress across retries is worth an alert).
   const message = 'Another worker is handling this delivery; retry later.';

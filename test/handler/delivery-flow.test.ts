@@ -422,7 +422,7 @@ describe('hooks and logger', () => {
     }
   });
 
-  it('logs a hook that throws or rejects as hook-failed (warn), saying which it did', async () => {
+  it('logs a hook that throws or rejects as hook-failed (warn), naming the hook, what it did and the delivery', async () => {
     const logs: WebhookLogRecord[] = [];
     const handler = createWebhookHandler({
       ...base,
@@ -438,10 +438,12 @@ describe('hooks and logger', () => {
     await handler(toRequest({ ...delivery, body: delivery.body.replace('SUCCEEDED', 'FAILED') }));
     await vi.waitFor(() => expect(logs.filter((record) => record.event === 'hook-failed')).toHaveLength(2));
     expect(
-      logs.filter((record) => record.event === 'hook-failed').map((record) => [record.level, record.message]),
+      logs
+        .filter((record) => record.event === 'hook-failed')
+        .map((record) => [record.level, record.message, record.key]),
     ).toEqual([
-      ['warn', 'A payhook hook threw: metrics down'],
-      ['warn', 'A payhook hook rejected: pager down'],
+      ['warn', 'onDuplicate threw: metrics down', `${delivery.id}:SUCCEEDED`],
+      ['warn', 'onError rejected: pager down', undefined], // a tampered delivery: no key
     ]);
   });
 
