@@ -86,16 +86,19 @@ const is =
   (expected: string, test: (value: unknown) => boolean): Reader =>
   (context, path, value) => {
     if (test(value)) return value;
-    // A number is shown (it is short and says what is wrong); text is not echoed.
+    // Text is not echoed, nor a number where text was expected: a phone or card number sent as a number is a
+    // payer's, and the message reaches logs and a 400's body. Where a number was expected, it says what is wrong.
     const got =
       value === null
         ? 'null'
         : Array.isArray(value)
           ? 'array'
           : typeof value === 'number'
-            ? Number.isFinite(value)
-              ? `number ${value}`
-              : String(value)
+            ? !Number.isFinite(value)
+              ? String(value)
+              : /number|milliseconds/.test(expected)
+                ? `number ${value}`
+                : 'number'
             : value === ''
               ? 'empty string'
               : typeof value;

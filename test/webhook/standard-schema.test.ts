@@ -53,7 +53,7 @@ describe('webhookSchema (Standard Schema v1)', () => {
     expect(result.issues).toEqual([
       { message: 'expected number, got string', path: ['amount'] },
       { message: 'expected number, got string', path: ['fields', 'amount'] },
-      { message: 'expected string, got number 1', path: ['fields', 'field-0'] },
+      { message: 'expected string, got number', path: ['fields', 'field-0'] },
       { message: 'expected string, but it is missing', path: ['service', 'id'] },
     ]);
   });
