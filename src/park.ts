@@ -87,13 +87,24 @@ export function isParked(value: unknown): value is Parked {
  * Read as "applied", the delivery would be acknowledged without a trace.
  */
 export function checkedOutcome<T>(value: T): T {
-  if (typeof value !== 'object' || value === null) return value;
-  if ('park' in value && !isParked(value)) {
+  if (typeof value === 'object' && value !== null && 'park' in value && !isParked(value)) {
     throw misuse('A parked result needs a reason, non-empty text in `park` (use park(reason)).');
   }
-  if (value instanceof Error || (value as { ok?: unknown }).ok === false) {
+  return notFailed(value, 'The handler');
+}
+
+/**
+ * Internal: `value`, unless it says it failed (a returned `Error`, an object with `ok: false` such as a refused
+ * `fetch` Response): then `INVALID_ARGUMENT` naming `who`, so it fails as if `who` threw.
+ */
+export function notFailed<T>(value: T, who: string): T {
+  if (
+    typeof value === 'object' &&
+    value !== null &&
+    (value instanceof Error || ('ok' in value && value.ok === false))
+  ) {
     const what = value instanceof Error ? `an Error (${value.message})` : 'a result with ok: false';
-    throw misuse(`The handler resolved ${what}: throw to have the delivery retried, or return park(reason).`);
+    throw misuse(`${who} resolved ${what}: throw to have the delivery retried.`);
   }
   return value;
 }

@@ -6,7 +6,7 @@
 import { getHeader } from '../lib/headers.js';
 import { PayhookError } from '../lib/errors.js';
 import { describeError } from '../lib/misuse.js';
-import { describeParked, type Parked } from '../park.js';
+import { describeParked, notFailed, type Parked } from '../park.js';
 import type { VerifyWebhookError, WebhookRequest } from '../verify-webhook.js';
 import type { PaymentWebhook } from '../webhook/types.js';
 import { HANDLED, PARKED, withAfter, type Answer } from './answer.js';
@@ -33,7 +33,8 @@ async function handOff(
   const { deadLetter } = settings.options;
   if (deadLetter === undefined) return undefined;
   const { handlerTimeoutMs } = settings;
-  const outcome = await deadline.run(() => deadLetter(delivery), handlerTimeoutMs);
+  // A result that says it failed (a dead-letter endpoint's refused Response) is no hand-off.
+  const outcome = await deadline.run(async () => notFailed(await deadLetter(delivery), 'deadLetter'), handlerTimeoutMs);
   if (outcome.kind === 'done') return undefined;
   if (outcome.kind === 'threw')
     return { message: `deadLetter threw: ${describeError(outcome.error)}`, cause: outcome.error };

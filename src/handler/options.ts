@@ -211,8 +211,10 @@ export interface WebhookHandlerBaseOptions extends Omit<
    * (its body is bytes, and on the Web its headers a `Headers` object: as
    * JSON they would be a map of numbers and `{}`). When it resolves within
    * `handlerTimeoutMs`, the delivery is answered 200 and the service stops
-   * retrying it — it is now yours to keep. When it throws or is late, the
-   * answer is 500 and the service retries. A parked delivery's claim is
+   * retrying it — it is now yours to keep. When it throws or is late, or
+   * resolves a result that says it failed (an `Error`, an object with
+   * `ok: false` such as a refused `fetch` Response), the answer is 500 and
+   * the service retries. A parked delivery's claim is
    * released when it throws, so the retry runs `onPayment` again; when it is
    * late, the claim is kept until it ends (logged `late-handler-settled`):
    * recorded as handled when it resolves, so the retry is a duplicate,

@@ -775,6 +775,25 @@ export function behaviourSuite(kind: AdapterKind): void {
         ]);
       });
 
+      // deadLetter: (d) => fetch(dlq, …) resolved a 503 Response, taken for a hand-off: answered 200, kept nowhere.
+      it('is answered 500 and released when deadLetter resolves a refused Response or an Error', async () => {
+        for (const [name, result] of [
+          ['a 503 Response', new Response('down', { status: 503 })],
+          ['an Error', new Error('queue full')],
+        ] as const) {
+          const r = await serve({ deadLetter: () => Promise.resolve(result) }, () => park('unknown order'));
+          const delivery = signDelivery(webhookBody());
+          expect((await send(r.port, delivery)).status, name).toBe(500);
+          expect(r.logs[0]?.message, name).toMatch(/^deadLetter threw: deadLetter resolved /);
+          // Nothing was recorded: the retry runs onPayment again.
+          expect((await send(r.port, delivery)).status, name).toBe(500);
+          expect(r.calls, name).toEqual([delivery.id, delivery.id]);
+          // A payload not understood is not answered 200 either.
+          const unknown = signDelivery(webhookBody({ amount: 'ten' }));
+          expect((await send(r.port, unknown)).status, name).toBe(500);
+        }
+      });
+
       it('a park that comes after the deadline still reaches deadLetter before its claim is recorded', async () => {
         const letters: DeadLetterDelivery[] = [];
         const r = await serve(
