@@ -397,6 +397,7 @@ describe('verifyWebhook', () => {
         { ...jwk, n: `${jwk.n}=` }, // padded
         { ...jwk, n: modulus.toString('base64') }, // standard alphabet
         { ...jwk, n: Buffer.concat([Buffer.from([0]), modulus]).toString('base64url') }, // a leading zero
+        { ...jwk, n: jwk.n.replace(/.{64}/g, '$&\n') }, // wrapped, as Node's import takes it
       ];
       // The production key given by hand: as a file read on Windows, or as a JWK.
       const production: KeyInput[] = [
@@ -425,7 +426,13 @@ describe('verifyWebhook', () => {
     // The sandbox signs a SUCCEEDED for whatever URL a sandbox account names, and nothing tells it from a real one.
     it('refuses the beta key beside the production key, in any spelling, through environment or publicKeys', async () => {
       const jwk = (pem: string) => createPublicKey(pem).export({ format: 'jwk' });
-      const betas: KeyInput[] = [BETA_PUBLIC_KEY, BETA_PUBLIC_KEY.replace(/\n/g, '\r\n'), jwk(BETA_PUBLIC_KEY)];
+      const wrapped = { ...jwk(BETA_PUBLIC_KEY), n: String(jwk(BETA_PUBLIC_KEY).n).replace(/.{64}/g, '$& ') };
+      const betas: KeyInput[] = [
+        BETA_PUBLIC_KEY,
+        BETA_PUBLIC_KEY.replace(/\n/g, '\r\n'),
+        jwk(BETA_PUBLIC_KEY),
+        wrapped,
+      ];
       const productions: KeyInput[] = [PRODUCTION_PUBLIC_KEY, jwk(PRODUCTION_PUBLIC_KEY)];
       const both: VerifyWebhookOptions[] = [
         { environment: ['production', 'beta'] },

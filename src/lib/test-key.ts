@@ -27,9 +27,9 @@ function fnv1a(bytes: Uint8Array): number {
 function isKey(key: unknown, [spki, modulusHash]: KeyHashes): boolean {
   try {
     if (typeof key === 'string') return fnv1a(pemToSpki(key)) === spki;
-    // The bytes, not the text: a JWK's `n` padded, in standard base64 or with a leading zero byte imports alike.
+    // The bytes, not the text: a JWK's `n` padded, wrapped, in standard base64 or with a leading zero byte imports alike.
     const n = (key as { n?: unknown } | null)?.n;
-    const modulus = typeof n === 'string' ? decodeBase64Lenient(n.replace(/=+$/, '')) : null;
+    const modulus = typeof n === 'string' ? decodeBase64Lenient(n.replace(/\s+|=+$/g, '')) : null;
     return modulus !== null && fnv1a(modulus.subarray(modulus.findIndex((byte) => byte !== 0))) === modulusHash;
   } catch {
     return false; // not a key at all: the import reports it
