@@ -47,7 +47,8 @@ A capture that recorded your receiver's "webhookUrl" (captureDelivery with
 
 Options:
   --request <file>          the captured delivery (required)
-  --env <name>              accept the service's production or beta key (repeatable)
+  --env <name>              accept the service's production or beta key (one: the other
+                            environment's key is tried as a likely cause anyway)
   --key <pem file>          accept this public key (repeatable)
   --test-key                accept payhook's published test key, as a receiver run with the test
                             key does (TEST_KEY_PAIR, PAYHOOK_TEST_KEY in the quick start)
@@ -129,6 +130,9 @@ export async function verifyCommand(args: readonly string[], io: Io): Promise<nu
     if (env !== 'production' && env !== 'beta')
       throw new UsageError(`--env must be production or beta (got ${JSON.stringify(env)})`);
   }
+  if (new Set(environments).size > 1) {
+    throw new UsageError("--env once: production or beta (the other environment's key is tried as a cause anyway)");
+  }
   if (environments.length === 0 && (values.key ?? []).length === 0 && !values['test-key']) {
     throw new UsageError('say which key to verify with: --env production, --env beta, --key <pem file> or --test-key');
   }
@@ -174,7 +178,8 @@ export async function verifyCommand(args: readonly string[], io: Io): Promise<nu
       : values.now !== undefined
         ? Number(values.now)
         : Date.now();
-  const options: VerifyWebhookOptions = { now, maxBodyBytes };
+  // A clock that reads the time chosen (a fixed `now` would be named as a merchant's mistake in the message).
+  const options: VerifyWebhookOptions = { now: () => now, maxBodyBytes };
   if (publicKeys.length > 0) options.publicKeys = publicKeys;
   if (environments.length > 0) options.environment = environments as ServiceEnvironment[];
   if (webhookUrl !== undefined) options.webhookUrl = webhookUrl;

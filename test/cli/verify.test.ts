@@ -213,6 +213,11 @@ describe('payhook verify', () => {
     expect(stale.code).toBe(1);
     expect(stale.stdout).toContain('TIMESTAMP_OUT_OF_WINDOW');
     expect(stale.stdout).toContain('The signature verifies with the configured key, but the timestamp is refused');
+    // The clock is the CLI's own choice, not a merchant's fixed `now`.
+    expect(stale.stdout).not.toContain('now is fixed');
+    // One environment: the other's key is tried as a cause anyway, and a receiver never takes both.
+    const both = await run(['verify', '--request', file, '--env', 'production', '--env', 'beta']);
+    expect([both.code, both.stderr]).toEqual([2, expect.stringContaining('--env once')]);
     const ignored = await run([
       'verify',
       '--request',
