@@ -229,7 +229,7 @@ export function createVerifier(settings: VerifierSettings): PreparedVerifier {
     // is null, so what would be acted on is not it. Only a body line holding null can hide one.
     const infinite = read.bodyLine.includes('null') ? nonFinitePath(read.body) : undefined;
     if (infinite !== undefined) {
-      const issue = { path: infinite, message: 'a number beyond range (Infinity), signed as null' };
+      const issue = { path: infinite, message: 'a number beyond range (±Infinity), signed as null' };
       return failure('INVALID_PAYLOAD', `${infinite}: ${issue.message}.`, [issue]);
     }
     return payment(read.body, settings.parse, signed);

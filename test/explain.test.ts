@@ -423,6 +423,24 @@ describe('explainVerificationFailure', () => {
     }
   });
 
+  // A host a sender chose, with NEL in it, printed a second, forged line in viewers that split on it.
+  it('prints its console line with control characters escaped', async () => {
+    // A changed body: nothing makes it verify, and every host tried is listed.
+    const signed = await delivery('https://shop.example.kg/hook');
+    const tampered = { ...signed, body: signed.body.replace('"amount":100', '"amount":900') };
+    const forged = received(tampered, '/hook', { 'x-forwarded-host': 'x\u0085payhook: handled 200 - forged' });
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {});
+    try {
+      await explainSignatureMismatch(testKeys)(forged);
+      const printed = warn.mock.calls.map((call) => String(call[0]));
+      expect(printed).toHaveLength(1);
+      expect(printed[0]).not.toContain('\u0085');
+      expect(printed[0]).toContain('x\\u0085payhook: handled 200 - forged');
+    } finally {
+      warn.mockRestore();
+    }
+  });
+
   it('names a query added to or changed on the way, which did reach payhook', async () => {
     const registeredUrl = 'https://shop.example.kg/hook?shop=7&lang=ru';
     const signed = await delivery(registeredUrl);

@@ -6,6 +6,7 @@
  */
 import { isThenable } from '../lib/callback.js';
 import { misuse } from '../lib/misuse.js';
+import { oneLine } from '../lib/one-line.js';
 import { explainVerificationFailure } from './diagnose.js';
 import type { ExplainOptions, ExplainRequest, VerificationDiagnosis } from './types.js';
 
@@ -70,7 +71,9 @@ export function explainSignatureMismatch(
   const report =
     hookOptions?.report ??
     ((diagnosis: VerificationDiagnosis) => {
-      (globalThis as { console?: { warn(message: string): void } }).console?.warn(`payhook: ${diagnosis.message}`);
+      (globalThis as { console?: { warn(message: string): void } }).console?.warn(
+        `payhook: ${oneLine(diagnosis.message, 4_000)}`,
+      );
     });
   const limit = hookOptions?.maxPerMinute ?? 10;
   // NaN or a fraction would quietly lift the limit that keeps this hook cheap for anyone sending bad signatures.

@@ -5,6 +5,7 @@ import { captureDelivery } from '../capture.js';
 import { callDetached } from '../lib/callback.js';
 import { codeFacts, type PayhookErrorCode } from '../lib/errors.js';
 import { describeError } from '../lib/misuse.js';
+import { oneLine } from '../lib/one-line.js';
 import { answer, type Answer } from './answer.js';
 import { registeredUrl } from '../lib/signed-target.js';
 import { redactUrl } from '../lib/url.js';
@@ -135,10 +136,11 @@ const LINES_PER_SECOND = 10;
 /** Internal: the logger used when the merchant gives none: one console line
  * per refused or failed delivery (`warn` and `error` records), at most
  * {@link LINES_PER_SECOND} a second so a flood of bad requests cannot flood
- * the log, and as many again for records of claimed deliveries (those with a
- * `key`), so such a flood cannot hide a parked or failed payment. What was
- * left out is counted by event and printed with the first line of a later
- * second (no timer: nothing runs between deliveries).
+ * the log, and as many again for records of verified deliveries (those with
+ * a `key`, and signed payloads not understood), so such a flood cannot hide a
+ * parked, failed or dead-lettered payment. What was left out is counted by
+ * event and printed with the first line of a later second (no timer: nothing
+ * runs between deliveries).
  */
 export function createDefaultLogger(
   print: Pick<Console, 'warn' | 'error'> = globalThis.console,
@@ -146,9 +148,10 @@ export function createDefaultLogger(
   clock: () => number = () => performance.now(),
 ): (record: WebhookLogRecord) => void {
   let windowStart = Number.NEGATIVE_INFINITY;
-  // Lines printed this second: of claimed deliveries, and of everything else.
-  let claimed = 0;
+  // Lines printed this second: of verified deliveries, and of everything else.
+  let verified = 0;
   let other = 0;
+  let total = 0;
   let suppressed = new Map<string, number>();
   return (record) => {
     if (record.level !== 'warn' && record.level !== 'error') return;
@@ -156,33 +159,38 @@ export function createDefaultLogger(
     if (now - windowStart >= 1000) {
       if (suppressed.size > 0) {
         const counts = [...suppressed].map(([event, count]) => `${event} ${count}`).join(', ');
-        print.warn(`payhook: more log lines suppressed (at most ${LINES_PER_SECOND}/s): ${counts}`);
+        print.warn(
+          `payhook: ${total} more log lines suppressed (at most ${LINES_PER_SECOND}/s, and as many for verified deliveries): ${counts}`,
+        );
       }
       windowStart = now;
-      claimed = other = 0;
+      verified = other = total = 0;
       suppressed = new Map();
     }
-    const full = record.key === undefined ? other++ >= LINES_PER_SECOND : claimed++ >= LINES_PER_SECOND;
-    if (full) suppressed.set(record.event, (suppressed.get(record.event) ?? 0) + 1);
-    else print[record.level](formatLine(record));
+    // A claimed delivery's records carry its key; a signed payload not understood is never claimed.
+    const isVerified =
+      record.key !== undefined || record.event === 'dead-lettered' || record.event === 'invalid-payload';
+    if ((isVerified ? verified++ : other++) < LINES_PER_SECOND) {
+      print[record.level](formatLine(record));
+      return;
+    }
+    total++;
+    suppressed.set(record.event, (suppressed.get(record.event) ?? 0) + 1);
   };
 }
 
-// What would end a line or move the cursor in a terminal or log viewer (C0, DEL, C1, U+2028/2029): a sender's
-// text quoted in a message (a header, a path, a signed field) must not print as a line of its own.
-// eslint-disable-next-line no-control-regex -- matching control characters is the point
-const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
-const MAX_LINE = 4_000;
+/** How much of a record's message a console line shows. */
+const MAX_MESSAGE = 4_000;
 
-/** Internal: one log record as one line of text, control characters escaped, at most {@link MAX_LINE} long. */
+/** Internal: one log record as one line of text: control characters escaped, the message cut at 4,000 characters. */
 export function formatLine(record: WebhookLogRecord): string {
   const parts = ['payhook:', record.event];
   if (record.status !== undefined) parts.push(String(record.status));
   if (record.code !== undefined) parts.push(record.code);
-  parts.push('-', record.message);
-  if (record.key !== undefined) parts.push(`(key ${record.key})`);
-  const line = parts.join(' ').replace(CONTROL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
-  return line.length > MAX_LINE ? `${line.slice(0, MAX_LINE)}…` : line;
+  // The key after a cut message still names the delivery.
+  parts.push('-', oneLine(record.message, MAX_MESSAGE));
+  if (record.key !== undefined) parts.push(`(key ${oneLine(record.key, MAX_MESSAGE)})`);
+  return parts.join(' ');
 }
 
 /** Internal: the reporter for a handler's `logger` option (absent: the default logger; `false`: silence). */

@@ -76,7 +76,7 @@ export function fault(what: string, cause: unknown, fix: string): PayhookError {
     state === '22021' || state === '22P05'
       ? "The database's encoding cannot hold this text: use a UTF8 database."
       : state?.startsWith('54')
-        ? 'A key over 2,704 bytes does not fit its index (a dedupKey of your own: return a hash of it).'
+        ? 'A key this long does not fit its index (about 2,700 bytes once compressed): from a dedupKey of your own, return a hash.'
         : state !== undefined && MISCONFIGURED.has(state)
           ? fix
           : undefined;

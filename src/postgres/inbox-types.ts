@@ -96,7 +96,7 @@ export interface InboxDelivery {
   readonly deliveryId: string;
   /**
    * The status the row was stored under: the normalised status, or for a status payhook does not know
-   * `UNKNOWN:` and the raw status upper-cased (`UNKNOWN:PAID`), as the default deduplication key has it.
+   * `UNKNOWN:` and the raw status trimmed and upper-cased (`UNKNOWN:PAID`), as the default deduplication key has it.
    */
   readonly status: string;
   /** This attempt's number, from 1 (attempts cut short by a crash are not counted). */

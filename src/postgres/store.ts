@@ -148,7 +148,7 @@ function msParam(ms: number): string | null {
  * PostgreSQL (Neon, Supabase, Vercel Postgres) works through them. A failing
  * statement rejects with `STORE_UNAVAILABLE`, so the handler answers 503 and
  * the service retries; a missing table or privilege, or a key PostgreSQL
- * cannot hold (another encoding, over 2,704 bytes), rejects with
+ * cannot hold (another encoding, too long for an index), rejects with
  * `INVALID_ARGUMENT` naming the fix. With `pg`, add a `pool.on('error', …)`
  * listener: an idle connection that breaks otherwise crashes the process.
  * With postgres.js, pass `fetch_types: false`: payhook needs no array types,

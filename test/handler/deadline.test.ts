@@ -36,19 +36,22 @@ describe('Deadline', () => {
     vi.useRealTimers();
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
     // As those runtimes leave it: a clock the fake timers do not move (the real one barely moves in a test).
-    vi.spyOn(performance, 'now').mockReturnValue(1_000);
-    const deadline = new Deadline(5_000);
-    let handler: unknown;
-    void deadline.race(never, 10_000).then((result) => (handler = result));
-    await vi.advanceTimersByTimeAsync(9_999);
-    expect(handler).toBeUndefined();
-    await vi.advanceTimersByTimeAsync(1);
-    expect(handler).toBe(LATE);
-    let store: unknown;
-    void deadline.race(never, 200).then((result) => (store = result));
-    await vi.advanceTimersByTimeAsync(200);
-    expect(store).toBe(LATE);
-    vi.restoreAllMocks();
+    const now = vi.spyOn(performance, 'now').mockReturnValue(1_000);
+    try {
+      const deadline = new Deadline(5_000);
+      let handler: unknown;
+      void deadline.race(never, 10_000).then((result) => (handler = result));
+      await vi.advanceTimersByTimeAsync(9_999);
+      expect(handler).toBeUndefined();
+      await vi.advanceTimersByTimeAsync(1);
+      expect(handler).toBe(LATE);
+      let store: unknown;
+      void deadline.race(never, 200).then((result) => (store = result));
+      await vi.advanceTimersByTimeAsync(200);
+      expect(store).toBe(LATE);
+    } finally {
+      now.mockRestore();
+    }
   });
 
   it('ends each stage at its own deadline, whether shorter or longer than the one before', async () => {

@@ -87,13 +87,13 @@ describe('the default logger', () => {
     now += 1;
     log({ level: 'error', event: 'handler-failed', message: 'next second', code: 'HANDLER_FAILED' });
     expect(lines.slice(10)).toEqual([
-      'warn payhook: more log lines suppressed (at most 10/s): rejected 15, handler-failed 1',
+      'warn payhook: 16 more log lines suppressed (at most 10/s, and as many for verified deliveries): rejected 15, handler-failed 1',
       'error payhook: handler-failed HANDLER_FAILED - next second',
     ]);
   });
 
   // A flood of unsigned requests shared the budget with the only line of a parked payment, and hid it.
-  it('keeps 10 lines a second for claimed deliveries (with a key), whatever else floods', () => {
+  it('keeps 10 lines a second for verified deliveries (a key, or a signed payload not understood), whatever else floods', () => {
     const lines: string[] = [];
     let now = 1_000;
     const log = createDefaultLogger(
@@ -102,16 +102,18 @@ describe('the default logger', () => {
     );
     for (let i = 0; i < 30; i++) log({ level: 'warn', event: 'rejected', message: `unsigned ${i}`, status: 401 });
     log({ level: 'warn', event: 'parked', message: 'unknown order', status: 200, key: 'a_DEBIT:SUCCEEDED' });
+    log({ level: 'warn', event: 'dead-lettered', message: 'Signed but not understood', status: 200 });
     for (let i = 0; i < 12; i++) {
       log({ level: 'error', event: 'handler-failed', message: `db down ${i}`, key: `k${i}:SUCCEEDED` });
     }
     expect(lines.filter((line) => line.includes('rejected'))).toHaveLength(10);
     expect(lines).toContain('payhook: parked 200 - unknown order (key a_DEBIT:SUCCEEDED)');
-    expect(lines.filter((line) => line.includes('handler-failed'))).toHaveLength(9);
+    expect(lines).toContain('payhook: dead-lettered 200 - Signed but not understood');
+    expect(lines.filter((line) => line.includes('handler-failed'))).toHaveLength(8);
     now += 1_000;
     log({ level: 'warn', event: 'rejected', message: 'next second', status: 401 });
     expect(lines.slice(-2)).toEqual([
-      'payhook: more log lines suppressed (at most 10/s): rejected 20, handler-failed 3',
+      'payhook: 24 more log lines suppressed (at most 10/s, and as many for verified deliveries): rejected 20, handler-failed 4',
       'payhook: rejected 401 - next second',
     ]);
   });
@@ -136,7 +138,7 @@ describe('the default logger', () => {
   });
 
   // A signed field quoted in a merchant's message (a PaymentId another merchant chose) printed forged lines.
-  it('prints one line per record: control characters escaped, a long line cut', () => {
+  it('prints one line per record: control characters escaped, a long message cut before its key', () => {
     const lines: string[] = [];
     const log = createDefaultLogger({
       warn: (line: string) => lines.push(line),
@@ -144,12 +146,12 @@ describe('the default logger', () => {
     });
     const forged = 'ord-7\npayhook: handled 200 - all good\r\u2028\u0085\u001b[2K';
     log({ level: 'error', event: 'handler-failed', message: `order ${forged} is locked`, key: 'k:SUCCEEDED' });
-    log({ level: 'warn', event: 'rejected', message: 'x'.repeat(10_000), status: 400 });
+    log({ level: 'error', event: 'handler-failed', message: `${'x'.repeat(3_999)}😀 and more`, key: 'k:FAILED' });
     expect(lines[0]).toBe(
       'payhook: handler-failed - order ord-7\\u000apayhook: handled 200 - all good\\u000d\\u2028\\u0085\\u001b[2K is locked (key k:SUCCEEDED)',
     );
-    expect(lines[1]).toHaveLength(4_001);
-    expect(lines[1]?.endsWith('x…')).toBe(true);
+    // Cut at 4,000 characters, not inside the emoji's surrogate pair, with the key kept.
+    expect(lines[1]).toBe(`payhook: handler-failed - ${'x'.repeat(3_999)}… (key k:FAILED)`);
   });
 
   it('ignores info records (handled deliveries, duplicates, aborts)', () => {
