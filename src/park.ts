@@ -90,21 +90,21 @@ export function checkedOutcome<T>(value: T): T {
   if (typeof value === 'object' && value !== null && 'park' in value && !isParked(value)) {
     throw misuse('A parked result needs a reason, non-empty text in `park` (use park(reason)).');
   }
-  return notFailed(value, 'The handler');
+  return notFailed(value, 'The handler', ', or return park(reason)');
 }
 
 /**
  * Internal: `value`, unless it says it failed (a returned `Error`, an object with `ok: false` such as a refused
  * `fetch` Response): then `INVALID_ARGUMENT` naming `who`, so it fails as if `who` threw.
  */
-export function notFailed<T>(value: T, who: string): T {
+export function notFailed<T>(value: T, who: string, or = ''): T {
   if (
     typeof value === 'object' &&
     value !== null &&
     (value instanceof Error || ('ok' in value && value.ok === false))
   ) {
     const what = value instanceof Error ? `an Error (${value.message})` : 'a result with ok: false';
-    throw misuse(`${who} resolved ${what}: throw to have the delivery retried.`);
+    throw misuse(`${who} resolved ${what}: throw to have the delivery retried${or}`);
   }
   return value;
 }

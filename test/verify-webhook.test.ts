@@ -398,6 +398,7 @@ describe('verifyWebhook', () => {
         { ...jwk, n: modulus.toString('base64') }, // standard alphabet
         { ...jwk, n: Buffer.concat([Buffer.from([0]), modulus]).toString('base64url') }, // a leading zero
         { ...jwk, n: jwk.n.replace(/.{64}/g, '$&\n') }, // wrapped, as Node's import takes it
+        { ...jwk, n: `${jwk.n}=\r\n` }, // padded, then a line break
       ];
       // The production key given by hand: as a file read on Windows, or as a JWK.
       const production: KeyInput[] = [

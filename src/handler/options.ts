@@ -244,7 +244,7 @@ export interface WebhookHandlerBaseOptions extends Omit<
    * @defaultValue one line on the console per refused or failed delivery
    * (levels `warn` and `error`; control characters escaped, cut at 4,000
    * characters), at most 10 lines a second, and 10 more for
-   * claimed deliveries (records with a `key`: parked, failed), so a flood of
+   * verified deliveries (parked, failed, dead-lettered), so a flood of
    * bad requests cannot hide them; the lines left out are counted by event
    * and printed with the next line after that second.
    */

@@ -130,6 +130,14 @@ export class DeliveryReport {
   }
 }
 
+/** Events only a verified delivery is logged with, key or none. */
+const VERIFIED_ONLY: ReadonlySet<string> = new Set([
+  'invalid-payload',
+  'dead-lettered',
+  'handler-failed',
+  'late-handler-settled',
+]);
+
 /** How many lines the default logger prints in one second, at most. */
 const LINES_PER_SECOND = 10;
 
@@ -167,9 +175,10 @@ export function createDefaultLogger(
       verified = other = total = 0;
       suppressed = new Map();
     }
-    // A claimed delivery's records carry its key; a signed payload not understood is never claimed.
+    // A claimed delivery's records carry its key; a signed payload not understood is never claimed, but only a
+    // verified delivery is dead-lettered, fails in a handler or settles late.
     const isVerified =
-      record.key !== undefined || record.event === 'dead-lettered' || record.event === 'invalid-payload';
+      record.key !== undefined || record.transactionId !== undefined || VERIFIED_ONLY.has(record.event);
     if ((isVerified ? verified++ : other++) < LINES_PER_SECOND) {
       print[record.level](formatLine(record));
       return;
@@ -189,7 +198,7 @@ export function formatLine(record: WebhookLogRecord): string {
   if (record.code !== undefined) parts.push(record.code);
   // The key after a cut message still names the delivery.
   parts.push('-', oneLine(record.message, MAX_MESSAGE));
-  if (record.key !== undefined) parts.push(`(key ${oneLine(record.key, MAX_MESSAGE)})`);
+  if (record.key !== undefined) parts.push(`(key ${oneLine(record.key, 200)})`);
   return parts.join(' ');
 }
 

@@ -6,8 +6,8 @@
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
 
 /**
- * `text` as one line: control characters escaped, cut at `max` characters (before escaping, never inside a
- * surrogate pair) with `…`.
+ * `text` as one line: control characters escaped, then cut at `max` characters with `…`, never inside an escape
+ * or a surrogate pair.
  *
  * @example
  * ```ts
@@ -17,9 +17,12 @@ const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
  * ```
  */
 export function oneLine(text: string, max: number): string {
-  let end = text.length > max ? max : text.length;
-  // A high surrogate at the cut would be left without its pair.
-  if (end < text.length && /[\ud800-\udbff]/.test(text.charAt(end - 1))) end--;
-  const cut = end < text.length ? `${text.slice(0, end)}…` : text;
-  return cut.replace(CONTROL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  const escaped = text.replace(CONTROL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  if (escaped.length <= max) return escaped;
+  let end = max;
+  // An escape (6 characters) that the cut would split goes whole; so does a pair's high surrogate.
+  const split = escaped.slice(end - 5, end).lastIndexOf('\\');
+  if (split !== -1) end -= 5 - split;
+  if (/[\ud800-\udbff]/.test(escaped.charAt(end - 1))) end--;
+  return `${escaped.slice(0, end)}…`;
 }

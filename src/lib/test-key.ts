@@ -29,7 +29,7 @@ function isKey(key: unknown, [spki, modulusHash]: KeyHashes): boolean {
     if (typeof key === 'string') return fnv1a(pemToSpki(key)) === spki;
     // The bytes, not the text: a JWK's `n` padded, wrapped, in standard base64 or with a leading zero byte imports alike.
     const n = (key as { n?: unknown } | null)?.n;
-    const modulus = typeof n === 'string' ? decodeBase64Lenient(n.replace(/\s+|=+$/g, '')) : null;
+    const modulus = typeof n === 'string' ? decodeBase64Lenient(n.replace(/\s+/g, '').replace(/=+$/, '')) : null;
     return modulus !== null && fnv1a(modulus.subarray(modulus.findIndex((byte) => byte !== 0))) === modulusHash;
   } catch {
     return false; // not a key at all: the import reports it

@@ -82,13 +82,13 @@ describe('the default logger', () => {
     expect(lines).toHaveLength(10);
     expect(lines[0]).toBe('warn payhook: rejected 401 - bad 0');
     now += 999;
-    log({ level: 'error', event: 'handler-failed', message: 'still the same second' });
+    log({ level: 'error', event: 'misconfigured', message: 'still the same second' });
     expect(lines).toHaveLength(10);
     now += 1;
-    log({ level: 'error', event: 'handler-failed', message: 'next second', code: 'HANDLER_FAILED' });
+    log({ level: 'error', event: 'misconfigured', message: 'next second', code: 'INVALID_ARGUMENT' });
     expect(lines.slice(10)).toEqual([
-      'warn payhook: 16 more log lines suppressed (at most 10/s, and as many for verified deliveries): rejected 15, handler-failed 1',
-      'error payhook: handler-failed HANDLER_FAILED - next second',
+      'warn payhook: 16 more log lines suppressed (at most 10/s, and as many for verified deliveries): rejected 15, misconfigured 1',
+      'error payhook: misconfigured INVALID_ARGUMENT - next second',
     ]);
   });
 
@@ -103,17 +103,20 @@ describe('the default logger', () => {
     for (let i = 0; i < 30; i++) log({ level: 'warn', event: 'rejected', message: `unsigned ${i}`, status: 401 });
     log({ level: 'warn', event: 'parked', message: 'unknown order', status: 200, key: 'a_DEBIT:SUCCEEDED' });
     log({ level: 'warn', event: 'dead-lettered', message: 'Signed but not understood', status: 200 });
+    // A signed payload whose dead-letter hand-off failed: never claimed, no key, still a verified delivery's line.
+    log({ level: 'error', event: 'handler-failed', message: 'deadLetter threw: queue down', status: 500 });
     for (let i = 0; i < 12; i++) {
       log({ level: 'error', event: 'handler-failed', message: `db down ${i}`, key: `k${i}:SUCCEEDED` });
     }
     expect(lines.filter((line) => line.includes('rejected'))).toHaveLength(10);
     expect(lines).toContain('payhook: parked 200 - unknown order (key a_DEBIT:SUCCEEDED)');
     expect(lines).toContain('payhook: dead-lettered 200 - Signed but not understood');
+    expect(lines).toContain('payhook: handler-failed 500 - deadLetter threw: queue down');
     expect(lines.filter((line) => line.includes('handler-failed'))).toHaveLength(8);
     now += 1_000;
     log({ level: 'warn', event: 'rejected', message: 'next second', status: 401 });
     expect(lines.slice(-2)).toEqual([
-      'payhook: 24 more log lines suppressed (at most 10/s, and as many for verified deliveries): rejected 20, handler-failed 4',
+      'payhook: 25 more log lines suppressed (at most 10/s, and as many for verified deliveries): rejected 20, handler-failed 5',
       'payhook: rejected 401 - next second',
     ]);
   });
@@ -152,6 +155,11 @@ describe('the default logger', () => {
     );
     // Cut at 4,000 characters, not inside the emoji's surrogate pair, with the key kept.
     expect(lines[1]).toBe(`payhook: handler-failed - ${'x'.repeat(3_999)}… (key k:FAILED)`);
+    // Escapes count: 10,000 control characters print as 4,000 characters at most, no escape split.
+    log({ level: 'error', event: 'handler-failed', message: '\u0085'.repeat(10_000), key: '\n'.repeat(1_000) });
+    const [message, key] = (lines[2] ?? '').replace('payhook: handler-failed - ', '').split(' (key ');
+    expect(message).toBe(`${'\\u0085'.repeat(666)}…`);
+    expect(key).toBe(`${'\\u000a'.repeat(33)}…)`);
   });
 
   it('ignores info records (handled deliveries, duplicates, aborts)', () => {
