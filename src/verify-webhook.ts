@@ -1,7 +1,7 @@
 /** verifyWebhook: the spec's receiver checks on one delivery, in order, reporting the first failure by code. */
 import { resolveClock } from './lib/clock.js';
 import { checkMaxBodyBytes } from './lib/json-body.js';
-import { holdsBetaKey, holdsProductionKey, holdsTestKey } from './lib/test-key.js';
+import { holdsKey } from './lib/test-key.js';
 import type { KeyInput, KeyOptions } from './lib/key-types.js';
 import { misuse } from './lib/misuse.js';
 import { webCryptoScheme, type SchemeFactory } from './lib/signature-scheme.js';
@@ -205,7 +205,7 @@ export function prepareVerifier(
     throw misuse(`${who} needs { environment: 'production' } (or 'beta') or { publicKeys }.`);
   }
   // Its private half is published: beside the production key it would let anyone sign a "real" payment.
-  if (holdsTestKey(publicKeys) && holdsProductionKey(keys)) {
+  if (holdsKey(publicKeys, 'test') && holdsKey(keys, 'production')) {
     throw misuse(
       `${who}: publicKeys holds payhook's published test key (TEST_KEY_PAIR) beside the production key: ` +
         'anyone could sign what it accepts. Give the test key only to a test receiver, without the production key.',
@@ -213,7 +213,7 @@ export function prepareVerifier(
   }
   // The sandbox signs what any sandbox account asks for (SUCCEEDED, for your URL and your order's reference), and
   // nothing in a delivery says which key verified it.
-  if (holdsBetaKey(keys) && holdsProductionKey(keys)) {
+  if (holdsKey(keys, 'beta') && holdsKey(keys, 'production')) {
     throw misuse(
       `${who}: the production and beta (sandbox) keys together would take a sandbox delivery for a real payment. ` +
         'Use one handler per environment.',

@@ -72,7 +72,7 @@ export function explainSignatureMismatch(
     hookOptions?.report ??
     ((diagnosis: VerificationDiagnosis) => {
       (globalThis as { console?: { warn(message: string): void } }).console?.warn(
-        `payhook: ${oneLine(diagnosis.message, 4_000)}`,
+        `payhook: ${oneLine(diagnosis.message)}`,
       );
     });
   const limit = hookOptions?.maxPerMinute ?? 10;

@@ -6,7 +6,7 @@
 import { isPayhookError, PayhookError, type PayhookErrorCode } from '../lib/errors.js';
 import { getHeader } from '../lib/headers.js';
 import { describeError, misuse } from '../lib/misuse.js';
-import { holdsTestKey } from '../lib/test-key.js';
+import { holdsKey } from '../lib/test-key.js';
 import { checkedOutcome, isParked } from '../park.js';
 import { UNSIGNED } from '../verifier.js';
 import type { VerifyWebhookError, VerifyWebhookResult, WebhookRequest } from '../verify-webhook.js';
@@ -150,7 +150,7 @@ export function createDeliveryFlow(
     const message = `The public key cannot be used: ${describeError(error)}`;
     void flow.reporter.log({ level: 'error', event: 'misconfigured', message, error });
   });
-  if (holdsTestKey(options.publicKeys)) {
+  if (holdsKey(options.publicKeys, 'test')) {
     void flow.reporter.log({ level: 'warn', event: 'misconfigured', message: TEST_KEY_WARNING });
   }
   const { bodyTimeoutMs, storeTimeoutMs, handlerTimeoutMs } = settings;

@@ -159,20 +159,20 @@ export function createDefaultLogger(
   // Lines printed this second: of verified deliveries, and of everything else.
   let verified = 0;
   let other = 0;
-  let total = 0;
   let suppressed = new Map<string, number>();
   return (record) => {
     if (record.level !== 'warn' && record.level !== 'error') return;
     const now = clock();
     if (now - windowStart >= 1000) {
       if (suppressed.size > 0) {
+        const total = [...suppressed.values()].reduce((sum, count) => sum + count, 0);
         const counts = [...suppressed].map(([event, count]) => `${event} ${count}`).join(', ');
         print.warn(
           `payhook: ${total} more log lines suppressed (at most ${LINES_PER_SECOND}/s, and as many for verified deliveries): ${counts}`,
         );
       }
       windowStart = now;
-      verified = other = total = 0;
+      verified = other = 0;
       suppressed = new Map();
     }
     // A claimed delivery's records carry its key; a signed payload not understood is never claimed, but only a
@@ -183,13 +183,9 @@ export function createDefaultLogger(
       print[record.level](formatLine(record));
       return;
     }
-    total++;
     suppressed.set(record.event, (suppressed.get(record.event) ?? 0) + 1);
   };
 }
-
-/** How much of a record's message a console line shows. */
-const MAX_MESSAGE = 4_000;
 
 /** Internal: one log record as one line of text: control characters escaped, the message cut at 4,000 characters. */
 export function formatLine(record: WebhookLogRecord): string {
@@ -197,7 +193,7 @@ export function formatLine(record: WebhookLogRecord): string {
   if (record.status !== undefined) parts.push(String(record.status));
   if (record.code !== undefined) parts.push(record.code);
   // The key after a cut message still names the delivery.
-  parts.push('-', oneLine(record.message, MAX_MESSAGE));
+  parts.push('-', oneLine(record.message));
   if (record.key !== undefined) parts.push(`(key ${oneLine(record.key, 200)})`);
   return parts.join(' ');
 }

@@ -6,17 +6,17 @@
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
 
 /**
- * `text` as one line: control characters escaped, then cut at `max` characters with `…`, never inside an escape
- * or a surrogate pair.
+ * `text` as one line: control characters escaped, then cut at `max` characters (4,000: a console line's message)
+ * with `…`, never inside an escape or a surrogate pair.
  *
  * @example
  * ```ts
  * import { oneLine } from './one-line.js';
  *
- * oneLine('a\nb', 100); // 'a\\u000ab'
+ * oneLine('a\nb'); // 'a\\u000ab'
  * ```
  */
-export function oneLine(text: string, max: number): string {
+export function oneLine(text: string, max = 4_000): string {
   const escaped = text.replace(CONTROL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
   if (escaped.length <= max) return escaped;
   let end = max;

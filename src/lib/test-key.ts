@@ -14,9 +14,11 @@ import type { KeyInput } from './key-types.js';
 
 /** FNV-1a of a key's SubjectPublicKeyInfo (DER), and of its modulus (the JWK `n`, decoded, no leading zero). */
 type KeyHashes = readonly [spki: number, modulus: number];
-const TEST_KEY: KeyHashes = [0x35ccbc3a, 0x5d3cf510];
-const PRODUCTION_KEY: KeyHashes = [0x3cd25b59, 0xb9962345];
-const BETA_KEY: KeyHashes = [0x16c4dc00, 0x290943c2];
+const KNOWN_KEYS: Readonly<Record<'test' | 'production' | 'beta', KeyHashes>> = {
+  test: [0x35ccbc3a, 0x5d3cf510],
+  production: [0x3cd25b59, 0xb9962345],
+  beta: [0x16c4dc00, 0x290943c2],
+};
 
 function fnv1a(bytes: Uint8Array): number {
   let hash = 0x811c9dc5;
@@ -36,17 +38,10 @@ function isKey(key: unknown, [spki, modulusHash]: KeyHashes): boolean {
   }
 }
 
-/** Internal: whether `keys` hold payhook's published test key, as a PEM string or a JSON Web Key. */
-export function holdsTestKey(keys: KeyInput | readonly KeyInput[] | undefined): boolean {
-  return [keys].flat().some((key) => isKey(key, TEST_KEY));
-}
-
-/** Internal: whether `keys` hold the service's production key, in any PEM or JWK spelling. */
-export function holdsProductionKey(keys: readonly KeyInput[]): boolean {
-  return keys.some((key) => isKey(key, PRODUCTION_KEY));
-}
-
-/** Internal: whether `keys` hold the service's beta (sandbox) key, in any PEM or JWK spelling. */
-export function holdsBetaKey(keys: readonly KeyInput[]): boolean {
-  return keys.some((key) => isKey(key, BETA_KEY));
+/**
+ * Internal: whether `keys` hold the `known` key (payhook's published test key, the service's production or beta
+ * key), as a PEM or a JSON Web Key.
+ */
+export function holdsKey(keys: KeyInput | readonly KeyInput[] | undefined, known: keyof typeof KNOWN_KEYS): boolean {
+  return [keys].flat().some((key) => isKey(key, KNOWN_KEYS[known]));
 }

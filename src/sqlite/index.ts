@@ -228,11 +228,11 @@ function prepare(database: SqliteDatabaseLike, name: string): Statements {
  * and Deno (`node:sqlite`) and Bun (`bun:sqlite`). One machine only: for
  * several, use Redis or PostgreSQL.
  *
- * @throws PayhookError `INVALID_ARGUMENT` for a missing database, a
- * bad table name, clock or `busyTimeoutMs`, or a read-only file without the
- * table; `STORE_UNAVAILABLE` when the table cannot be created otherwise. A file locked by another connection at that
- * moment is no error: the first call sets the table up, waiting for the
- * lock as every call does.
+ * @throws PayhookError `INVALID_ARGUMENT` for a missing database, a bad
+ * table name, clock or `busyTimeoutMs`, or a read-only file without the
+ * table; `STORE_UNAVAILABLE` when the table cannot be created otherwise. A
+ * file locked by another connection at that moment is no error: the first
+ * call sets the table up, waiting for the lock as every call does.
  *
  * @example
  * ```ts

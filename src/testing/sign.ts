@@ -1,6 +1,7 @@
 import { buildCanonicalString } from '../canonical.js';
 import { PayhookError } from '../errors.js';
 import { encodeBase64 } from '../lib/base64.js';
+import { isThenable } from '../lib/callback.js';
 import { dateToMillis } from '../lib/clock.js';
 import { importPrivateKey, type PrivateKeyInput } from './private-key.js';
 import { TEST_KEY_PAIR } from './test-keys.js';
@@ -186,7 +187,7 @@ export async function signWebhook(delivery: object | string, options: SignWebhoo
   const url = resolveUrl(options.url, options.host);
   const host = options.host ?? url.host;
   const method = options.method ?? 'POST';
-  if (typeof (delivery as { then?: unknown } | null)?.then === 'function') {
+  if (isThenable(delivery)) {
     throw new PayhookError('INVALID_ARGUMENT', 'signWebhook takes the body, not a promise of it (await it first).');
   }
   let body: string | undefined;
@@ -238,7 +239,7 @@ const notSendable = (problem: string, cause?: unknown): PayhookError =>
 function checkSendable(signed: SignedWebhook): void {
   const given = signed as Partial<SignedWebhook> | null | undefined;
   if (typeof given?.url !== 'string' || typeof given.headers !== 'object' || given.headers === null) {
-    const what = typeof (given as { then?: unknown } | null)?.then === 'function' ? 'a promise' : typeof given;
+    const what = isThenable(given) ? 'a promise' : typeof given;
     throw new PayhookError(
       'INVALID_ARGUMENT',
       `Pass what signWebhook resolves to (await it), not ${what}: { method, url, headers, body }.`,
