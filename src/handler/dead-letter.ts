@@ -5,6 +5,7 @@
 // (answered 200 and recorded as handled either way). Internal.
 import { getHeader } from '../lib/headers.js';
 import { PayhookError } from '../lib/errors.js';
+import { parseJsonBody } from '../lib/json-body.js';
 import { describeError } from '../lib/misuse.js';
 import { describeParked, notFailed, type Parked } from '../park.js';
 import type { VerifyWebhookError, WebhookRequest } from '../verify-webhook.js';
@@ -60,6 +61,14 @@ export async function deadLetterInvalid(
   deadline: Deadline,
   report: DeliveryReport,
 ): Promise<Answer> {
+  // Its log lines lead to the payment its body names (read again: only such rare deliveries pay for it).
+  let named: unknown;
+  try {
+    named = parseJsonBody(request.body)?.['transactionId'];
+  } catch {
+    // verified, so it parses; a parsed body whose getter throws names nothing
+  }
+  if (typeof named === 'string' && named !== '') report.bind(named);
   const delivery: InvalidPayloadDelivery = {
     code: 'INVALID_PAYLOAD',
     message: error.message,

@@ -213,7 +213,10 @@ export interface WebhookLogRecord {
   readonly code?: PayhookErrorCode;
   /** The delivery's deduplication key, once it is verified (the key `deadLetter` and `onError` get too). */
   readonly key?: string;
-  /** The verified delivery's `transactionId`. */
+  /**
+   * The verified delivery's `transactionId`; for a payload not understood (`invalid-payload`, `dead-lettered`), the
+   * one its body names, when that is text.
+   */
   readonly transactionId?: string;
   /** Milliseconds since the request reached the handler. */
   readonly durationMs?: number;

@@ -604,7 +604,17 @@ export function behaviourSuite(kind: AdapterKind): void {
         // What was not understood, field by field.
         expect(reported[0]?.issues).toEqual([expect.objectContaining({ path: 'amount' })]);
         expect(r.logs.map(shape)).toEqual([['invalid-payload', 'error', 400, 'INVALID_PAYLOAD']]);
+        // The line leads to the payment: the transaction the body names, when it names one as text.
+        const named = (JSON.parse(delivery.body) as { transactionId: string }).transactionId;
+        expect(r.logs[0]?.transactionId).toBe(named);
         expect(r.calls).toEqual([]);
+      });
+
+      it('logs no transactionId when the body names none as text', async () => {
+        const r = await serve();
+        await send(r.port, signDelivery(webhookBody({ transactionId: 42 })));
+        expect(r.logs.map(shape)).toEqual([['invalid-payload', 'error', 400, 'INVALID_PAYLOAD']]);
+        expect(r.logs[0]).not.toHaveProperty('transactionId');
       });
 
       it('is answered 200 once deadLetter resolved, and 500 when it throws', async () => {
@@ -626,7 +636,9 @@ export function behaviourSuite(kind: AdapterKind): void {
         expect([answer.status, answer.json?.code]).toEqual([500, 'HANDLER_FAILED']);
         expect(answer.text).not.toContain('table missing');
         expect(r.logs.map(shape)).toEqual([['dead-lettered', 'warn', 200, 'INVALID_PAYLOAD']]);
+        expect(r.logs[0]?.transactionId).toEqual(expect.any(String));
         expect(failing.logs.map(shape)).toEqual([['handler-failed', 'error', 500, 'HANDLER_FAILED']]);
+        expect(failing.logs[0]?.transactionId).toEqual(expect.any(String));
       });
     });
 
