@@ -79,21 +79,32 @@ export type VerifyWebhookErrorCode =
   | 'INVALID_PAYLOAD';
 
 /**
- * Why a delivery was refused: a stable `code`, a readable `message`, and for
- * `INVALID_PAYLOAD` the list of problems with their paths.
+ * Why a delivery was refused: a stable `code` and a readable `message`. An
+ * `INVALID_PAYLOAD` also carries `issues`, every problem found with its path,
+ * so checking the code narrows to them.
  *
  * @example
  * ```ts
  * import type { VerifyWebhookError } from 'payhook';
  *
- * const log = (error: VerifyWebhookError) => console.warn(error.code, error.message, error.issues ?? []);
+ * function describe(error: VerifyWebhookError): string {
+ *   if (error.code !== 'INVALID_PAYLOAD') return `${error.code}: ${error.message}`;
+ *   return error.issues.map((issue) => `${issue.path || '(body)'}: ${issue.message}`).join('; ');
+ * }
  * ```
  */
-export interface VerifyWebhookError {
-  readonly code: VerifyWebhookErrorCode;
-  readonly message: string;
-  readonly issues?: readonly PayhookIssue[];
-}
+export type VerifyWebhookError =
+  | {
+      readonly code: 'INVALID_PAYLOAD';
+      readonly message: string;
+      /** Every problem found in the payload, each with its path (`''` for the body itself). */
+      readonly issues: readonly PayhookIssue[];
+    }
+  | {
+      readonly code: Exclude<VerifyWebhookErrorCode, 'INVALID_PAYLOAD'>;
+      readonly message: string;
+      readonly issues?: undefined;
+    };
 
 /**
  * The outcome of {@link verifyWebhook}: the typed webhook with the canonical
@@ -155,8 +166,12 @@ const FILTER_FIRST_SIZE = 8_192;
 const MISMATCH =
   'The signature does not verify: body, Host, path, query or an x-api-* header changed, or the key is for another environment.';
 
-function failure(code: VerifyWebhookErrorCode, message: string, issues?: readonly PayhookIssue[]): VerifyWebhookResult {
-  return { ok: false, error: { code, message, ...(issues && { issues }) } };
+function failure(code: Exclude<VerifyWebhookErrorCode, 'INVALID_PAYLOAD'>, message: string): VerifyWebhookResult {
+  return { ok: false, error: { code, message } };
+}
+
+function invalidPayload(message: string, issues: readonly PayhookIssue[]): VerifyWebhookResult {
+  return { ok: false, error: { code: 'INVALID_PAYLOAD', message, issues } };
 }
 
 const mismatch = (): VerifyWebhookResult => failure('SIGNATURE_MISMATCH', MISMATCH);
@@ -230,7 +245,7 @@ export function createVerifier(settings: VerifierSettings): PreparedVerifier {
     const infinite = read.bodyLine.includes('null') ? nonFinitePath(read.body) : undefined;
     if (infinite !== undefined) {
       const issue = { path: infinite, message: 'a number beyond range (±Infinity), signed as null' };
-      return failure('INVALID_PAYLOAD', `${infinite}: ${issue.message}.`, [issue]);
+      return invalidPayload(`${infinite}: ${issue.message}.`, [issue]);
     }
     return payment(read.body, settings.parse, signed);
   }
@@ -239,7 +254,7 @@ export function createVerifier(settings: VerifierSettings): PreparedVerifier {
 }
 
 function refusedRead(error: PayhookError): VerifyWebhookResult {
-  return failure(error.code as VerifyWebhookErrorCode, error.message);
+  return failure(error.code as Exclude<VerifyWebhookErrorCode, 'INVALID_PAYLOAD'>, error.message);
 }
 
 function payment(
@@ -248,10 +263,10 @@ function payment(
   signed: { canonical: string; timestamp: number; webhookUrl: string | undefined },
 ): VerifyWebhookResult {
   if (body === null) {
-    return failure('INVALID_PAYLOAD', 'The body is empty.', [{ path: '', message: 'the body is empty' }]);
+    return invalidPayload('The body is empty.', [{ path: '', message: 'the body is empty' }]);
   }
   const checked = validateWebhookObject(body, options);
-  if (!checked.success) return failure('INVALID_PAYLOAD', checked.error.message, checked.error.issues);
+  if (!checked.success) return invalidPayload(checked.error.message, checked.error.issues);
   const { canonical, timestamp, webhookUrl } = signed;
   return { ok: true, webhook: checked.webhook, canonical, timestamp, ...(webhookUrl !== undefined && { webhookUrl }) };
 }

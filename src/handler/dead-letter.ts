@@ -57,7 +57,7 @@ function refuseFailed(report: DeliveryReport, { message, cause }: HandOffFailure
 export async function deadLetterInvalid(
   settings: Settings,
   request: WebhookRequest,
-  error: VerifyWebhookError,
+  error: VerifyWebhookError & { readonly code: 'INVALID_PAYLOAD' },
   deadline: Deadline,
   report: DeliveryReport,
 ): Promise<Answer> {
@@ -72,7 +72,7 @@ export async function deadLetterInvalid(
   const delivery: InvalidPayloadDelivery = {
     code: 'INVALID_PAYLOAD',
     message: error.message,
-    ...(error.issues === undefined ? {} : { issues: error.issues }),
+    issues: error.issues,
     request,
     // Only a fresh timestamp gets this far, so the header holds plain digits.
     timestamp: Number(getHeader(request.headers, 'x-api-timestamp')),

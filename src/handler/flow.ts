@@ -29,7 +29,7 @@ export const TEST_KEY_WARNING: string =
   "publicKeys holds payhook's published test key (TEST_KEY_PAIR): anyone can sign what this handler accepts. " +
   'Never in production.';
 
-const EMPTY_ID: VerifyWebhookError = {
+const EMPTY_ID: VerifyWebhookError & { readonly code: 'INVALID_PAYLOAD' } = {
   code: 'INVALID_PAYLOAD',
   message: 'The webhook has an empty id, which the default dedupKey needs to tell deliveries apart.',
   issues: [{ path: 'id', message: 'expected non-empty string, got empty string' }],

@@ -236,13 +236,14 @@ export interface WebhookLogRecord {
  * import type { InvalidPayloadDelivery } from 'payhook/web';
  *
  * const onInvalidPayload = (delivery: InvalidPayloadDelivery) =>
- *   console.error('signed but not understood', delivery.message, delivery.issues ?? []);
+ *   console.error('signed but not understood', delivery.message, delivery.issues);
  * ```
  */
 export interface InvalidPayloadDelivery {
   readonly code: 'INVALID_PAYLOAD';
   readonly message: string;
-  readonly issues?: readonly PayhookIssue[];
+  /** Every problem found in the payload, each with its path (`''` for the body itself). */
+  readonly issues: readonly PayhookIssue[];
   /** The request as the handler received it: method, URL, headers and the raw (or parser-given) body. */
   readonly request: WebhookRequest;
   /** `x-api-timestamp`: when the service signed this attempt, in ms (verified fresh). */
