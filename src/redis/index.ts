@@ -258,7 +258,9 @@ function milliseconds(name: 'leaseMs' | 'retentionMs', ms: number): string {
  * `INVALID_ARGUMENT`, answered 500 as misconfigured; the store's first claim
  * runs a script calling `GET` and `DEL` on a key under `prefix` that no
  * delivery has, to find this out before any payment is handled. So is
- * a `MOVED` or `ASK` reply: a plain client given one node of a Redis Cluster.
+ * a `MOVED` or `ASK` reply: a plain client given one node of a Redis Cluster,
+ * and a key under `prefix` that payhook did not write (another application's
+ * string or hash: give payhook a prefix of its own).
  * `leaseMs` and `retentionMs` are sent as whole milliseconds (fractions
  * round up); a value above `Number.MAX_SAFE_INTEGER` is `INVALID_ARGUMENT`.
  * Commands are sent as the client sends them: configure its timeouts and
@@ -311,17 +313,28 @@ export function createRedisStore(options: RedisStoreOptions): DedupStore {
     throw new PayhookError('INVALID_ARGUMENT', 'prefix must be a string.');
   }
 
+  // A key under the prefix that payhook did not write stays so whatever the retries: misconfiguration, not an outage.
+  const foreign = (redisKey: string | undefined, cause?: unknown): PayhookError =>
+    new PayhookError(
+      'INVALID_ARGUMENT',
+      `The Redis key ${JSON.stringify(redisKey)} holds a value payhook did not write; is the prefix shared? Give payhook a prefix of its own.`,
+      { cause },
+    );
+
   async function run(what: string, args: string[]): Promise<unknown> {
     try {
       return await send(args);
     } catch (cause) {
       const message = describeError(cause);
+      // The key is GET's and SET's first argument, a script's fourth.
+      if (message.startsWith('WRONGTYPE')) throw foreign(args[args[0] === 'EVAL' ? 3 : 1], cause);
       const refused = REFUSED.exec(message);
       if (refused) {
-        // refused[1]: a MOVED or ASK redirect.
+        // refused[1]: a MOVED or ASK redirect. An ACL key pattern is a glob: the prefix's own *?[]\ are escaped.
+        const keys = `~${prefix.replace(/[*?[\]\\]/g, '\\$&')}*`;
         const fix = refused[1]
           ? 'A Redis Cluster needs an ioredis Cluster or node-redis createCluster client.'
-          : `payhook needs GET, SET, DEL and EVAL (Lua scripts) on the keys ${prefix}*: grant them to the client's user (ACL +@scripting ~${prefix}*), give a prefix its key patterns allow, or use a Redis that runs scripts.`;
+          : `payhook needs GET, SET, DEL and EVAL (Lua scripts) on the keys ${prefix}*: grant them to the client's user (ACL +@scripting ${keys}, with the client's own keyPrefix in front if it sets one), give a prefix its key patterns allow, or use a Redis that runs scripts.`;
         throw new PayhookError('INVALID_ARGUMENT', `Redis refused ${what}: ${message}. ${fix}`, { cause });
       }
       throw new PayhookError('STORE_UNAVAILABLE', `Redis ${what} failed: ${message}`, { cause });
@@ -389,12 +402,7 @@ export function createRedisStore(options: RedisStoreOptions): DedupStore {
         // This very claim: the client sent the SET again after its reply was lost (ioredis does on a reconnect).
         if (current === CLAIMED + token) return { status: 'claimed', token };
         if (current?.startsWith(CLAIMED)) return { status: 'in-progress' };
-        if (current !== null) {
-          throw new PayhookError(
-            'STORE_UNAVAILABLE',
-            `The Redis key ${JSON.stringify(redisKey)} holds a value payhook did not write; is the prefix shared?`,
-          );
-        }
+        if (current !== null) throw foreign(redisKey);
       }
       return { status: 'in-progress' };
     },

@@ -120,6 +120,28 @@ describe('createRedisStore', () => {
     }
   });
 
+  it('advises a key pattern that matches a prefix holding glob characters', async () => {
+    const prefix = 'shop[1]*?:';
+    await ioredis.call('ACL', 'SETUSER', 'globby', 'on', '>pw', '~other:*', '+@all');
+    const client = new Redis(server.port, '127.0.0.1', { username: 'globby', password: 'pw', lazyConnect: true });
+    await client.connect();
+    try {
+      const refusal = await createRedisStore({ client, prefix })
+        .claim('tx', { leaseMs: 60_000 })
+        .then(
+          () => undefined,
+          (error: unknown) => error as Error,
+        );
+      const pattern = /ACL \+@scripting (\S+),/.exec(refusal?.message ?? '')?.[1];
+      expect(pattern).toBe('~shop\\[1\\]\\*\\?:*');
+      // Granted as advised, the store works: the pattern matches the prefix's own keys.
+      await ioredis.call('ACL', 'SETUSER', 'globby', 'resetkeys', pattern ?? '');
+      expect((await createRedisStore({ client, prefix }).claim('tx', { leaseMs: 60_000 })).status).toBe('claimed');
+    } finally {
+      client.disconnect();
+    }
+  });
+
   // A script's own commands are checked only when it calls them: release's DEL runs only for a held claim.
   it('refuses a user who may not DEL at the first claim, not at the first release after onPayment threw', async () => {
     await ioredis.call('ACL', 'SETUSER', 'nodel', 'on', '>pw', '~payhook:*', '+get', '+set', '+eval');
@@ -162,10 +184,20 @@ describe('createRedisStore', () => {
     expect(await ioredis.exists('payhook:default-prefix')).toBe(1);
   });
 
-  it('refuses a key it did not write rather than treating it as free', async () => {
-    await ioredis.set('foreign:tx', 'something else');
-    const store = createRedisStore({ client: ioredis, prefix: 'foreign:' });
-    await expect(store.claim('tx', { leaseMs: 1000 })).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+  // Another application's key under the prefix stays there whatever the retries: misconfiguration, not an outage.
+  it.each([
+    ['a string', (key: string) => ioredis.set(key, 'something else')],
+    ['a hash', (key: string) => ioredis.hset(key, 'field', 'value')],
+  ])('refuses a key holding %s it did not write, naming it, rather than treating it as free', async (_, write) => {
+    for (const [name, client] of [['ioredis', ioredis] as const, ['node-redis', nodeRedis] as const]) {
+      const prefix = `foreign-${name}:`;
+      await write(`${prefix}tx`);
+      await expect(createRedisStore({ client, prefix }).claim('tx', { leaseMs: 1000 }), name).rejects.toMatchObject({
+        code: 'INVALID_ARGUMENT',
+        message: `The Redis key "${prefix}tx" holds a value payhook did not write; is the prefix shared? Give payhook a prefix of its own.`,
+      });
+      await ioredis.del(`${prefix}tx`);
+    }
   });
 
   it('rejects with STORE_UNAVAILABLE when Redis cannot be reached', async () => {
