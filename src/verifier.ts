@@ -15,7 +15,7 @@ import { misuse } from './lib/misuse.js';
 import type { BodyInput, HeadersInput } from './lib/request-types.js';
 import type { SchemeFactory, SignatureScheme } from './lib/signature-scheme.js';
 import { readSigned } from './lib/signed-read.js';
-import { signedTarget, targetHead, type TargetOptions } from './lib/signed-target.js';
+import { pinnedTo, signedTarget, targetHead, type TargetOptions } from './lib/signed-target.js';
 import type { ParseWebhookOptions, PaymentWebhook } from './webhook/types.js';
 import { validateWebhookObject } from './webhook/validate.js';
 
@@ -226,7 +226,29 @@ export function createVerifier(settings: VerifierSettings): PreparedVerifier {
     const read = readSigned(body, () => targetHead(target));
     if (!read.ok) return filterFirst || scheme.couldBeSignature(bytes) ? refusedRead(read.error) : mismatch();
 
-    if (!(await scheme.verify(read.canonical, bytes))) return mismatch();
+    let { canonical } = read;
+    let registered = target.registered;
+    if (!(await scheme.verify(canonical, bytes))) {
+      // Registered URLs the request does not tell apart: each is tried, for a signature a key can have made.
+      const ties = registered?.ties ?? [];
+      registered = undefined;
+      if (ties.length > 0 && (filterFirst || scheme.couldBeSignature(bytes))) {
+        for (const tie of ties) {
+          let head: string;
+          try {
+            head = targetHead(pinnedTo(target, tie));
+          } catch {
+            continue; // a registered URL with a malformed escape of its own: nothing can be signed for it
+          }
+          canonical = head + read.bodyLine;
+          if (await scheme.verify(canonical, bytes)) {
+            registered = tie;
+            break;
+          }
+        }
+      }
+      if (registered === undefined) return mismatch();
+    }
 
     const fresh = checkTimestamp(getHeader(headers, 'x-api-timestamp'), resolveClock(clock));
     if (!fresh.ok) {
@@ -239,7 +261,7 @@ export function createVerifier(settings: VerifierSettings): PreparedVerifier {
       );
     }
 
-    const signed = { canonical: read.canonical, timestamp: fresh.timestamp, webhookUrl: target.registered?.url };
+    const signed = { canonical, timestamp: fresh.timestamp, webhookUrl: registered?.url };
     // A number beyond range (1e400 read as Infinity) is signed as the null the service wrote there: what was signed
     // is null, so what would be acted on is not it. Only a body line holding null can hide one.
     const infinite = read.bodyLine.includes('null') ? nonFinitePath(read.body) : undefined;

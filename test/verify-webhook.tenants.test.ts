@@ -104,6 +104,60 @@ describe('several registered URLs', () => {
     }
   });
 
+  // A proxy that rewrites Host and adds no X-Forwarded-Host: nothing in the request tells a from b or c, the
+  // signature does. Checked against the first alone, every delivery for b or c was refused, for days of retries.
+  it('as a list: of URLs the request does not tell apart, the one the delivery was signed for', async () => {
+    // Each registers one parameter the request carries: none outranks another.
+    const a = 'https://a.example.kg/hook?shop=7';
+    const b = 'https://b.example.kg/hook?x=1';
+    const c = 'https://c.example.kg/hook?shop=7';
+    const list = [a, b, c];
+    const signedFor = (registered: string, host = 'localhost:3000') => {
+      const url = new URL(registered);
+      const delivery = signDelivery(webhookBody(), {
+        timestamp: NOW,
+        host,
+        signedHost: url.host,
+        signedTarget: url.pathname + url.search,
+        target: '/hook?shop=7&x=1',
+      });
+      return { method: delivery.method, url: delivery.target, headers: delivery.headers, body: delivery.body };
+    };
+    for (const registered of list) {
+      expect(await outcome(signedFor(registered), list), registered).toEqual({ ok: true, webhookUrl: registered });
+      expect(await outcome(signedFor(registered), [...list].reverse()), registered).toEqual({
+        ok: true,
+        webhookUrl: registered,
+      });
+    }
+    // Signed for none of them (another host), or forged: still refused.
+    expect(await outcome(signedFor('https://d.example.kg/hook?shop=7'), list)).toEqual({
+      ok: false,
+      code: 'SIGNATURE_MISMATCH',
+    });
+    const forged = signedFor(b);
+    expect(await outcome({ ...forged, body: forged.body.replace('"SUCCEEDED"', '"FAILED"') }, list)).toEqual({
+      ok: false,
+      code: 'SIGNATURE_MISMATCH',
+    });
+  });
+
+  it('as a list: a URL the request does not tell apart whose own escape is malformed is passed over, not thrown', async () => {
+    const a = 'https://a.example.kg/hook?shop=7';
+    const broken = 'https://b.example.kg/hook?x=%ZZ';
+    const delivery = signDelivery(webhookBody(), {
+      timestamp: NOW,
+      host: 'localhost:3000',
+      signedHost: 'a.example.kg',
+      signedTarget: '/hook?shop=7',
+      target: '/hook?shop=7&x=%ZZ',
+    });
+    const request = { method: delivery.method, url: delivery.target, headers: delivery.headers, body: delivery.body };
+    const forged = { ...request, body: request.body.replace('"SUCCEEDED"', '"FAILED"') };
+    expect(await outcome(forged, [a, broken])).toEqual({ ok: false, code: 'SIGNATURE_MISMATCH' });
+    expect(await outcome(request, [a, broken])).toEqual({ ok: true, webhookUrl: a });
+  });
+
   it('as a list: the parameters outrank the Host, and a Host with a port other than the default keeps it', async () => {
     const send = (host: string, signedFor: string, target: string) => {
       const delivery = signDelivery(webhookBody(), {

@@ -23,6 +23,8 @@ export interface PinnedUrl {
   readonly host: string;
   readonly path: string;
   readonly query: string;
+  /** Other registered URLs that fit the request just as well, which the request does not tell apart: each is tried. */
+  readonly ties?: readonly PinnedUrl[];
 }
 
 /**
@@ -80,7 +82,7 @@ const MAX_REMEMBERED_URLS = 1_000;
  * Reads the `webhookUrl` option once: one URL (every request was signed for
  * it), a list (the one whose path is the request's and whose query the
  * request carries; of several, the one with the most parameters, then the
- * one for the request's Host), or a function of the request returning the URL, or
+ * one for the request's Host, the others as good kept as its `ties`), or a function of the request returning the URL, or
  * `undefined` for none. Throws `INVALID_ARGUMENT` for anything else.
  *
  * @example
@@ -125,7 +127,10 @@ export function registeredUrl(option: unknown): RegisteredUrl {
       ];
       const named = new Set(hosts.map(normalHost));
       const rank = (url: PinnedUrl): number => params.get(url)! * 2 + (named.has(url.host) ? 1 : 0);
-      return fits.reduce((best, url) => (rank(url) > rank(best) ? url : best));
+      const best = fits.reduce((top, url) => (rank(url) > rank(top) ? url : top));
+      // One path on two hosts, and a Host naming neither (a proxy rewrote it): the signature tells which.
+      const ties = fits.filter((url) => url !== best && rank(url) === rank(best));
+      return ties.length === 0 ? best : { ...best, ties };
     };
   }
   const pinned = pinWebhookUrl(option);
@@ -296,6 +301,21 @@ export function signedTarget(request: TargetRequest, options: TargetOptions): Si
     headers,
     received,
   };
+}
+
+/**
+ * The target of a request signed for `url`, another registered URL that fits it as well as the one chosen.
+ *
+ * @example
+ * ```ts
+ * import { pinnedTo, signedTarget, type PinnedUrl } from './signed-target.js';
+ *
+ * declare const tie: PinnedUrl;
+ * const target = pinnedTo(signedTarget({ method: 'POST', url: '/hook', headers: {} }, {}), tie);
+ * ```
+ */
+export function pinnedTo(target: SignedTarget, url: PinnedUrl): SignedTarget {
+  return { ...target, host: url.host, path: url.path, query: url.query, registered: url };
 }
 
 const SEPARATOR_IN_NAME = /[&=]/;
