@@ -251,7 +251,9 @@ export interface InboxProcessOptions extends InboxRetryOptions {
   onError?: (error: unknown, delivery?: InboxDelivery) => void;
   /**
    * Called once when the database answers again after an outage, with how
-   * long it lasted. Pending rows are then processed without a restart.
+   * long it lasted. Pending rows are then processed without a restart (on a
+   * `pg` Pool; postgres.js can leave a transaction begun during a restart
+   * pending for ever: see docs/postgres.md, "Outages").
    * @defaultValue one line on `console.error`
    */
   onRecover?: (outageMs: number) => void;
