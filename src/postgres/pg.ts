@@ -97,7 +97,9 @@ export function pgTransact(pool: PgPoolLike): Transact {
           broken ??= connectionLost(rollbackFailed);
         });
       }
-      throw error;
+      // The server ended the session with a FATAL naming why (an idle-in-transaction timeout, a shutdown), which
+      // came as the connection's 'error'; what failed after it says only that the connection is unusable.
+      throw broken !== undefined && sqlState(broken) !== undefined && sqlState(error) === undefined ? broken : error;
     } finally {
       holder?.letGo();
       release();

@@ -439,6 +439,15 @@ for (const driver of ['pg', 'postgres.js'] as const) {
       // What the handler did before parking commits with the mark, as for a done row.
       expect((await pool.query(`SELECT count(*)::int AS n FROM ${orders}`)).rows).toEqual([{ n: 1 }]);
       expect(await inbox.health()).toMatchObject({ parked: 2, databaseUp: true });
+      // Handed back as docs/postgres.md says, once its cause is dealt with: applied, the reason kept as a record.
+      const [first] = (await pool.query(`SELECT id FROM ${table} WHERE parked_reason LIKE 'unknown%'`)).rows;
+      const replay = `UPDATE ${table} SET state = 'pending', next_attempt_at = now() WHERE id = $1 AND state = 'parked'`;
+      await pool.query(replay, [first.id]);
+      expect(await inbox.processNext(async () => {})).toBe('done');
+      expect((await pool.query(`SELECT state, parked_reason FROM ${table} WHERE id = $1`, [first.id])).rows).toEqual([
+        { state: 'done', parked_reason: expect.stringMatching(/^unknown order/) },
+      ]);
+      expect(await inbox.stats()).toMatchObject({ parked: 1, done: 1 });
     });
 
     it('retries, not marks done, a handler that returns a park without a reason', async () => {
@@ -564,6 +573,25 @@ describe('createPostgresInbox misuse and outages', () => {
     expect(Date.now() - before).toBeLessThan(2_000);
     // Its transaction was rolled back with the dropped connection: the row is free and pending again.
     await expect.poll(() => inbox.processNext(async () => {}), { timeout: 5_000 }).toBe('done');
+  });
+
+  // The server ends the session with a FATAL naming its reason; pg then fails the next statement with "not queryable".
+  it('names the reason the server gave for ending the session, not only that the connection broke (pg)', async () => {
+    const short = new pg.Pool({ connectionString: server.url, options: '-c idle_in_transaction_session_timeout=200' });
+    short.on('error', () => {});
+    try {
+      const inbox = createPostgresInbox({ client: short, table: 'inbox_idle_timeout', autoMigrate: true });
+      await inbox.enqueue(webhook());
+      const slow = () => new Promise<void>((resolve) => setTimeout(resolve, 600));
+      await expect(inbox.processNext(slow)).rejects.toMatchObject({
+        code: 'STORE_UNAVAILABLE',
+        message: expect.stringMatching(/idle-in-transaction timeout/),
+      });
+      // Rolled back whole: taken again, no attempt charged.
+      expect(await inbox.processNext(async () => {})).toBe('done');
+    } finally {
+      await short.end();
+    }
   });
 
   it('reads its columns through a postgres.js client that renames them (transform: postgres.camel or kebab)', async () => {
