@@ -266,8 +266,8 @@ export function signedTarget(request: TargetRequest, options: TargetOptions): Si
   const received = {
     host: oneHost(getHeader(headers, 'host')),
     forwardedHost: firstListItem(getHeader(headers, 'x-forwarded-host')),
-    // Userinfo is never part of the host a client sends.
-    authority: oneHost(authority?.replace(/^.*@/, '') || undefined),
+    // splitUrl leaves userinfo out: it is never part of the host a client sends.
+    authority: oneHost(authority || undefined),
     path,
     query,
   };
