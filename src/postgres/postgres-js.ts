@@ -120,19 +120,8 @@ function postgresJsTransaction(tx: PostgresJsTransactionLike, liveness: Liveness
   };
 }
 
-/**
- * How long postgres.js may take to start a transaction (open a connection, or wait for one to come free) before
- * the attempt is given up as an outage. After a database restart postgres.js 3.4 can leave `sql.begin` waiting for
- * ever, its callback never called: an inbox worker's loop waiting on it would take no row again, and say nothing.
- */
-export const START_BOUND_MS = 30_000;
-
 /** The transaction runner for a postgres.js `sql`: `sql.begin`, or `begin` missing on a transaction given instead. */
-export function postgresJsTransactor(
-  sql: PostgresJsLike,
-  caller: string,
-  startBoundMs: number = START_BOUND_MS,
-): Transact {
+export function postgresJsTransactor(sql: PostgresJsLike, caller: string): Transact {
   const begin = sql.begin?.bind(sql);
   if (begin === undefined) {
     throw misuse(`${caller} needs the postgres.js sql instance itself (one that has begin()), not a transaction.`);
@@ -141,35 +130,15 @@ export function postgresJsTransactor(
     let result: { value: T } | undefined;
     let closed!: () => void;
     const liveness: Liveness = { lost: undefined, closed: new Promise<void>((resolve) => (closed = resolve)) };
-    let start: 'waiting' | 'started' | 'given up' = 'waiting';
-    let timer: ReturnType<typeof setTimeout> | undefined;
     try {
-      const began = Promise.resolve(
-        begin(async (tx) => {
-          // Begun after the attempt was given up: nothing runs, and postgres.js rolls it back.
-          if (start === 'given up') throw new Error('given up before it began');
-          start = 'started';
-          clearTimeout(timer);
-          try {
-            result = { value: await work(postgresJsTransaction(tx, liveness)) };
-          } catch (error) {
-            await holdIfClosed(liveness);
-            throw error;
-          }
-        }),
-      );
-      const givenUp = new Promise<never>((_resolve, reject) => {
-        timer = setTimeout(() => {
-          if (start !== 'waiting') return;
-          start = 'given up';
-          began.catch(() => {}); // it may still settle, long after
-          const message = `postgres.js did not begin a transaction within ${startBoundMs / 1000} s (after a restart it can wait for ever).`;
-          reject(new Error(message));
-        }, startBoundMs);
-        // The wait alone keeps no process alive: a stopped worker's process still exits once its client has ended.
-        (timer as { unref?: () => void }).unref?.();
+      await begin(async (tx) => {
+        try {
+          result = { value: await work(postgresJsTransaction(tx, liveness)) };
+        } catch (error) {
+          await holdIfClosed(liveness);
+          throw error;
+        }
       });
-      await Promise.race([began, givenUp]);
     } catch (error) {
       // postgres.js gives a transaction up when its connection closes, while `work` may still be running.
       if (isConnectionLoss(error, 'postgres.js')) {
@@ -177,8 +146,6 @@ export function postgresJsTransactor(
         closed();
       }
       throw error;
-    } finally {
-      clearTimeout(timer);
     }
     if (result === undefined) throw new Error('postgres.js ended a transaction without running it');
     return result.value;
