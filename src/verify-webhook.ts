@@ -133,8 +133,8 @@ export interface VerifyWebhookOptions extends KeyOptions {
    * request's and whose query parameters the request carries is used; of
    * several, the one registering the most parameters, then the one for the
    * request's Host or `X-Forwarded-Host`; when nothing in the request tells
-   * several apart, as behind a proxy that rewrites Host, each is tried against
-   * the signature, one more check each), or a
+   * several apart, as behind a proxy that rewrites Host, the first nine in
+   * list order are tried against the signature, one more check each), or a
    * function of the request that returns the shop's registered URL
    * (`undefined` for none: `URL_MISMATCH`). The result's `webhookUrl` says
    * which one the delivery was signed for: read the shop from there.

@@ -142,6 +142,46 @@ describe('several registered URLs', () => {
     });
   });
 
+  it('as a list: explain judges URLs the request does not tell apart as verifyWebhook does', async () => {
+    const list = ['https://a.example.kg/hook', 'https://b.example.kg/hook'];
+    const forB = (timestamp: number) => {
+      const delivery = signDelivery(webhookBody(), {
+        timestamp,
+        host: 'localhost:3000',
+        signedHost: 'b.example.kg',
+        target: '/hook',
+      });
+      return { method: delivery.method, url: delivery.target, headers: delivery.headers, body: delivery.body };
+    };
+    const options = { publicKeys: PUBLIC_KEY, now: NOW, webhookUrl: list };
+    const fresh = await explainVerificationFailure(forB(NOW), options);
+    expect([fresh.ok, fresh.code]).toEqual([true, null]);
+    // Stale: verifyWebhook says so, and so does explain (not SIGNATURE_MISMATCH, judged against a alone).
+    const stale = forB(NOW - 600_000);
+    expect(await outcome(stale, list)).toEqual({ ok: false, code: 'TIMESTAMP_OUT_OF_WINDOW' });
+    expect((await explainVerificationFailure(stale, options)).code).toBe('TIMESTAMP_OUT_OF_WINDOW');
+  });
+
+  // Each tie costs a signature check and the sender picks the Host: a forged request must not cost one per shop.
+  it('as a list: tries no more than nine URLs the request does not tell apart', async () => {
+    const list = Array.from({ length: 12 }, (_, n) => `https://shop${n}.example.kg/hook`);
+    const signedFor = (registered: string) => {
+      const delivery = signDelivery(webhookBody(), {
+        timestamp: NOW,
+        host: 'localhost:3000',
+        signedHost: new URL(registered).host,
+        target: '/hook',
+      });
+      return { method: delivery.method, url: delivery.target, headers: delivery.headers, body: delivery.body };
+    };
+    expect(await outcome(signedFor(list[8]!), list)).toEqual({ ok: true, webhookUrl: list[8] });
+    expect(await outcome(signedFor(list[9]!), list)).toEqual({ ok: false, code: 'SIGNATURE_MISMATCH' });
+    // Named by the Host (or X-Forwarded-Host), any of them is checked first, at no extra cost.
+    const named = signDelivery(webhookBody(), { timestamp: NOW, host: 'shop11.example.kg', target: '/hook' });
+    const request = { method: named.method, url: named.target, headers: named.headers, body: named.body };
+    expect(await outcome(request, list)).toEqual({ ok: true, webhookUrl: list[11] });
+  });
+
   it('as a list: a URL the request does not tell apart whose own escape is malformed is passed over, not thrown', async () => {
     const a = 'https://a.example.kg/hook?shop=7';
     const broken = 'https://b.example.kg/hook?x=%ZZ';

@@ -18,6 +18,7 @@ import { readSigned } from '../lib/signed-read.js';
 import {
   missingFrom,
   normalHost,
+  pinnedTo,
   pinWebhookUrl,
   registeredUrl,
   signedTarget,
@@ -193,7 +194,8 @@ async function explain(
             : `No canonical string can be built: ${read.error.message}`,
     });
   }
-  const { body, bodyLine, canonical } = read;
+  const { body, bodyLine } = read;
+  let { canonical } = read;
 
   const triedKeys = usable.map((key) => key.name);
   // A signature no key can verify, whatever was changed: nothing is searched.
@@ -208,6 +210,28 @@ async function explain(
   const clock = resolveClock({ now: options.now, toleranceMs: options.toleranceMs });
   const timestamp = checkTimestamp(getHeader(headers, 'x-api-timestamp'), clock);
   const bytes = decodeBase64Lenient(signature);
+
+  // Registered URLs the request does not tell apart, which verifyWebhook tries in turn: judged from the one a
+  // configured key signed for, as verifyWebhook judges it.
+  const ties = target.registered?.ties ?? [];
+  const configured = usable.filter((key) => key.configured).map((key) => key.imported);
+  if (ties.length > 0 && bytes !== null && !(await verifyWithKeys(configured, canonical, bytes))) {
+    counter.checks += configured.length;
+    for (const tie of ties) {
+      const at = pinnedTo(target, tie);
+      let head: string;
+      try {
+        head = targetHead(at);
+      } catch {
+        continue; // a registered URL with a malformed escape of its own
+      }
+      counter.checks += configured.length;
+      if (await verifyWithKeys(configured, head + bodyLine, bytes)) {
+        [target, pin, canonical] = [at, tie, head + bodyLine];
+        break;
+      }
+    }
+  }
 
   for (const key of usable.filter((one) => one.configured)) {
     counter.checks++;

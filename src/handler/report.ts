@@ -195,6 +195,8 @@ export function formatLine(record: WebhookLogRecord): string {
   // The key after a cut message still names the delivery.
   parts.push('-', oneLine(record.message));
   if (record.key !== undefined) parts.push(`(key ${oneLine(record.key, 200)})`);
+  // A signed payload not understood has no key, but may name its transaction.
+  else if (record.transactionId !== undefined) parts.push(`(transaction ${oneLine(record.transactionId, 200)})`);
   return parts.join(' ');
 }
 

@@ -78,11 +78,14 @@ export type RegisteredUrl = ((request: TargetRequest) => PinnedUrl | undefined) 
 // A webhookUrl function's answers, read once each; bounded, since a function may answer anything.
 const MAX_REMEMBERED_URLS = 1_000;
 
+/** Internal: how many registered URLs that a request does not tell apart are tried besides the first. */
+export const MAX_TIES = 8;
+
 /**
  * Reads the `webhookUrl` option once: one URL (every request was signed for
  * it), a list (the one whose path is the request's and whose query the
  * request carries; of several, the one with the most parameters, then the
- * one for the request's Host, the others as good kept as its `ties`), or a function of the request returning the URL, or
+ * one for the request's Host, the next {@link MAX_TIES} as good kept as its `ties`), or a function of the request returning the URL, or
  * `undefined` for none. Throws `INVALID_ARGUMENT` for anything else.
  *
  * @example
@@ -128,8 +131,9 @@ export function registeredUrl(option: unknown): RegisteredUrl {
       const named = new Set(hosts.map(normalHost));
       const rank = (url: PinnedUrl): number => params.get(url)! * 2 + (named.has(url.host) ? 1 : 0);
       const best = fits.reduce((top, url) => (rank(url) > rank(top) ? url : top));
-      // One path on two hosts, and a Host naming neither (a proxy rewrote it): the signature tells which.
-      const ties = fits.filter((url) => url !== best && rank(url) === rank(best));
+      // One path on two hosts, and a Host naming neither (a proxy rewrote it): the signature tells which. Each costs
+      // a signature check, and the sender picks the Host: so only the first few are kept.
+      const ties = fits.filter((url) => url !== best && rank(url) === rank(best)).slice(0, MAX_TIES);
       return ties.length === 0 ? best : { ...best, ties };
     };
   }

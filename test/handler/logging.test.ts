@@ -103,15 +103,22 @@ describe('the default logger', () => {
     for (let i = 0; i < 30; i++) log({ level: 'warn', event: 'rejected', message: `unsigned ${i}`, status: 401 });
     log({ level: 'warn', event: 'parked', message: 'unknown order', status: 200, key: 'a_DEBIT:SUCCEEDED' });
     log({ level: 'warn', event: 'dead-lettered', message: 'Signed but not understood', status: 200 });
-    // A signed payload whose dead-letter hand-off failed: never claimed, no key, still a verified delivery's line.
-    log({ level: 'error', event: 'handler-failed', message: 'deadLetter threw: queue down', status: 500 });
+    // A signed payload whose dead-letter hand-off failed: never claimed, no key, still a verified delivery's line;
+    // the transaction its body names leads to the payment.
+    log({
+      level: 'error',
+      event: 'handler-failed',
+      message: 'deadLetter threw: queue down',
+      status: 500,
+      transactionId: 'tx\n7',
+    });
     for (let i = 0; i < 12; i++) {
       log({ level: 'error', event: 'handler-failed', message: `db down ${i}`, key: `k${i}:SUCCEEDED` });
     }
     expect(lines.filter((line) => line.includes('rejected'))).toHaveLength(10);
     expect(lines).toContain('payhook: parked 200 - unknown order (key a_DEBIT:SUCCEEDED)');
     expect(lines).toContain('payhook: dead-lettered 200 - Signed but not understood');
-    expect(lines).toContain('payhook: handler-failed 500 - deadLetter threw: queue down');
+    expect(lines).toContain('payhook: handler-failed 500 - deadLetter threw: queue down (transaction tx\\u000a7)');
     expect(lines.filter((line) => line.includes('handler-failed'))).toHaveLength(8);
     now += 1_000;
     log({ level: 'warn', event: 'rejected', message: 'next second', status: 401 });
