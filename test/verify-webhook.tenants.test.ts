@@ -176,6 +176,15 @@ describe('several registered URLs', () => {
     };
     expect(await outcome(signedFor(list[8]!), list)).toEqual({ ok: true, webhookUrl: list[8] });
     expect(await outcome(signedFor(list[9]!), list)).toEqual({ ok: false, code: 'SIGNATURE_MISMATCH' });
+    // Explained by the cap, not as a webhookUrl to replace with one URL.
+    const explained = await explainVerificationFailure(signedFor(list[9]!), {
+      publicKeys: PUBLIC_KEY,
+      now: NOW,
+      webhookUrl: list,
+    });
+    expect(explained.fix).toBe(
+      '12 registered webhookUrl values share this path and the request names none of them by Host or X-Forwarded-Host, so only the first 9 are tried: have the proxy send X-Forwarded-Host, or give each shop a path of its own',
+    );
     // Named by the Host (or X-Forwarded-Host), any of them is checked first, at no extra cost.
     const named = signDelivery(webhookBody(), { timestamp: NOW, host: 'shop11.example.kg', target: '/hook' });
     const request = { method: named.method, url: named.target, headers: named.headers, body: named.body };

@@ -18,6 +18,7 @@ import { readSigned } from '../lib/signed-read.js';
 import {
   missingFrom,
   normalHost,
+  MAX_TIES,
   pinnedTo,
   pinWebhookUrl,
   registeredUrl,
@@ -215,8 +216,8 @@ async function explain(
   // configured key signed for, as verifyWebhook judges it.
   const ties = target.registered?.ties ?? [];
   const configured = usable.filter((key) => key.configured).map((key) => key.imported);
+  if (ties.length > 0 && bytes !== null) counter.checks += configured.length;
   if (ties.length > 0 && bytes !== null && !(await verifyWithKeys(configured, canonical, bytes))) {
-    counter.checks += configured.length;
     for (const tie of ties) {
       const at = pinnedTo(target, tie);
       let head: string;
@@ -342,13 +343,17 @@ async function explain(
   // signs the URL it calls, so nothing points at webhookUrl, and the body and the headers are the leads.
   const atPin =
     pin !== undefined && named.includes(pin.host) && received.path === pin.path && received.query === pin.query;
-  const urlAdvice = target.pinned
-    ? given === undefined && !atPin && (inBody === undefined || inBody.url !== pin?.url)
-      ? `\`webhookUrl\` may not be the URL registered with the service: compare the two, or ${REGISTERED_URL_ADVICE}`
-      : null
-    : candidates.hostKnown
-      ? null
-      : REGISTERED_URL_ADVICE;
+  const untried = target.registered?.untried ?? 0;
+  const urlAdvice =
+    untried > 0
+      ? `${MAX_TIES + 1 + untried} registered webhookUrl values share this path and the request names none of them by Host or X-Forwarded-Host, so only the first ${MAX_TIES + 1} are tried: have the proxy send X-Forwarded-Host, or give each shop a path of its own`
+      : target.pinned
+        ? given === undefined && !atPin && (inBody === undefined || inBody.url !== pin?.url)
+          ? `\`webhookUrl\` may not be the URL registered with the service: compare the two, or ${REGISTERED_URL_ADVICE}`
+          : null
+        : candidates.hostKnown
+          ? null
+          : REGISTERED_URL_ADVICE;
   const { droppable } = candidates;
   return result({
     code: 'SIGNATURE_MISMATCH',

@@ -1,9 +1,10 @@
 // Text a console line quotes (a header, a path, a signed field a merchant's message repeats) must not print as a
-// line of its own: what would end a line or move the cursor in a terminal or log viewer (C0, DEL, C1, U+2028/2029)
-// is escaped as \uXXXX. Internal.
+// line of its own: what would end a line or move the cursor in a terminal or log viewer (C0, DEL, C1, U+2028/2029),
+// or reorder how the rest of it reads (the bidirectional embeddings, overrides and isolates), is escaped as
+// \uXXXX. Internal.
 
 // eslint-disable-next-line no-control-regex -- matching control characters is the point
-const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028-\u202e\u2066-\u2069]/g;
 
 /**
  * `text` as one line: control characters escaped, then cut at `max` characters (4,000: a console line's message)

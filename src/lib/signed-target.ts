@@ -25,6 +25,8 @@ export interface PinnedUrl {
   readonly query: string;
   /** Other registered URLs that fit the request just as well, which the request does not tell apart: each is tried. */
   readonly ties?: readonly PinnedUrl[];
+  /** How many more fit it as well but are not tried (past {@link MAX_TIES}). */
+  readonly untried?: number;
 }
 
 /**
@@ -133,8 +135,10 @@ export function registeredUrl(option: unknown): RegisteredUrl {
       const best = fits.reduce((top, url) => (rank(url) > rank(top) ? url : top));
       // One path on two hosts, and a Host naming neither (a proxy rewrote it): the signature tells which. Each costs
       // a signature check, and the sender picks the Host: so only the first few are kept.
-      const ties = fits.filter((url) => url !== best && rank(url) === rank(best)).slice(0, MAX_TIES);
-      return ties.length === 0 ? best : { ...best, ties };
+      const equal = fits.filter((url) => url !== best && rank(url) === rank(best));
+      const ties = equal.slice(0, MAX_TIES);
+      const untried = equal.length - ties.length;
+      return ties.length === 0 ? best : { ...best, ties, ...(untried > 0 && { untried }) };
     };
   }
   const pinned = pinWebhookUrl(option);

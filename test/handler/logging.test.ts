@@ -110,7 +110,7 @@ describe('the default logger', () => {
       event: 'handler-failed',
       message: 'deadLetter threw: queue down',
       status: 500,
-      transactionId: 'tx\n7',
+      transactionId: 'tx\n7\u202e',
     });
     for (let i = 0; i < 12; i++) {
       log({ level: 'error', event: 'handler-failed', message: `db down ${i}`, key: `k${i}:SUCCEEDED` });
@@ -118,7 +118,9 @@ describe('the default logger', () => {
     expect(lines.filter((line) => line.includes('rejected'))).toHaveLength(10);
     expect(lines).toContain('payhook: parked 200 - unknown order (key a_DEBIT:SUCCEEDED)');
     expect(lines).toContain('payhook: dead-lettered 200 - Signed but not understood');
-    expect(lines).toContain('payhook: handler-failed 500 - deadLetter threw: queue down (transaction tx\\u000a7)');
+    expect(lines).toContain(
+      'payhook: handler-failed 500 - deadLetter threw: queue down (transaction tx\\u000a7\\u202e)',
+    );
     expect(lines.filter((line) => line.includes('handler-failed'))).toHaveLength(8);
     now += 1_000;
     log({ level: 'warn', event: 'rejected', message: 'next second', status: 401 });
