@@ -15,7 +15,7 @@ import { misuse } from './lib/misuse.js';
 import type { BodyInput, HeadersInput } from './lib/request-types.js';
 import type { SchemeFactory, SignatureScheme } from './lib/signature-scheme.js';
 import { readSigned } from './lib/signed-read.js';
-import { pinnedTo, signedTarget, targetHead, type TargetOptions } from './lib/signed-target.js';
+import { signedTarget, targetHead, tiedTargets, type TargetOptions } from './lib/signed-target.js';
 import type { ParseWebhookOptions, PaymentWebhook } from './webhook/types.js';
 import { validateWebhookObject } from './webhook/validate.js';
 
@@ -229,20 +229,13 @@ export function createVerifier(settings: VerifierSettings): PreparedVerifier {
     let { canonical } = read;
     let registered = target.registered;
     if (!(await scheme.verify(canonical, bytes))) {
-      // Registered URLs the request does not tell apart: each is tried, for a signature a key can have made.
-      const ties = registered?.ties ?? [];
       registered = undefined;
+      // Registered URLs the request does not tell apart: each is tried, for a signature a key can have made.
+      const ties = tiedTargets(target);
       if (ties.length > 0 && (filterFirst || scheme.couldBeSignature(bytes))) {
         for (const tie of ties) {
-          let head: string;
-          try {
-            head = targetHead(pinnedTo(target, tie));
-          } catch {
-            continue; // a registered URL with a malformed escape of its own: nothing can be signed for it
-          }
-          canonical = head + read.bodyLine;
-          if (await scheme.verify(canonical, bytes)) {
-            registered = tie;
+          if (await scheme.verify(tie.head + read.bodyLine, bytes)) {
+            [registered, canonical] = [tie.url, tie.head + read.bodyLine];
             break;
           }
         }

@@ -19,11 +19,11 @@ import {
   missingFrom,
   normalHost,
   MAX_TIES,
-  pinnedTo,
   pinWebhookUrl,
   registeredUrl,
   signedTarget,
   targetHead,
+  tiedTargets,
   type PinnedUrl,
 } from '../lib/signed-target.js';
 import { candidatesFor } from './candidates.js';
@@ -214,22 +214,17 @@ async function explain(
 
   // Registered URLs the request does not tell apart, which verifyWebhook tries in turn: judged from the one a
   // configured key signed for, as verifyWebhook judges it.
-  const ties = target.registered?.ties ?? [];
+  const ties = tiedTargets(target);
   const configured = usable.filter((key) => key.configured).map((key) => key.imported);
-  if (ties.length > 0 && bytes !== null) counter.checks += configured.length;
-  if (ties.length > 0 && bytes !== null && !(await verifyWithKeys(configured, canonical, bytes))) {
-    for (const tie of ties) {
-      const at = pinnedTo(target, tie);
-      let head: string;
-      try {
-        head = targetHead(at);
-      } catch {
-        continue; // a registered URL with a malformed escape of its own
-      }
-      counter.checks += configured.length;
-      if (await verifyWithKeys(configured, head + bodyLine, bytes)) {
-        [target, pin, canonical] = [at, tie, head + bodyLine];
-        break;
+  if (ties.length > 0 && bytes !== null) {
+    counter.checks += configured.length;
+    if (!(await verifyWithKeys(configured, canonical, bytes))) {
+      for (const tie of ties) {
+        counter.checks += configured.length;
+        if (await verifyWithKeys(configured, tie.head + bodyLine, bytes)) {
+          [target, pin, canonical] = [tie.target, tie.url, tie.head + bodyLine];
+          break;
+        }
       }
     }
   }

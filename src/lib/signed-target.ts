@@ -311,21 +311,6 @@ export function signedTarget(request: TargetRequest, options: TargetOptions): Si
   };
 }
 
-/**
- * The target of a request signed for `url`, another registered URL that fits it as well as the one chosen.
- *
- * @example
- * ```ts
- * import { pinnedTo, signedTarget, type PinnedUrl } from './signed-target.js';
- *
- * declare const tie: PinnedUrl;
- * const target = pinnedTo(signedTarget({ method: 'POST', url: '/hook', headers: {} }, {}), tie);
- * ```
- */
-export function pinnedTo(target: SignedTarget, url: PinnedUrl): SignedTarget {
-  return { ...target, host: url.host, path: url.path, query: url.query, registered: url };
-}
-
 const SEPARATOR_IN_NAME = /[&=]/;
 const NOT_IN_HOST = /[&,]/;
 
@@ -419,4 +404,38 @@ export function targetHead(target: SignedTarget): string {
     );
   }
   return head;
+}
+
+/** Internal: one registered URL a request does not tell apart from the one chosen, with the target signed for it. */
+export interface TiedTarget {
+  readonly url: PinnedUrl;
+  readonly target: SignedTarget;
+  /** Lines 1 to 4 of the canonical string for `target`. */
+  readonly head: string;
+}
+
+/**
+ * The ties of a target's registered URL (see {@link registeredUrl}), each
+ * with the head signed for it; one whose own escape is malformed is passed
+ * over (nothing can be signed for it). verifyWebhook tries them in turn, and
+ * explain judges from the one that verifies.
+ *
+ * @example
+ * ```ts
+ * import { signedTarget, tiedTargets } from './signed-target.js';
+ *
+ * tiedTargets(signedTarget({ method: 'POST', url: '/hook', headers: {} }, {})); // [] (no webhookUrl, no ties)
+ * ```
+ */
+export function tiedTargets(target: SignedTarget): TiedTarget[] {
+  const tied: TiedTarget[] = [];
+  for (const url of target.registered?.ties ?? []) {
+    const at = { ...target, host: url.host, path: url.path, query: url.query, registered: url };
+    try {
+      tied.push({ url, target: at, head: targetHead(at) });
+    } catch {
+      // a registered URL with a malformed escape of its own
+    }
+  }
+  return tied;
 }
