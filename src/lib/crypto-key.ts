@@ -17,6 +17,10 @@ export const isCryptoKey = (value: object): value is CryptoKey =>
 /** Web Crypto's `subtle`, or `INVALID_ARGUMENT` (a browser page outside a secure context has none). */
 export function webCrypto(): SubtleCrypto {
   const subtle = (globalThis as { crypto?: Crypto }).crypto?.subtle;
-  if (!subtle) throw misuse('No Web Crypto (crypto.subtle) in this runtime.');
+  if (!subtle) {
+    throw misuse(
+      "No Web Crypto (crypto.subtle) in this runtime: a page outside a secure context, or Jest's jsdom (use the node environment).",
+    );
+  }
   return subtle;
 }

@@ -30,6 +30,17 @@ export function pkcs1ToSpki(pkcs1: Uint8Array): Uint8Array {
   return Uint8Array.from(der(0x30, [...RSA_ALGORITHM_IDENTIFIER, ...der(0x03, [0, ...pkcs1])]));
 }
 
+// Text with no PEM block at all is most often a mix-up the message can name:
+// an environment's name where its key belongs, or a file's path.
+function notPemHint(text: string): string {
+  if (text.includes('-----BEGIN')) return '';
+  const word = text.trim();
+  if (word === 'production' || word === 'beta') {
+    return `: '${word}' names an environment, use { environment: '${word}' }`;
+  }
+  return ': no -----BEGIN line (a file path or a variable name, not the key itself?)';
+}
+
 /**
  * The DER of a PEM public key (SPKI or PKCS#1), always as SPKI. Throws
  * `INVALID_KEY` when the text holds no such PEM block, its body is not base64,
@@ -50,7 +61,7 @@ export function pemToSpki(pem: string): Uint8Array {
   if (!match || pem.split('-----BEGIN ').length > 2) {
     throw new PayhookError(
       'INVALID_KEY',
-      'The key is not one PEM public key (BEGIN PUBLIC KEY or BEGIN RSA PUBLIC KEY).',
+      `The key is not one PEM public key (BEGIN PUBLIC KEY or BEGIN RSA PUBLIC KEY)${notPemHint(pem)}.`,
     );
   }
   // Line breaks may arrive as literal `\n` when a PEM was pasted into an

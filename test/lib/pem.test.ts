@@ -60,6 +60,31 @@ describe('pemToSpki', () => {
   });
 });
 
+describe('pemToSpki on text that is no PEM at all', () => {
+  // publicKeys: 'production' passed type checks (a string) and was answered as any bad PEM.
+  it.each(['production', 'beta', ' beta\n'])('names the environment option for %j', (word) => {
+    expect(codeOf(() => pemToSpki(word))).toBe('INVALID_KEY');
+    expect(() => pemToSpki(word)).toThrow(
+      `: '${word.trim()}' names an environment, use { environment: '${word.trim()}' }.`,
+    );
+  });
+
+  it.each(['./keys/production.pem', 'PAYMENT_PUBLIC_KEY', ''])(
+    'says a path or a name is not the key for %j',
+    (text) => {
+      expect(() => pemToSpki(text)).toThrow(
+        /: no -----BEGIN line \(a file path or a variable name, not the key itself\?\)\.$/,
+      );
+    },
+  );
+
+  it('adds no hint to a text that holds a PEM block', () => {
+    expect(() => pemToSpki(spkiPem + spkiPem)).toThrow(
+      /^The key is not one PEM public key \(BEGIN PUBLIC KEY or BEGIN RSA PUBLIC KEY\)\.$/,
+    );
+  });
+});
+
 describe('pkcs1ToSpki and derToPem', () => {
   it('derToPem writes 64-character lines that pemToSpki reads back', () => {
     const pem = derToPem(spkiDer, 'PUBLIC KEY');
