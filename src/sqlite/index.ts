@@ -145,6 +145,23 @@ function isBusy(error: unknown): boolean {
 
 const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/** SQLite's extended code for a file deleted, moved or replaced under an open connection. */
+const SQLITE_READONLY_DBMOVED = 1032;
+
+/**
+ * How long the connection itself waits for a locked file (`PRAGMA busy_timeout`: 0 by default in node:sqlite and
+ * bun:sqlite, 5 000 ms in better-sqlite3), read as a number whatever shape the driver gives rows; 0 if unknown.
+ */
+function driverBusyTimeout(database: SqliteDatabaseLike): number {
+  try {
+    const row = database.prepare('PRAGMA busy_timeout').get();
+    const value: unknown = typeof row === 'object' && row !== null ? Object.values(row)[0] : undefined;
+    return typeof value === 'number' || typeof value === 'bigint' ? Number(value) : 0;
+  } catch {
+    return 0; // a stand-in that cannot answer: the store's calls will say what is wrong
+  }
+}
+
 /** How many expired rows one claim deletes at most, so no claim is slow. */
 const SWEEP_BATCH = 64;
 
@@ -222,14 +239,17 @@ function prepare(database: SqliteDatabaseLike, name: string): Statements {
  * - Keys are stored as they are, except one holding a lone surrogate or a
  *   NUL (which UTF-8 text would alter), stored as its JSON literal.
  *
- * SQLite errors reject with `STORE_UNAVAILABLE`, except that a file this
- * process may not write rejects with `INVALID_ARGUMENT` (every attempt fails
- * alike: a misconfiguration, not an outage). Tested on Node 22 and 24
+ * SQLite errors reject with `STORE_UNAVAILABLE`, except those every attempt
+ * meets alike, which reject with `INVALID_ARGUMENT` (a misconfiguration, not
+ * an outage): a file this process may not write, a file replaced under the
+ * connection, a table of the store's name with another shape. A table
+ * dropped while the store runs is made again by the next call. Tested on Node 22 and 24
  * and Deno (`node:sqlite`) and Bun (`bun:sqlite`). One machine only: for
  * several, use Redis or PostgreSQL.
  *
  * @throws PayhookError `INVALID_ARGUMENT` for a missing database, a bad
- * table name, clock or `busyTimeoutMs`, or a read-only file without the
+ * table name, clock or `busyTimeoutMs`, a connection with a busy timeout of
+ * its own (`PRAGMA busy_timeout` above 0), or a read-only file without the
  * table; `STORE_UNAVAILABLE` when the table cannot be created otherwise. A
  * file locked by another connection at that moment is no error: the first
  * call sets the table up, waiting for the lock as every call does.
@@ -272,12 +292,34 @@ export function createSqliteStore(options: SqliteStoreOptions): DedupStore {
   if (typeof busyTimeoutMs !== 'number' || !(busyTimeoutMs >= 0 && busyTimeoutMs <= 2_147_483_647)) {
     throw misuse('busyTimeoutMs must be a number of milliseconds from 0 to 2147483647.');
   }
+  const driverWaitMs = driverBusyTimeout(database);
+  if (driverWaitMs > 0) {
+    throw misuse(
+      `The connection waits ${driverWaitMs} ms inside the driver for a locked file, stopping the whole process: ` +
+        'set PRAGMA busy_timeout = 0 (better-sqlite3: { timeout: 0 }); the store waits itself.',
+    );
+  }
+
+  // Errors every retry meets alike (a misconfiguration, not an outage), told by SQLite's own words, the same in
+  // every driver, and for a file replaced under the connection by its extended code.
+  function lastingFault(cause: unknown): string | undefined {
+    const { errcode, code, message } = (cause ?? {}) as Record<string, unknown>;
+    if (errcode === SQLITE_READONLY_DBMOVED || code === 'SQLITE_READONLY_DBMOVED') {
+      return 'The file was replaced or deleted under this connection: open it again (restart).';
+    }
+    const text = String(message);
+    if (/readonly database/.test(text)) return 'Let this process write the file and its folder.';
+    // The store's statements upsert on the key: only a table of someone else's shape makes them fail so.
+    if (/constraint failed|no such column|ON CONFLICT clause does not match/.test(text)) {
+      return `Table "${table}" has another shape: give the store its own (option table).`;
+    }
+    return undefined;
+  }
 
   function unavailable(what: string, cause: unknown): PayhookError {
-    // SQLite's own words (errcode 8) in every driver: a file this process may not write fails every retry alike.
-    if (/readonly database/.test(String((cause as { message?: unknown } | null)?.message))) {
-      const message = `SQLite ${what} failed: ${describeError(cause)}. Let this process write the file and its folder.`;
-      return new PayhookError('INVALID_ARGUMENT', message, { cause });
+    const fix = lastingFault(cause);
+    if (fix !== undefined) {
+      return new PayhookError('INVALID_ARGUMENT', `SQLite ${what} failed: ${describeError(cause)}. ${fix}`, { cause });
     }
     const busy = isBusy(cause) ? ` (the file stayed locked by another connection for ${busyTimeoutMs} ms)` : '';
     return new PayhookError('STORE_UNAVAILABLE', `SQLite ${what} failed${busy}: ${describeError(cause)}`, { cause });
@@ -311,6 +353,7 @@ export function createSqliteStore(options: SqliteStoreOptions): DedupStore {
   async function attempt<T>(what: string, check: () => void, step: (statements: Statements) => T): Promise<T> {
     check();
     const deadline = performance.now() + busyTimeoutMs;
+    let remade = false;
     for (let tries = 0; ; tries++) {
       let cause: unknown;
       try {
@@ -321,6 +364,13 @@ export function createSqliteStore(options: SqliteStoreOptions): DedupStore {
         cause = new Error('other code has a transaction open on this connection (give the store one of its own)');
       } catch (error) {
         if (error instanceof PayhookError) throw error; // misuse (a clock that answers no time), not SQLite
+        // Dropped by other code (a migration tool sweeping tables it does not know): made again, as at start-up;
+        // its records are gone as they would be with the file. Once per call, so a table that cannot stay is an error.
+        if (!remade && /no such table/.test(String((error as { message?: unknown } | null)?.message))) {
+          remade = true;
+          statements = undefined;
+          continue;
+        }
         if (!isBusy(error)) throw unavailable(what, error);
         cause = error;
       }

@@ -87,6 +87,19 @@ for (const runtime of runtimes) {
       expect(await runScenario(runtime, 'read-only.mjs')).toEqual({ code: 'INVALID_ARGUMENT', fix: true });
     });
 
+    // Each fault below fails every retry alike, or can be mended by the store: answered 503 for ever (an outage that
+    // is none), with a fix that does not apply, or with the process stopped inside the driver.
+    it('names a driver wait, a replaced file and a foreign table as misconfiguration, and remakes a dropped table', async () => {
+      const misconfigured = (fix: string) => ({ code: 'INVALID_ARGUMENT', message: expect.stringContaining(fix) });
+      expect(await runScenario(runtime, 'lasting-faults.mjs')).toEqual({
+        driverWait: misconfigured('waits 5000 ms inside the driver for a locked file, stopping the whole process'),
+        moved: misconfigured('The file was replaced or deleted under this connection: open it again'),
+        foreign: misconfigured('Table "payhook_deliveries" has another shape: give the store its own (option table)'),
+        // The records went with the table, as with the file; the store makes it again and goes on.
+        dropped: ['claimed', 'claimed'],
+      });
+    });
+
     // node:sqlite (Bun's too) can hand every row of a connection back as an array. A handled delivery sent
     // again must still read as completed: read as in-progress, it got 409 for the whole retention, then ran again.
     it('tells a completed delivery from a held one on a connection that returns rows as arrays', async () => {

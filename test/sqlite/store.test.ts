@@ -12,6 +12,10 @@ const busy = () => {
   throw Object.assign(new Error('database is locked'), { code: 'ERR_SQLITE_ERROR', errcode: 5 });
 };
 
+// The store reads the connection's own busy timeout once, at creation: stand-ins that count runs answer it apart.
+const PRAGMA = 'PRAGMA busy_timeout';
+const NO_DRIVER_WAIT = { run: () => undefined, get: () => ({ timeout: 0 }), all: () => [{ timeout: 0 }] };
+
 function database(overrides: Partial<SqliteDatabaseLike> = {}): SqliteDatabaseLike {
   return { exec: () => undefined, prepare: () => ({ run: busy, get: busy, all: busy }), ...overrides };
 }
@@ -44,6 +48,23 @@ describe('createSqliteStore', () => {
       expect(() => createSqliteStore(options as never), JSON.stringify(options)).toThrow(
         expect.objectContaining({ code: 'INVALID_ARGUMENT' }),
       );
+    }
+  });
+
+  // The drivers are synchronous: a connection that waits inside the driver for a locked file stops every request of
+  // the process meanwhile (measured: 3 s of event loop for one claim), and busyTimeoutMs no longer bounds a call.
+  it('refuses a connection that waits inside the driver, whatever shape its rows have', () => {
+    const waits = (row: unknown) =>
+      database({
+        prepare: (sql) => (sql === PRAGMA ? { run: busy, get: () => row, all: () => [row] } : NO_DRIVER_WAIT),
+      });
+    for (const row of [{ timeout: 5_000 }, [250]]) {
+      expect(() => createSqliteStore({ database: waits(row) }), JSON.stringify(row)).toThrow(
+        expect.objectContaining({ code: 'INVALID_ARGUMENT', message: expect.stringContaining('inside the driver') }),
+      );
+    }
+    for (const row of [{ timeout: 0 }, [0], undefined, null]) {
+      expect(() => createSqliteStore({ database: waits(row) }), JSON.stringify(row)).not.toThrow();
     }
   });
 
@@ -114,7 +135,8 @@ describe('createSqliteStore', () => {
     let runs = 0;
     const counting: SqliteDatabaseLike = {
       exec: () => undefined,
-      prepare: () => ({ run: () => runs++, get: () => runs++, all: () => (runs++, []) }),
+      prepare: (sql) =>
+        sql === PRAGMA ? NO_DRIVER_WAIT : { run: () => runs++, get: () => runs++, all: () => (runs++, []) },
     };
     const store = createSqliteStore({ database: counting, now: () => Number.NaN });
     await expect(store.claim('k', { leaseMs: 1000 })).rejects.toMatchObject({
@@ -146,11 +168,14 @@ describe('createSqliteStore', () => {
         };
       const db = {
         exec: () => undefined,
-        prepare: (sql: string) => ({
-          run: run(undefined),
-          get: run(undefined),
-          all: run<unknown[]>(sql.includes('RETURNING') ? [{ token: 't' }] : []),
-        }),
+        prepare: (sql: string) =>
+          sql === PRAGMA
+            ? NO_DRIVER_WAIT
+            : {
+                run: run(undefined),
+                get: run(undefined),
+                all: run<unknown[]>(sql.includes('RETURNING') ? [{ token: 't' }] : []),
+              },
         get [name]() {
           return open.now;
         },
@@ -245,11 +270,14 @@ describe('createSqliteStore', () => {
         };
       const db: SqliteDatabaseLike = {
         exec: () => undefined,
-        prepare: (sql) => ({
-          run: step(undefined),
-          get: step(undefined),
-          all: step<unknown[]>(sql.includes('RETURNING') ? [{ token: 't' }] : []),
-        }),
+        prepare: (sql) =>
+          sql === PRAGMA
+            ? NO_DRIVER_WAIT
+            : {
+                run: step(undefined),
+                get: step(undefined),
+                all: step<unknown[]>(sql.includes('RETURNING') ? [{ token: 't' }] : []),
+              },
       };
       return { db, counter };
     }
