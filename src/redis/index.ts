@@ -268,7 +268,9 @@ function milliseconds(name: 'leaseMs' | 'retentionMs', ms: number): string {
  * `storeTimeoutMs`). A claim or release that fails (its reply lost when the
  * connection drops, though Redis may have run it) is followed by a release
  * with the same token, which the client sends once connected again, so the
- * claim does not hold the delivery for a lease; keep the offline queue on.
+ * claim does not hold the delivery for a lease (sent again until Redis
+ * answers it, which a restarted Redis does not while it is `LOADING`, for
+ * up to the lease); keep the offline queue on.
  * Run it on a Redis whose `maxmemory-policy` is
  * `noeviction` (Redis's default): every key has a TTL (but a completion
  * under `retentionMs: Infinity`), so an evicting policy may drop completed
@@ -369,13 +371,39 @@ export function createRedisStore(options: RedisStoreOptions): DedupStore {
    * 409. So a failed one is followed by a release with the same token, which
    * the client sends once connected again; a no-op if the claim is not there.
    */
-  async function releaseOnFailure<T>(redisKey: string, token: string, pending: Promise<T>): Promise<T> {
+  async function releaseOnFailure<T>(
+    redisKey: string,
+    token: string,
+    pending: Promise<T>,
+    leaseMs: number,
+  ): Promise<T> {
     try {
       return await pending;
     } catch (error) {
-      run('EVAL (release)', releaseArgs(redisKey, token)).catch(() => {});
+      releaseUntilAnswered(redisKey, token, Date.now() + leaseMs, 50);
       throw error;
     }
+  }
+
+  /**
+   * That release can fail as well: node-redis writes its offline queue to a
+   * restarted server still loading its data (`LOADING`), or the connection
+   * drops again. Sent once, it left a claim the server had persisted before
+   * a crash holding the delivery for its whole lease. So it is sent again,
+   * 50 ms to 1 s apart, until Redis answers it or the claim would have
+   * expired anyway; each try deletes only this token's claim.
+   */
+  function releaseUntilAnswered(redisKey: string, token: string, until: number, delayMs: number): void {
+    run('EVAL (release)', releaseArgs(redisKey, token)).catch((error: unknown) => {
+      // Refused (an ACL, a foreign key), not lost: no retry mends it.
+      if ((error as { code?: unknown } | null)?.code === 'INVALID_ARGUMENT') return;
+      if (Date.now() + delayMs >= until) return;
+      const timer = setTimeout(
+        () => releaseUntilAnswered(redisKey, token, until, Math.min(delayMs * 2, 1_000)),
+        delayMs,
+      );
+      (timer as { unref?: () => void }).unref?.(); // never what keeps a process from exiting
+    });
   }
 
   return {
@@ -392,6 +420,7 @@ export function createRedisStore(options: RedisStoreOptions): DedupStore {
           redisKey,
           token,
           text('SET NX PX', ['SET', redisKey, CLAIMED + token, 'NX', 'PX', lease]),
+          claimOptions.leaseMs,
         );
         if (set === 'OK') return { status: 'claimed', token };
         if (set !== null) {
@@ -418,7 +447,8 @@ export function createRedisStore(options: RedisStoreOptions): DedupStore {
       checkKey(key);
       checkToken(token);
       const redisKey = prefix + storedKey(key);
-      await releaseOnFailure(redisKey, token, run('EVAL (release)', releaseArgs(redisKey, token)));
+      // The claim's lease is not known here: retried for as long as the handler's default one.
+      await releaseOnFailure(redisKey, token, run('EVAL (release)', releaseArgs(redisKey, token)), 60_000);
     },
   };
 }

@@ -1,6 +1,6 @@
 // The Redis store's claim against a scripted client: the first-claim check runs once, and a key gone between
 // SET NX and GET is claimed on the second try.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createRedisStore } from '../../src/redis/index.js';
 
 /** A client that answers each command from `replies` (by command name, in turn), recording what it was sent. */
@@ -27,5 +27,54 @@ describe('Redis store claim', () => {
     // SET NX finds the key taken; GET finds it gone; the second SET NX takes it.
     const { store } = scripted({ SET: [null, 'OK'], GET: [null] });
     expect((await store.claim('k', { leaseMs: 1_000 })).status).toBe('claimed');
+  });
+
+  it('sends the release after a lost SET reply again until Redis answers it (LOADING after a restart)', async () => {
+    // The SET ran but its reply was lost; the restarted server answers LOADING to the first releases.
+    const sent: string[][] = [];
+    let releases = 0;
+    const client = {
+      sendCommand: (args: string[]): Promise<unknown> => {
+        sent.push(args);
+        if (args[0] === 'SET') return Promise.reject(new Error('Socket closed unexpectedly'));
+        // The release script (EVAL script 1 key claimed:<token>): LOADING twice, then answered.
+        if (args[0] === 'EVAL' && args[4] !== undefined && releases++ < 2) {
+          return Promise.reject(new Error('LOADING Redis is loading the dataset in memory'));
+        }
+        return Promise.resolve(1);
+      },
+    };
+    const store = createRedisStore({ client });
+    await expect(store.claim('k', { leaseMs: 60_000 })).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+    const token = sent.find((args) => args[0] === 'SET')![2]!;
+    const releasesSent = () => sent.filter((args) => args[0] === 'EVAL' && args[4] === token).length;
+    await vi.waitFor(() => expect(releasesSent()).toBe(3), { timeout: 2_000 });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(releasesSent()).toBe(3);
+  });
+
+  it('stops sending it once the claim would have expired, or when Redis refuses it', async () => {
+    for (const [refusal, most] of [
+      ['LOADING Redis is loading the dataset in memory', 4],
+      ["NOPERM this user has no permissions to run the 'eval' command", 1],
+    ] as const) {
+      const sent: string[][] = [];
+      const client = {
+        sendCommand: (args: string[]): Promise<unknown> => {
+          sent.push(args);
+          if (args[0] === 'SET') return Promise.reject(new Error('Socket closed unexpectedly'));
+          // The first-claim check passes; every release of the claim is refused.
+          return args[4]?.startsWith('claimed:') ? Promise.reject(new Error(refusal)) : Promise.resolve(0);
+        },
+      };
+      const store = createRedisStore({ client });
+      await expect(store.claim('k', { leaseMs: 200 })).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+      const token = sent.find((args) => args[0] === 'SET')![2]!;
+      await new Promise((resolve) => setTimeout(resolve, 1_200));
+      const releases = sent.filter((args) => args[0] === 'EVAL' && args[4] === token).length;
+      // LOADING: at 0, 50, 150 ms (the next, at 350 ms, is past the 200 ms lease); a refusal: once.
+      expect(releases, refusal).toBeGreaterThanOrEqual(1);
+      expect(releases, refusal).toBeLessThanOrEqual(most);
+    }
   });
 });
