@@ -236,8 +236,12 @@ export function createStoreCalls(settings: Settings): StoreCalls {
           },
         )
         .catch((error: unknown) => {
+          // The answer was a 500 (the handler missed its deadline). This failure comes after it, so it reaches
+          // onError on its own, as a completion failing after a 200 does: retries get 409 until the lease expires.
+          const code = isMisconfigured(error) ? 'INVALID_ARGUMENT' : 'STORE_UNAVAILABLE';
           const message = `Could not settle the claim after a late handler: ${describeError(error)} (the lease will expire).`;
-          report.log('error', 'bookkeeping-failed', message, { error });
+          report.failed(code, message, 500, error);
+          report.log('error', 'bookkeeping-failed', message, { status: 500, code, error });
         });
     },
   };

@@ -62,3 +62,53 @@ describe('store calls that never land', () => {
     },
   );
 });
+
+// A handler that misses its deadline is answered 500; its claim is settled after. When that fails, retries get 409
+// until the lease expires and onPayment then runs again: a merchant watching onError (logger off) was told nothing.
+describe('a late handler whose claim cannot be settled', () => {
+  const outcomes: [string, 'complete' | 'release', () => void][] = [
+    ['finishes', 'complete', () => undefined],
+    [
+      'throws',
+      'release',
+      () => {
+        throw new Error('not now');
+      },
+    ],
+  ];
+  it.each(outcomes)('that %s reaches onError when the %s fails', async (_l, failing, outcome) => {
+    const memory = createMemoryStore();
+    const lost = () => Promise.reject(new Error('connection lost'));
+    const store: DedupStore = {
+      claim: (key, options) => memory.claim(key, options),
+      complete: failing === 'complete' ? lost : (key, token, options) => memory.complete(key, token, options),
+      release: failing === 'release' ? lost : (key, token) => memory.release(key, token),
+    };
+    const errors: { code: string; status: number | undefined; message: string }[] = [];
+    const pending: Promise<unknown>[] = [];
+    const handler = createWebhookHandler({
+      ...base,
+      store,
+      handlerTimeoutMs: 50,
+      logger: false,
+      onError: ({ code, status, message }) => void errors.push({ code, status, message }),
+      onPayment: async () => {
+        await new Promise((resolve) => setTimeout(resolve, 150));
+        outcome();
+      },
+    });
+    const response = await handler(toRequest(signDelivery(webhookBody())), {
+      waitUntil: (promise) => void pending.push(promise),
+    });
+    expect(response.status).toBe(500);
+    await Promise.all(pending);
+    expect(errors).toEqual([
+      expect.objectContaining({ code: 'HANDLER_FAILED', status: 500 }),
+      expect.objectContaining({
+        code: 'STORE_UNAVAILABLE',
+        status: 500,
+        message: expect.stringContaining('Could not settle the claim after a late handler'),
+      }),
+    ]);
+  });
+});
