@@ -150,13 +150,18 @@ const SQLITE_READONLY_DBMOVED = 1032;
 
 /**
  * How long the connection itself waits for a locked file (`PRAGMA busy_timeout`: 0 by default in node:sqlite and
- * bun:sqlite, 5 000 ms in better-sqlite3), read as a number whatever shape the driver gives rows; 0 if unknown.
+ * bun:sqlite, 5 000 ms in better-sqlite3), read whatever shape the driver gives rows; 0 if unknown, and for a
+ * database in memory, which no other connection can hold (Deno gives one 5 000 ms whatever its options).
  */
 function driverBusyTimeout(database: SqliteDatabaseLike): number {
+  const first = (sql: string): unknown => {
+    const row = database.prepare(sql).get();
+    return typeof row === 'object' && row !== null ? Object.values(row)[0] : undefined;
+  };
   try {
-    const row = database.prepare('PRAGMA busy_timeout').get();
-    const value: unknown = typeof row === 'object' && row !== null ? Object.values(row)[0] : undefined;
-    return typeof value === 'number' || typeof value === 'bigint' ? Number(value) : 0;
+    const value = first('PRAGMA busy_timeout');
+    const ms = typeof value === 'number' || typeof value === 'bigint' ? Number(value) : 0;
+    return ms > 0 && first("SELECT file FROM pragma_database_list WHERE name = 'main'") !== '' ? ms : 0;
   } catch {
     return 0; // a stand-in that cannot answer: the store's calls will say what is wrong
   }
@@ -241,15 +246,16 @@ function prepare(database: SqliteDatabaseLike, name: string): Statements {
  *
  * SQLite errors reject with `STORE_UNAVAILABLE`, except those every attempt
  * meets alike, which reject with `INVALID_ARGUMENT` (a misconfiguration, not
- * an outage): a file this process may not write, a file replaced under the
- * connection, a table of the store's name with another shape. A table
+ * an outage): a file this process may not write, a file deleted or
+ * replaced under the connection (rollback journal only: in WAL mode SQLite
+ * does not notice), a table of the store's name with another shape. A table
  * dropped while the store runs is made again by the next call. Tested on Node 22 and 24
  * and Deno (`node:sqlite`) and Bun (`bun:sqlite`). One machine only: for
  * several, use Redis or PostgreSQL.
  *
  * @throws PayhookError `INVALID_ARGUMENT` for a missing database, a bad
- * table name, clock or `busyTimeoutMs`, a connection with a busy timeout of
- * its own (`PRAGMA busy_timeout` above 0), or a read-only file without the
+ * table name, clock or `busyTimeoutMs`, a connection to a file with a busy
+ * timeout of its own (`PRAGMA busy_timeout` above 0), or a read-only file without the
  * table; `STORE_UNAVAILABLE` when the table cannot be created otherwise. A
  * file locked by another connection at that moment is no error: the first
  * call sets the table up, waiting for the lock as every call does.
@@ -296,7 +302,7 @@ export function createSqliteStore(options: SqliteStoreOptions): DedupStore {
   if (driverWaitMs > 0) {
     throw misuse(
       `The connection waits ${driverWaitMs} ms inside the driver for a locked file, stopping the whole process: ` +
-        'set PRAGMA busy_timeout = 0 (better-sqlite3: { timeout: 0 }); the store waits itself.',
+        'open it without a timeout option (better-sqlite3: { timeout: 0 }) or run PRAGMA busy_timeout = 0; the store waits itself.',
     );
   }
 

@@ -31,6 +31,12 @@ try {
   driverWait = { code: error.code, message: error.message };
 }
 
+// In memory, no other connection can hold the database: a driver wait there stops nothing, and Deno (2.9) gives
+// every such connection 5 s whatever its options.
+const inMemory = new Driver(':memory:');
+inMemory.exec('PRAGMA busy_timeout = 5000');
+const memory = await outcome(createSqliteStore({ database: inMemory }).claim('pay_0_DEBIT:SUCCEEDED', lease));
+
 const movedFile = `${file}-moved`;
 const moved = createSqliteStore({ database: new Driver(movedFile) });
 await moved.claim('pay_1_DEBIT:SUCCEEDED', lease);
@@ -50,6 +56,7 @@ new Driver(file).exec('DROP TABLE payhook_deliveries');
 console.log(
   JSON.stringify({
     driverWait,
+    memory,
     moved: await outcome(moved.claim('pay_3_DEBIT:SUCCEEDED', lease)),
     foreign: await outcome(createSqliteStore({ database: foreign }).claim('pay_4_DEBIT:SUCCEEDED', lease)),
     dropped: [before, await outcome(store.claim('pay_2_DEBIT:SUCCEEDED', lease))],

@@ -66,6 +66,16 @@ describe('createSqliteStore', () => {
     for (const row of [{ timeout: 0 }, [0], undefined, null]) {
       expect(() => createSqliteStore({ database: waits(row) }), JSON.stringify(row)).not.toThrow();
     }
+    // A database in memory (its file name empty) has no other connection to wait for.
+    const inMemory = database({
+      prepare: (sql) =>
+        sql === PRAGMA
+          ? { run: busy, get: () => ({ timeout: 5_000 }), all: busy }
+          : sql.includes('pragma_database_list')
+            ? { run: busy, get: () => ({ file: '' }), all: busy }
+            : NO_DRIVER_WAIT,
+    });
+    expect(() => createSqliteStore({ database: inMemory })).not.toThrow();
   });
 
   it('throws STORE_UNAVAILABLE, with the cause, when the table cannot be created', () => {
