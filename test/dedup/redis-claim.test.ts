@@ -77,4 +77,30 @@ describe('Redis store claim', () => {
       expect(releases, refusal).toBeLessThanOrEqual(most);
     }
   });
+
+  // A merchant's suite with fake setTimeout and the real clock: bounded by the clock, the chain never ended
+  // (vitest aborted after 10,000 timers); bounded by its own pauses, it ends as with real timers.
+  it('ends the retries under fake timers that leave the clock real', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const sent: string[][] = [];
+      const client = {
+        sendCommand: (args: string[]): Promise<unknown> => {
+          sent.push(args);
+          return args[0] === 'SET' || args[4]?.startsWith('claimed:')
+            ? Promise.reject(new Error('Socket closed unexpectedly'))
+            : Promise.resolve(0);
+        },
+      };
+      const store = createRedisStore({ client });
+      await expect(store.claim('k', { leaseMs: 60_000 })).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+      await vi.runAllTimersAsync();
+      expect(vi.getTimerCount()).toBe(0);
+      const token = sent.find((args) => args[0] === 'SET')![2]!;
+      // 50, 100 … 800 ms, then 1 s apart until the pauses add up to the 60 s lease.
+      expect(sent.filter((args) => args[0] === 'EVAL' && args[4] === token).length).toBeLessThan(70);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
 });
