@@ -30,14 +30,19 @@ export function pkcs1ToSpki(pkcs1: Uint8Array): Uint8Array {
   return Uint8Array.from(der(0x30, [...RSA_ALGORITHM_IDENTIFIER, ...der(0x03, [0, ...pkcs1])]));
 }
 
-// Text with no PEM block at all is most often a mix-up the message can name:
-// an environment's name where its key belongs, or a file's path.
+// Text with no PEM block at all is most often a mix-up the message can name: an environment's name where its key
+// belongs (quotes from a .env file kept), a JWK or the key's base64 without its PEM lines, a file's path.
 function notPemHint(text: string): string {
   if (text.includes('-----BEGIN')) return '';
-  const word = text.trim();
+  const word = text
+    .trim()
+    .replace(/^["']|["']$/g, '')
+    .toLowerCase();
   if (word === 'production' || word === 'beta') {
     return `: '${word}' names an environment, use { environment: '${word}' }`;
   }
+  if (word.startsWith('{')) return ': a JWK as text? pass the parsed object';
+  if (/^[a-z\d+/=\s]{100,}$/.test(word)) return ': the base64 without its -----BEGIN PUBLIC KEY----- lines?';
   return ': no -----BEGIN line (a file path or a variable name, not the key itself?)';
 }
 

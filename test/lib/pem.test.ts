@@ -62,10 +62,24 @@ describe('pemToSpki', () => {
 
 describe('pemToSpki on text that is no PEM at all', () => {
   // publicKeys: 'production' passed type checks (a string) and was answered as any bad PEM.
-  it.each(['production', 'beta', ' beta\n'])('names the environment option for %j', (word) => {
-    expect(codeOf(() => pemToSpki(word))).toBe('INVALID_KEY');
-    expect(() => pemToSpki(word)).toThrow(
-      `: '${word.trim()}' names an environment, use { environment: '${word.trim()}' }.`,
+  it.each([
+    ['production', 'production'],
+    ['beta', 'beta'],
+    [' beta\n', 'beta'],
+    ['Production', 'production'],
+    ['"production"', 'production'],
+    ["'beta'", 'beta'],
+  ])('names the environment option for %j', (text, name) => {
+    expect(codeOf(() => pemToSpki(text))).toBe('INVALID_KEY');
+    expect(() => pemToSpki(text)).toThrow(`: '${name}' names an environment, use { environment: '${name}' }.`);
+  });
+
+  it("names a JWK given as text, and a key's base64 given without its PEM lines", () => {
+    const base64 = spkiPem.replace(/-----[^-]+-----/g, '');
+    expect(() => pemToSpki(base64)).toThrow(/: the base64 without its -----BEGIN PUBLIC KEY----- lines\?\.$/);
+    expect(() => pemToSpki(base64.replace(/\s/g, ''))).toThrow(/the base64 without its -----BEGIN PUBLIC KEY-----/);
+    expect(() => pemToSpki(JSON.stringify({ kty: 'RSA', n: 'AQAB', e: 'AQAB' }))).toThrow(
+      /: a JWK as text\? pass the parsed object\.$/,
     );
   });
 
