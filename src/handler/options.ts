@@ -177,7 +177,8 @@ export interface WebhookHandlerBaseOptions extends Omit<
    * Called for every delivery not answered 200 (409 `DELIVERY_IN_PROGRESS`
    * included, which also reaches `onDuplicate`), and for store failures
    * after the answer: a completion after a 200, or the claim of an
-   * `onPayment` that missed `handlerTimeoutMs` not settled after its 500
+   * `onPayment` that missed `handlerTimeoutMs` (or of a `deadLetter` that
+   * finished late) not settled after its 500
    * (retries then get 409 until the lease expires). Not for a client that went away while
    * sending the body: that is normal traffic, logged as event `aborted` only.
    * (Over HTTP/2 a client that ends its stream and then resets it has, as far

@@ -41,8 +41,9 @@ function notPemHint(text: string): string {
   if (word === 'production' || word === 'beta') {
     return `: '${word}' names an environment, use { environment: '${word}' }`;
   }
-  if (word.startsWith('{')) return ': a JWK as text? pass the parsed object';
-  if (/^[a-z\d+/=\s]{100,}$/.test(word)) return ': the base64 without its -----BEGIN PUBLIC KEY----- lines?';
+  if (word.startsWith('{')) return ': JSON text? pass one parsed JWK';
+  if (/^[a-z\d+/=\s]{100,}$/.test(word.replace(/\\[rn]/g, '')))
+    return ': base64 without PEM lines? pass the public key PEM as issued';
   return ': no -----BEGIN line (a file path or a variable name, not the key itself?)';
 }
 
@@ -60,10 +61,14 @@ function notPemHint(text: string): string {
  * ```
  */
 export function pemToSpki(pem: string): Uint8Array {
-  const match = /-----BEGIN (RSA )?PUBLIC KEY-----([\s\S]*?)-----END \1PUBLIC KEY-----/.exec(pem);
   // One key per string: a second block (the other environment's key in the same
   // variable, a private key pasted along) would otherwise be dropped without a word.
-  if (!match || pem.split('-----BEGIN ').length > 2) {
+  // Counted first: with one BEGIN at most, the match below is linear in the text.
+  const match =
+    pem.split('-----BEGIN ').length > 2
+      ? null
+      : /-----BEGIN (RSA )?PUBLIC KEY-----([\s\S]*?)-----END \1PUBLIC KEY-----/.exec(pem);
+  if (!match) {
     throw new PayhookError(
       'INVALID_KEY',
       `The key is not one PEM public key (BEGIN PUBLIC KEY or BEGIN RSA PUBLIC KEY)${notPemHint(pem)}.`,

@@ -269,9 +269,9 @@ function milliseconds(name: 'leaseMs' | 'retentionMs', ms: number): string {
  * connection drops, though Redis may have run it) is followed by a release
  * with the same token, which the client sends once connected again, so the
  * claim does not hold the delivery for a lease (sent again until Redis
- * answers it, which a restarted Redis does not while it is `LOADING`, for
- * up to the claim's lease, or 60 s after a failed release); keep the
- * offline queue on.
+ * answers it, which a restarted Redis does not while it is `LOADING`, with
+ * pauses adding up to the claim's lease at most, or 60 s after a failed
+ * release); keep the offline queue on.
  * Run it on a Redis whose `maxmemory-policy` is
  * `noeviction` (Redis's default): every key has a TTL (but a completion
  * under `retentionMs: Infinity`), so an evicting policy may drop completed

@@ -150,8 +150,9 @@ const SQLITE_READONLY_DBMOVED = 1032;
 
 /**
  * How long the connection itself waits for a locked file (`PRAGMA busy_timeout`: 0 by default in node:sqlite and
- * bun:sqlite, 5 000 ms in better-sqlite3), read whatever shape the driver gives rows; 0 if unknown, and for a
- * database in memory, which no other connection can hold (Deno gives one 5 000 ms whatever its options).
+ * bun:sqlite, 5 000 ms in better-sqlite3), read whatever shape the driver gives rows; 0 if unknown. A database in
+ * memory (Deno gives one 5 000 ms whatever its options) has its wait set to 0 here instead: nothing is lost in a
+ * private one, and one shared through `vfs=memdb`, which SQL cannot tell apart, locks as a file does.
  */
 function driverBusyTimeout(database: SqliteDatabaseLike): number {
   const first = (sql: string): unknown => {
@@ -161,7 +162,9 @@ function driverBusyTimeout(database: SqliteDatabaseLike): number {
   try {
     const value = first('PRAGMA busy_timeout');
     const ms = typeof value === 'number' || typeof value === 'bigint' ? Number(value) : 0;
-    return ms > 0 && first("SELECT file FROM pragma_database_list WHERE name = 'main'") !== '' ? ms : 0;
+    if (ms <= 0 || first("SELECT file FROM pragma_database_list WHERE name = 'main'") !== '') return ms;
+    database.exec('PRAGMA busy_timeout = 0');
+    return 0;
   } catch {
     return 0; // a stand-in that cannot answer: the store's calls will say what is wrong
   }
@@ -255,7 +258,8 @@ function prepare(database: SqliteDatabaseLike, name: string): Statements {
  *
  * @throws PayhookError `INVALID_ARGUMENT` for a missing database, a bad
  * table name, clock or `busyTimeoutMs`, a connection to a file with a busy
- * timeout of its own (`PRAGMA busy_timeout` above 0), or a read-only file without the
+ * timeout of its own (`PRAGMA busy_timeout` above 0; one in memory is set to
+ * 0 instead), or a read-only file without the
  * table; `STORE_UNAVAILABLE` when the table cannot be created otherwise. A
  * file locked by another connection at that moment is no error: the first
  * call sets the table up, waiting for the lock as every call does.

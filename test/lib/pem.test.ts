@@ -76,11 +76,22 @@ describe('pemToSpki on text that is no PEM at all', () => {
 
   it("names a JWK given as text, and a key's base64 given without its PEM lines", () => {
     const base64 = spkiPem.replace(/-----[^-]+-----/g, '');
-    expect(() => pemToSpki(base64)).toThrow(/: the base64 without its -----BEGIN PUBLIC KEY----- lines\?\.$/);
-    expect(() => pemToSpki(base64.replace(/\s/g, ''))).toThrow(/the base64 without its -----BEGIN PUBLIC KEY-----/);
+    const hint = /: base64 without PEM lines\? pass the public key PEM as issued\.$/;
+    expect(() => pemToSpki(base64)).toThrow(hint);
+    expect(() => pemToSpki(base64.replace(/\s/g, ''))).toThrow(hint);
+    // Line breaks as literal \n, as an environment variable may hold them.
+    expect(() => pemToSpki(base64.trim().replace(/\n/g, '\\n'))).toThrow(hint);
     expect(() => pemToSpki(JSON.stringify({ kty: 'RSA', n: 'AQAB', e: 'AQAB' }))).toThrow(
-      /: a JWK as text\? pass the parsed object\.$/,
+      /: JSON text\? pass one parsed JWK\.$/,
     );
+  });
+
+  // Many BEGIN lines and no END: the lazy match from each of them made the check quadratic (400 KB took 2.4 s).
+  it('refuses a text of many BEGIN lines in linear time', () => {
+    const text = '-----BEGIN PUBLIC KEY-----'.repeat(40_000);
+    const started = performance.now();
+    expect(codeOf(() => pemToSpki(text))).toBe('INVALID_KEY');
+    expect(performance.now() - started).toBeLessThan(2_000); // a hang guard, not a speed figure: about 1 ms now
   });
 
   it.each(['./keys/production.pem', 'PAYMENT_PUBLIC_KEY', ''])(

@@ -31,11 +31,14 @@ try {
   driverWait = { code: error.code, message: error.message };
 }
 
-// In memory, no other connection can hold the database: a driver wait there stops nothing, and Deno (2.9) gives
-// every such connection 5 s whatever its options.
+// In memory: Deno (2.9) gives every such connection 5 s whatever its options, so it is not refused; the store sets
+// the wait to 0 itself (SQL cannot tell a private database from one shared through vfs=memdb, which locks).
 const inMemory = new Driver(':memory:');
 inMemory.exec('PRAGMA busy_timeout = 5000');
-const memory = await outcome(createSqliteStore({ database: inMemory }).claim('pay_0_DEBIT:SUCCEEDED', lease));
+const memory = [
+  await outcome(createSqliteStore({ database: inMemory }).claim('pay_0_DEBIT:SUCCEEDED', lease)),
+  Object.values(inMemory.prepare('PRAGMA busy_timeout').get())[0],
+];
 
 const movedFile = `${file}-moved`;
 const moved = createSqliteStore({ database: new Driver(movedFile) });

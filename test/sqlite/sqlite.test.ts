@@ -93,7 +93,7 @@ for (const runtime of runtimes) {
       const misconfigured = (fix: string) => ({ code: 'INVALID_ARGUMENT', message: expect.stringContaining(fix) });
       expect(await runScenario(runtime, 'lasting-faults.mjs')).toEqual({
         driverWait: misconfigured('waits 5000 ms inside the driver for a locked file, stopping the whole process'),
-        memory: 'claimed',
+        memory: ['claimed', 0],
         moved: misconfigured('The file was replaced or deleted under this connection: open it again'),
         foreign: misconfigured('Table "payhook_deliveries" has another shape: give the store its own (option table)'),
         // The records went with the table, as with the file; the store makes it again and goes on.

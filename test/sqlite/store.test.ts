@@ -66,8 +66,10 @@ describe('createSqliteStore', () => {
     for (const row of [{ timeout: 0 }, [0], undefined, null]) {
       expect(() => createSqliteStore({ database: waits(row) }), JSON.stringify(row)).not.toThrow();
     }
-    // A database in memory (its file name empty) has no other connection to wait for.
+    // A database in memory (its file name empty): its wait is set to 0 rather than refused.
+    const executed: string[] = [];
     const inMemory = database({
+      exec: (sql) => void executed.push(sql),
       prepare: (sql) =>
         sql === PRAGMA
           ? { run: busy, get: () => ({ timeout: 5_000 }), all: busy }
@@ -76,6 +78,7 @@ describe('createSqliteStore', () => {
             : NO_DRIVER_WAIT,
     });
     expect(() => createSqliteStore({ database: inMemory })).not.toThrow();
+    expect(executed[0]).toBe('PRAGMA busy_timeout = 0');
   });
 
   it('throws STORE_UNAVAILABLE, with the cause, when the table cannot be created', () => {
