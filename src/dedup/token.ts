@@ -54,6 +54,9 @@ export function checkKey(key: unknown): asserts key is string {
   }
 }
 
+/** The handlers' default `leaseMs`; also how long a store that does not know a claim's lease acts for it. Internal. */
+export const DEFAULT_LEASE_MS = 60_000;
+
 /** A lease: a positive number of milliseconds (the store keeps it as a time, not a timer). */
 export function checkLease(ms: unknown): asserts ms is number {
   checkDuration('leaseMs', ms, 'time');

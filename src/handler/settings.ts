@@ -7,6 +7,7 @@ import { resolveClock } from '../lib/clock.js';
 import { checkDuration } from '../lib/duration.js';
 import { misuse } from '../lib/misuse.js';
 import { defaultDedupKey } from '../dedup/key.js';
+import { DEFAULT_LEASE_MS } from '../dedup/token.js';
 import type { SchemeFactory } from '../lib/signature-scheme.js';
 import { prepareVerifier, type PreparedVerifier } from '../verify-webhook.js';
 import type { PaymentWebhook } from '../webhook/types.js';
@@ -67,7 +68,7 @@ export function resolveSettings(
   }
   // It checks the keys (none: "<factory> needs { environment … }") and the verification options.
   const verifier = prepareVerifier(options, scheme, factory);
-  const leaseMs = checkDuration('leaseMs', options.leaseMs, 'time', 60_000);
+  const leaseMs = checkDuration('leaseMs', options.leaseMs, 'time', DEFAULT_LEASE_MS);
   const handlerTimeoutMs = checkDuration('handlerTimeoutMs', options.handlerTimeoutMs, 'timer', 10_000);
   const storeTimeoutMs = checkDuration('storeTimeoutMs', options.storeTimeoutMs, 'timer', 5_000);
   const bodyTimeoutMs = checkDuration('bodyTimeoutMs', options.bodyTimeoutMs, 'timer', 10_000);

@@ -8,7 +8,7 @@
  */
 import type { ClaimOptions, ClaimResult, CompleteOptions, DedupStore } from '../dedup/store.js';
 import { storedKey } from '../dedup/stored-key.js';
-import { checkKey, checkLease, checkRetention, checkToken, newClaimToken } from '../dedup/token.js';
+import { checkKey, checkLease, checkRetention, checkToken, DEFAULT_LEASE_MS, newClaimToken } from '../dedup/token.js';
 import { PayhookError } from '../errors.js';
 import { describeError } from '../lib/misuse.js';
 
@@ -448,7 +448,7 @@ export function createRedisStore(options: RedisStoreOptions): DedupStore {
       checkToken(token);
       const redisKey = prefix + storedKey(key);
       // The claim's lease is not known here: retried for as long as the handler's default one.
-      await releaseOnFailure(redisKey, token, run('EVAL (release)', releaseArgs(redisKey, token)), 60_000);
+      await releaseOnFailure(redisKey, token, run('EVAL (release)', releaseArgs(redisKey, token)), DEFAULT_LEASE_MS);
     },
   };
 }
