@@ -207,7 +207,7 @@ export function createStoreCalls(settings: Settings): StoreCalls {
         await call('release', pending, deadline);
         return { released: true };
       } catch (error) {
-        const message = `Could not release the claim: ${describeError(error)} (the lease will expire).`;
+        const message = `Could not release the claim (the lease will expire): ${describeError(error)}`;
         report.log('error', 'bookkeeping-failed', message, { error });
         return { released: false, after: landing(pending, deadline) };
       }
@@ -239,7 +239,7 @@ export function createStoreCalls(settings: Settings): StoreCalls {
           // The answer was a 500 (the handler missed its deadline). This failure comes after it, so it reaches
           // onError on its own, as a completion failing after a 200 does: retries get 409 until the lease expires.
           const code = isMisconfigured(error) ? 'INVALID_ARGUMENT' : 'STORE_UNAVAILABLE';
-          const message = `Could not settle the claim after a late handler: ${describeError(error)} (the lease will expire).`;
+          const message = `Could not settle the claim after a late handler (the lease will expire): ${describeError(error)}`;
           report.failed(code, message, 500, error);
           report.log('error', 'bookkeeping-failed', message, { status: 500, code, error });
         });

@@ -647,7 +647,7 @@ describe('deduplication key and handler context', () => {
       ['bookkeeping-failed', 'error', undefined],
       ['handler-failed', 'error', 500],
     ]);
-    expect(logs[1]?.message).toMatch(/^Could not release the claim: .*READONLY.* \(the lease will expire\)\.$/);
+    expect(logs[1]?.message).toMatch(/^Could not release the claim \(the lease will expire\): .*READONLY/);
     expect(logs[1]?.error).toMatchObject({ code: 'STORE_UNAVAILABLE' });
     expect(logs[2]?.message).toBe('onPayment threw: db down (the claim may stay until its lease expires)');
     // Not released: the claim holds, so the next retry is answered 409 until its lease expires.
@@ -1103,7 +1103,7 @@ describe('store failures, as onError and the log tell them', () => {
     expect(logs[0]).toMatchObject({
       event: 'bookkeeping-failed',
       message:
-        'Could not release the claim: The deduplication store failed to release: READONLY (the lease will expire).',
+        'Could not release the claim (the lease will expire): The deduplication store failed to release: READONLY',
     });
   });
 
@@ -1257,7 +1257,7 @@ describe('store failures, as onError and the log tell them', () => {
       ['bookkeeping-failed', 'error'],
     ]);
     expect(logs[1]?.message).toBe(
-      'Could not settle the claim after a late handler: The deduplication store failed to complete: READONLY (the lease will expire).',
+      'Could not settle the claim after a late handler (the lease will expire): The deduplication store failed to complete: READONLY',
     );
     expect(logs[1]?.error).toMatchObject({ code: 'STORE_UNAVAILABLE' });
   });
