@@ -162,6 +162,29 @@ describe('several registered URLs', () => {
     expect((await explainVerificationFailure(stale, options)).code).toBe('TIMESTAMP_OUT_OF_WINDOW');
   });
 
+  // The search for what changed tries each tie's host too: a delivery for b that a proxy also changed (an added
+  // x-api-* header) is explained, not "no likely cause" from a's host alone, nor as signed for another URL.
+  it('as a list: explain finds what changed in a delivery for a later URL the request does not tell apart', async () => {
+    const list = ['https://a.example.kg/hook', 'https://b.example.kg/hook'];
+    const delivery = signDelivery(webhookBody(), {
+      timestamp: NOW,
+      host: 'localhost:3000',
+      signedHost: 'b.example.kg',
+      target: '/hook',
+    });
+    const request = {
+      method: delivery.method,
+      url: delivery.target,
+      headers: { ...delivery.headers, 'x-api-trace': 'added-by-proxy' },
+      body: delivery.body,
+    };
+    expect(await outcome(request, list)).toEqual({ ok: false, code: 'SIGNATURE_MISMATCH' });
+    const explained = await explainVerificationFailure(request, { publicKeys: PUBLIC_KEY, now: NOW, webhookUrl: list });
+    // b is registered: its host is no change, and nothing tells the merchant to replace webhookUrl.
+    expect(explained.changes).toEqual([{ part: 'header', received: 'x-api-trace', expected: '' }]);
+    expect(explained.fix).toMatch(/^stop your proxy or gateway from adding `x-api-trace`/);
+  });
+
   // Each tie costs a signature check and the sender picks the Host: a forged request must not cost one per shop.
   it('as a list: tries no more than nine URLs the request does not tell apart', async () => {
     const list = Array.from({ length: 12 }, (_, n) => `https://shop${n}.example.kg/hook`);

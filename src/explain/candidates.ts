@@ -68,6 +68,8 @@ function candidateHosts(target: SignedTarget, hint: PinnedUrl | undefined): { ho
     firstListItem(getHeader(headers, 'x-original-host')),
   ];
   for (const value of reported) pushUnique(hosts, value, MAX_HOSTS);
+  // Registered URLs the request does not tell apart (see tiedTargets): the delivery may be for any of them.
+  for (const tie of target.registered?.ties ?? []) pushUnique(hosts, tie.host, MAX_HOSTS);
   pushUnique(hosts, withoutPort(host), MAX_HOSTS);
   const base = received.forwardedHost ?? host;
   const port = firstListItem(getHeader(headers, 'x-forwarded-port'));

@@ -280,9 +280,16 @@ async function explain(
   const opens = couldBeSignature(bytes, await withPublicNumbers(usable.map((key) => key.imported)));
   const found = opens ? await searchVariants(target, candidates, bodyLine, bytes, fitting, counter) : undefined;
   if (found !== undefined) {
+    // Signed for a registered URL the request does not tell apart from the first (verifyWebhook tries each): judged
+    // from that one, whose host, path or query is then no change.
+    const tie = ties.find((one) => one.target.host === found.variant.host);
+    if (tie !== undefined) target = tie.target;
+    const parts = found.changes.filter(
+      (one) => one.part === 'header' || one.part === 'key' || one.expected !== target[one.part],
+    );
     const changes: DiagnosisChange[] = found.key.configured
-      ? [...found.changes]
-      : [...found.changes, { part: 'key', received: configuredNames.join(', ') || 'none', expected: found.key.name }];
+      ? parts
+      : [...parts, { part: 'key', received: configuredNames.join(', ') || 'none', expected: found.key.name }];
     const { host, path, query } = found.variant;
     // The scheme of the URL it was signed for (not signed, but part of the registered URL): the hint's, else https.
     // An http: hint (a local test receiver's) yields to https only for the host a proxy forwarded, reached by https.
