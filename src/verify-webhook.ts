@@ -130,7 +130,9 @@ export interface VerifyWebhookOptions extends KeyOptions {
    * production.
    *
    * Several shops, one URL each: give the list (the one whose path is the
-   * request's and whose query parameters the request carries is used; of
+   * request's and whose query parameters the request carries is used, else
+   * one whose path ends with the request's, for a framework that strips its
+   * mount point such as Next.js `basePath` or Hono's `app.mount`; of
    * several, the one registering the most parameters, then the one for the
    * request's Host or `X-Forwarded-Host`; when nothing in the request tells
    * several apart, as behind a proxy that rewrites Host, the first nine in

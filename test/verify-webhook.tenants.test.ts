@@ -269,6 +269,29 @@ describe('several registered URLs', () => {
     }
   });
 
+  // Next.js basePath and Hono's app.mount hand the route the path without its mount point: one webhookUrl works
+  // (its path is taken whatever the request's), and so does a list, each entry matched by the path it ends with.
+  it('as a list: a request whose mount point a framework stripped fits the entry ending with its path', async () => {
+    const a = `${SHOP}/api/shops/a`;
+    const b = `${SHOP}/api/shops/b`;
+    for (const list of [
+      [a, b],
+      [b, a],
+    ]) {
+      expect(await outcome(deliveryFor(b, `${SHOP}/shops/b`), list)).toEqual({ ok: true, webhookUrl: b });
+      expect(await outcome(deliveryFor(a, `${SHOP}/a`), list)).toEqual({ ok: true, webhookUrl: a });
+      // Signed for a, sent to what is left of b's path: checked against b, refused.
+      expect(await outcome(deliveryFor(a, `${SHOP}/shops/b`), list)).toEqual({ ok: false, code: 'SIGNATURE_MISMATCH' });
+      // Whole segments only, and never the root alone.
+      for (const sentTo of [`${SHOP}/hops/b`, `${SHOP}/`, `${SHOP}/api/shops/b/c`]) {
+        expect(await outcome(deliveryFor(b, sentTo), list), sentTo).toEqual({ ok: false, code: 'URL_MISMATCH' });
+      }
+    }
+    // An exact entry wins over one that only ends with the path.
+    const short = `${SHOP}/shops/b`;
+    expect(await outcome(deliveryFor(short), [b, short])).toEqual({ ok: true, webhookUrl: short });
+  });
+
   it('as a list: a path escaped in other letter case is the same path', async () => {
     const registered = `${SHOP}/h%C3%A9`;
     const delivery = signDelivery(webhookBody(), { timestamp: NOW, signedTarget: '/h%C3%A9', target: '/h%c3%a9' });

@@ -131,7 +131,19 @@ function namedParameter(message: string | undefined): string | undefined {
   }
 }
 
+const PATH_UNFIT =
+  "the path sent is none of the receiver's registered webhookUrl paths, or did not reach payhook as sent (a proxy " +
+  'or the framework rewrote it): log the URL the route sees, and send to a registered URL';
+
 function urlMismatch(context: SendContext, message: string | undefined): Cause {
+  const { causes } = queryMismatch(context, message);
+  // A list's answer (fits none of them, by path and query) names no part: the path is a cause too, the likelier
+  // one when no query was sent.
+  if (!message?.includes('fits none')) return { causes };
+  return { causes: context.sentQuery === '' ? [PATH_UNFIT, ...causes] : [...causes, PATH_UNFIT] };
+}
+
+function queryMismatch(context: SendContext, message: string | undefined): Cause {
   // Sent with the query of a URL chosen by hand (none, or its own), the receiver's webhookUrl has another: the URL
   // chosen is not the receiver's, and sending to a URL with the receiver's query would only fail the signature.
   const lacking =

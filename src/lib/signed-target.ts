@@ -121,7 +121,13 @@ export function registeredUrl(option: unknown): RegisteredUrl {
     const params = new Map(urls.map((url) => [url, paramCount(url.query)]));
     return (request) => {
       const { path, query } = splitUrl(request.url);
-      const fits = urls.filter((url) => samePath(url.path, path) && missingFrom(url.query, query) === undefined);
+      const carried = (url: PinnedUrl) => missingFrom(url.query, query) === undefined;
+      let fits = urls.filter((url) => samePath(url.path, path) && carried(url));
+      // A framework that strips its mount point (Next.js basePath, Hono app.mount) hands on the rest of the path:
+      // the entries ending with it, as one webhookUrl's path is taken whatever the request's. The signature decides.
+      if (fits.length === 0 && path.startsWith('/') && path !== '/') {
+        fits = urls.filter((url) => endsWithPath(url.path, path) && carried(url));
+      }
       if (fits.length <= 1) return fits[0];
       // Several fit (`/hook` and `/hook?shop=7`, or one path on two hosts): the one registering the most
       // parameters, then the one for the request's Host, so a genuine delivery is never checked against another.
@@ -163,6 +169,12 @@ function paramCount(query: string): number {
   let count = 0;
   new URLSearchParams(query).forEach(() => count++);
   return count;
+}
+
+/** Whether `registered` is longer than `received` and ends with it (whole segments: `received` starts with `/`). */
+function endsWithPath(registered: string, received: string): boolean {
+  const cut = registered.length - received.length;
+  return cut > 0 && samePath(registered.slice(cut), received);
 }
 
 /** Whether two paths are one, escapes compared decoded (`/h%C3%A9` is `/h%c3%a9`). */

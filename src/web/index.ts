@@ -122,7 +122,8 @@ function signalOf(request: Request): AbortSignal | undefined {
 
 /** Reads the body within `limits` the cheapest way the request allows. */
 function readBody(request: Request, limits: BodyLimits): Promise<BodyOutcome> {
-  if (limits.declaredBytes !== undefined) return readChunks(wholeSource(request), limits);
+  // A body already read goes the whole way too, which names it: some frameworks (h3 v2) then show no body at all.
+  if (limits.declaredBytes !== undefined || request.bodyUsed) return readChunks(wholeSource(request), limits);
   // Some adapters end the stream of a client already gone as if the body were
   // whole (@hono/node-server), or never (React Router's). Looked at before the
   // read only: some bridges abort the signal once the whole body has been read.

@@ -91,6 +91,19 @@ describe('the refusal causes payhook send prints', () => {
     },
   );
 
+  // A receiver with a list of webhookUrl values answers without naming a part: the path may be what fits none.
+  it('for a URL_MISMATCH of a list, names the path too, first when no query was sent', () => {
+    const message = 'The request fits none of the registered webhookUrl values (by path and query).';
+    const bare = likelyCause(401, 'URL_MISMATCH', { ...context, urlChosen: false, sentQuery: '' }, message);
+    expect(bare?.causes).toEqual([
+      expect.stringMatching(/^the path sent is none of the receiver's registered webhookUrl paths/),
+      expect.stringMatching(/^the URL you send to lacks a query parameter/),
+    ]);
+    const queried = likelyCause(401, 'URL_MISMATCH', { ...context, sentQuery: 'shop=7' }, message)?.causes ?? [];
+    expect(queried.at(-1)).toMatch(/^the path sent is none/);
+    expect(queried.length).toBeGreaterThan(1);
+  });
+
   it('for a URL_MISMATCH of a target that signed for itself, never blames a proxy for a parameter never sent', () => {
     const message = 'The request\'s query lacks the parameter "shop" of the registered webhookUrl.';
     const own = { ...context, urlChosen: false, sentQuery: 'x=1' };

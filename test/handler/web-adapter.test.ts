@@ -415,9 +415,16 @@ describe('waitUntil (Web handler)', () => {
 describe('a body disturbed before the handler (Web handler)', () => {
   const read = (request: Request) => request.text();
   const lock = (request: Request) => request.body?.getReader();
+  // h3 v2 (srvx): once its readBody ran, the request's body is null and bodyUsed true; read as no body at all, a
+  // chunked delivery was a 401 SIGNATURE_MISMATCH for an empty body.
+  const readToNull = async (request: Request) => {
+    await request.text();
+    Object.defineProperty(request, 'body', { value: null });
+  };
   it.each([
     ['read by a body parser, length declared', read, true],
     ['read by a body parser, no length (the stream path)', read, false],
+    ['read by a framework that then shows no body (h3 v2), no length', readToNull, false],
     ['locked by something else and never read, length declared', lock, true],
     ['locked by something else and never read, no length (the stream path)', lock, false],
   ])('%s: a misconfiguration (500), not a client that went away', async (_, disturb, declared) => {
