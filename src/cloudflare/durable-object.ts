@@ -43,6 +43,7 @@ export interface DurableObjectTransactionLike {
 export interface DurableObjectStateLike {
   readonly storage: {
     transaction<T>(closure: (txn: DurableObjectTransactionLike) => Promise<T>): Promise<T>;
+    deleteAll(): Promise<void>;
   };
 }
 
@@ -79,9 +80,10 @@ async function write(txn: DurableObjectTransactionLike, record: DedupRecord): Pr
   await arm(txn, record.expiresAt);
 }
 
-async function forget(txn: DurableObjectTransactionLike): Promise<void> {
+async function forget(txn: DurableObjectTransactionLike): Promise<true> {
   await txn.delete(RECORD);
   await txn.deleteAlarm();
+  return true;
 }
 
 function failure(status: number, code: string, message: string): Response {
@@ -98,7 +100,8 @@ function failure(status: number, code: string, message: string): Response {
  * transaction, and the object runs one event at a time, so two Workers
  * claiming the same delivery at once get one `claimed` and one
  * `in-progress`, wherever they run. Expired leases count as absent when read,
- * and an alarm at the expiry deletes the record, so storage does not grow.
+ * and an alarm at the expiry deletes the record and then all of the object's
+ * storage (`deleteAll`), so no object is left behind and storage does not grow.
  * Works on both storage back-ends (`new_sqlite_classes`, recommended, and
  * `new_classes`).
  *
@@ -161,12 +164,22 @@ export class PayhookDedupObject {
 
   /** Deletes the record once it has expired (workerd calls this at the time the last write armed). */
   async alarm(): Promise<void> {
-    await this.#state.storage.transaction(async (txn) => {
+    const emptied = await this.#state.storage.transaction(async (txn) => {
       const record = (await txn.get(RECORD)) as DedupRecord | undefined;
-      if (record === undefined) return;
-      if (live(record, Date.now()) === undefined) await forget(txn);
-      else await arm(txn, record.expiresAt); // rewritten since this alarm was armed: wait for the new expiry
+      if (record === undefined) return true;
+      if (live(record, Date.now()) === undefined) return forget(txn);
+      await arm(txn, record.expiresAt); // rewritten since this alarm was armed: wait for the new expiry
+      return false;
     });
+    await this.#vacate(emptied);
+  }
+
+  /**
+   * An object that ever wrote keeps its storage (billed) until deleteAll, even with no key left. The input gate stays
+   * shut over storage calls, so no claim can come between the emptying transaction and this.
+   */
+  async #vacate(emptied: boolean): Promise<void> {
+    if (emptied) await this.#state.storage.deleteAll();
   }
 
   #claim(leaseMs: number): Promise<ClaimResult> {
@@ -192,10 +205,12 @@ export class PayhookDedupObject {
     });
   }
 
-  #release(token: string): Promise<void> {
-    return this.#state.storage.transaction(async (txn) => {
+  async #release(token: string): Promise<void> {
+    const emptied = await this.#state.storage.transaction(async (txn) => {
       const record = (await txn.get(RECORD)) as DedupRecord | undefined;
-      if (record?.state === 'claimed' && record.token === token) await forget(txn);
+      if (record?.state !== 'claimed' || record.token !== token) return false;
+      return forget(txn);
     });
+    await this.#vacate(emptied);
   }
 }

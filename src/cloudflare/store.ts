@@ -83,8 +83,8 @@ export interface DurableObjectStoreOptions {
  * caller. A stub that cannot be reached, or an object that fails, rejects
  * with `STORE_UNAVAILABLE`; the handler then answers 503 and the service
  * retries. `complete` and `release`, idempotent under their token, are tried
- * once more on an error Workers marks `retryable` and not `overloaded` (an
- * object reset, say), so one passing failure does not leave a delivery claimed
+ * once more on an error Workers marks `retryable` or `durableObjectReset`,
+ * and not `overloaded`, so one passing failure does not leave a delivery claimed
  * for a lease (a handled one is recorded, a failed one freed). An object without `fetch`, or answering what
  * {@link PayhookDedupObject} never does (a `fetch` that throws, text short of a server error, a
  * success that is no claim result), is another class bound: the store
@@ -92,7 +92,7 @@ export interface DurableObjectStoreOptions {
  * `misconfigured`.
  *
  * @throws PayhookError `INVALID_ARGUMENT` when `namespace` is not a
- * Durable Object namespace.
+ * Durable Object namespace (a service binding, say).
  *
  * @example
  * ```ts
@@ -130,6 +130,13 @@ export function createDurableObjectStore(options: DurableObjectStoreOptions): De
     throw misuse(
       'createDurableObjectStore needs { namespace }: ' +
         'the Durable Object binding of PayhookDedupObject (env.PAYHOOK_DEDUP).',
+    );
+  }
+  // A service binding ([[services]]) answers every name with an RPC function, idFromName too; a namespace has no fetch.
+  if (typeof (given as { fetch?: unknown }).fetch === 'function') {
+    throw misuse(
+      'createDurableObjectStore was given a service binding, not a Durable Object namespace: bind PayhookDedupObject ' +
+        'under [[durable_objects.bindings]] (with script_name when another Worker hosts it), not [[services]].',
     );
   }
   const namespace: DurableObjectNamespaceLike = given;
@@ -171,7 +178,9 @@ export function createDurableObjectStore(options: DurableObjectStoreOptions): De
           throw notOurs(operation, cause);
         // complete and release are idempotent under their token, so one more try, on a new stub, spares the delivery
         // its claim's lease.
-        if (attempt === 1 && operation !== 'claim' && retryable === true && overloaded !== true) continue;
+        // A reset object (durableObjectReset, which workerd does not mark retryable) is a new one on the next stub.
+        const passing = retryable === true || durableObjectReset === true;
+        if (attempt === 1 && operation !== 'claim' && passing && overloaded !== true) continue;
         throw new PayhookError(
           'STORE_UNAVAILABLE',
           `The Durable Object store could not ${operation}: ${describeError(cause)}`,

@@ -57,12 +57,14 @@ for (const backend of ['sqlite', 'kv'] as const satisfies readonly Backend[]) {
       expect(await send('claim', '{"leaseMs":10000}')).toMatchObject({ status: 200, body: { status: 'claimed' } });
     });
 
+    // An object that ever wrote keeps its storage (and is billed for it) until deleteAll, with no key left too.
     it('deletes an expired claim by its alarm, and keeps a forever-completed record without one', async () => {
       const a = await worker(mf!, 'a');
       const peek = async (key: string) =>
         (await (await a.fetch(`http://worker/peek?key=${encodeURIComponent(key)}`)).json()) as {
           record: { state: string } | null;
           alarm: number | null;
+          emptied: number;
         };
       const abandoned = `alarm-${Date.now()}`;
       const claim = await store.claim(abandoned, { leaseMs: 200 });
@@ -71,14 +73,22 @@ for (const backend of ['sqlite', 'kv'] as const satisfies readonly Backend[]) {
       expect(held.record?.state).toBe('claimed');
       expect(held.alarm).toBeGreaterThan(Date.now() - 1000);
       await sleep(1200);
-      expect(await peek(abandoned)).toEqual({ record: null, alarm: null });
+      expect(await peek(abandoned)).toEqual({ record: null, alarm: null, emptied: 1 });
+
+      const released = `released-${Date.now()}`;
+      const mine = await store.claim(released, { leaseMs: 60_000 });
+      if (mine.status !== 'claimed') throw new Error(mine.status);
+      await store.release(released, 'not-this-claim');
+      expect(await peek(released)).toMatchObject({ record: { state: 'claimed' }, emptied: 0 });
+      await store.release(released, mine.token);
+      expect(await peek(released)).toEqual({ record: null, alarm: null, emptied: 1 });
 
       const kept = `forever-${Date.now()}`;
       const token = await store.claim(kept, { leaseMs: 200 });
       if (token.status !== 'claimed') throw new Error(token.status);
       await store.complete(kept, token.token, { retentionMs: Infinity });
       await sleep(600);
-      expect(await peek(kept)).toEqual({ record: { state: 'completed', expiresAt: null }, alarm: null });
+      expect(await peek(kept)).toEqual({ record: { state: 'completed', expiresAt: null }, alarm: null, emptied: 0 });
       expect(await store.claim(kept, { leaseMs: 1000 })).toEqual({ status: 'completed' });
     });
 

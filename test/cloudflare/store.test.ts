@@ -35,6 +35,13 @@ describe('createDurableObjectStore', () => {
         expect.objectContaining({ code: 'INVALID_ARGUMENT' }),
       );
     }
+    // A service binding ([[services]]) answers every name with an RPC function: idFromName and get pass for a
+    // namespace's, and every claim failed 503 for ever, logged as an outage.
+    const rpc = () => Promise.reject(new Error('Could not serialize object of type "JsRpcPromise".'));
+    const service = { fetch: rpc, connect: rpc, idFromName: rpc, get: rpc };
+    expect(() => createDurableObjectStore({ namespace: service as never })).toThrow(
+      expect.objectContaining({ code: 'INVALID_ARGUMENT', message: expect.stringContaining('service binding') }),
+    );
     const namespace = namespaceAnswering(() => answer(204, ''));
     expect(() => createDurableObjectStore({ namespace, prefix: 1 as never })).toThrow(
       expect.objectContaining({ code: 'INVALID_ARGUMENT' }),
@@ -64,17 +71,19 @@ describe('createDurableObjectStore', () => {
   }
 
   // Workers' stub errors carry these flags; complete and release are idempotent under their token.
-  function passingFailure(flags: { retryable?: boolean; overloaded?: boolean }): Error {
+  function passingFailure(flags: { retryable?: boolean; overloaded?: boolean; durableObjectReset?: boolean }): Error {
     return Object.assign(new Error('Durable Object reset because its code was updated.'), flags);
   }
 
-  it('tries complete and release once more, on a new stub, after an error Workers marks retryable', async () => {
+  // workerd marks an object reset (ctx.abort(), a code update) remote and durableObjectReset, not retryable.
+  it.each([
+    ['marks retryable', { retryable: true }],
+    ['marks a reset of the object', { remote: true, durableObjectReset: true }],
+  ])('tries complete and release once more, on a new stub, after an error Workers %s', async (_, flags) => {
     for (const operation of ['complete', 'release'] as const) {
       let calls = 0;
       const namespace = namespaceAnswering(() =>
-        ++calls === 1
-          ? Promise.reject(passingFailure({ retryable: true }))
-          : Promise.resolve(new Response(null, { status: 204 })),
+        ++calls === 1 ? Promise.reject(passingFailure(flags)) : Promise.resolve(new Response(null, { status: 204 })),
       );
       const store = createDurableObjectStore({ namespace });
       await (operation === 'complete'
@@ -86,9 +95,13 @@ describe('createDurableObjectStore', () => {
   });
 
   it('does not try again a claim, an overloaded object, a failure not marked retryable, or twice', async () => {
-    const cases: Array<[string, { retryable?: boolean; overloaded?: boolean }, 'claim' | 'complete']> = [
+    const cases: Array<
+      [string, { retryable?: boolean; overloaded?: boolean; durableObjectReset?: boolean }, 'claim' | 'complete']
+    > = [
       ['a claim (it may have landed)', { retryable: true }, 'claim'],
+      ['a claim at a reset object', { durableObjectReset: true }, 'claim'],
       ['an overloaded object', { retryable: true, overloaded: true }, 'complete'],
+      ['an overloaded object reset', { durableObjectReset: true, overloaded: true }, 'complete'],
       ['a failure not marked retryable', {}, 'complete'],
     ];
     for (const [what, flags, operation] of cases) {

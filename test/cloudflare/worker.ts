@@ -9,7 +9,7 @@
 //     that store; onPayment waits a little, so copies of a delivery overlap;
 //   - GET /handled lists what this instance's onPayment saw, GET /reported the codes its async onError
 //     reported (after a timer: what the handler does not hand to waitUntil, workerd cancels once it answers);
-//   - GET /peek?key=… shows the record and the alarm the object keeps.
+//   - GET /peek?key=… shows the record and the alarm the object keeps, and how often it emptied its storage.
 import { createDurableObjectStore, PayhookDedupObject } from '../../src/cloudflare/index.js';
 import type { DurableObjectNamespaceLike, DurableObjectStateLike } from '../../src/cloudflare/index.js';
 import { isPayhookError } from '../../src/errors.js';
@@ -29,10 +29,24 @@ interface StorageForTests {
 /** The product's object, plus a read-only look at its storage for the tests. */
 export class PeekableDedupObject extends PayhookDedupObject {
   readonly #storage: StorageForTests;
+  readonly #emptied: () => number;
 
   constructor(state: DurableObjectStateLike, env: unknown) {
-    super(state, env);
-    this.#storage = state.storage as unknown as StorageForTests;
+    // Counts the calls of deleteAll, which leave nothing the storage API can read (only billing sees an object
+    // that kept its storage).
+    const { storage } = state;
+    let emptied = 0;
+    super(
+      {
+        storage: {
+          transaction: (closure) => storage.transaction(closure),
+          deleteAll: () => (emptied++, storage.deleteAll()),
+        },
+      },
+      env,
+    );
+    this.#storage = storage as unknown as StorageForTests;
+    this.#emptied = () => emptied;
   }
 
   override async fetch(request: Request): Promise<Response> {
@@ -40,6 +54,7 @@ export class PeekableDedupObject extends PayhookDedupObject {
     return Response.json({
       record: (await this.#storage.get('record')) ?? null,
       alarm: await this.#storage.getAlarm(),
+      emptied: this.#emptied(),
     });
   }
 }
