@@ -279,20 +279,25 @@ describe('explainVerificationFailure', () => {
 
   // A list is matched by path: a proxy that strips a prefix leaves the request fitting none of it. It is judged with the
   // entry for its Host, not the list's first, so the right shop's URL is tried and the prefix named.
-  it('judges a URL_MISMATCH against the webhookUrl listed for the request host, and names a stripped prefix', async () => {
-    const webhookUrl = ['https://a.example/api/a', 'https://b.example/api/b'];
-    const signed = await delivery('https://b.example/api/b');
-    const diagnosis = await explainVerificationFailure(received(signed, '/b', { host: 'b.example' }), {
-      ...testKeys,
-      webhookUrl,
-    });
+  it('judges a URL_MISMATCH against the webhookUrl listed for the request host, and names the path changed', async () => {
+    const webhookUrl = ['https://a.example/api/a', 'https://b.example/api/b?shop=7'];
+    const signed = await delivery('https://b.example/api/b?shop=7');
+    const explain = (url: string) =>
+      explainVerificationFailure(received(signed, url, { host: 'b.example' }), { ...testKeys, webhookUrl });
+    const diagnosis = await explain('/hooks/b?shop=7');
     expect(diagnosis).toMatchObject({ ok: false, code: 'URL_MISMATCH', signatureVerifies: true });
     expect(diagnosis.verifiedCanonical).toBe(signed.canonical);
     expect(diagnosis.fix).toBe(
-      'a proxy strips the prefix `/api` before your app (or a router, if your own verifyWebhook call gets `req.url`, ' +
-        'not `req.originalUrl` as payhook/node): have it pass the path on unchanged (a `webhookUrl` list is matched by path)',
+      'the path your app sees is not the one the service called: have it pass the path on unchanged ' +
+        '(a `webhookUrl` list is matched by path)',
     );
     expect(diagnosis.message).toContain('The signature verifies with the configured key, so it was sent there');
+    // A prefix stripped, and the query with it: named as such.
+    const stripped = await explain('/b');
+    expect(stripped).toMatchObject({ ok: false, code: 'URL_MISMATCH', signatureVerifies: true });
+    expect(stripped.fix).toContain('a proxy strips the prefix `/api` before your app');
+    // The prefix alone (a framework's mount point) fits the entry whose path ends with the request's: it verifies.
+    expect(await explain('/b?shop=7')).toMatchObject({ ok: true, code: null });
   });
 
   // Several shops on one host, told apart by path or query: the entry the delivery was signed for is found among the
@@ -306,8 +311,8 @@ describe('explainVerificationFailure', () => {
       },
       {
         webhookUrl: ['https://shop.example.kg/api/a', 'https://other.example/api/b', 'https://shop.example.kg/api/b'],
-        url: '/b',
-        fix: 'a proxy strips the prefix `/api` before your app',
+        url: '/hooks/b',
+        fix: 'the path your app sees is not the one the service called',
       },
     ];
     for (const { webhookUrl, url, fix } of cases) {
@@ -595,6 +600,23 @@ describe('explainVerificationFailure', () => {
     expect(prefixed.verifiedCanonical).toBe(signed.canonical);
     expect(prefixed.message).toContain('and header `x-api-gateway-id` removed');
     expect(prefixed.checks).toBeLessThanOrEqual(600);
+  });
+
+  // The service may sign x-api-* headers of its own: leaving every header out with the URL change drops those too.
+  it("names a gateway's header together with a URL change when the service signed an x-api-* header of its own", async () => {
+    const signed = await delivery('https://shop.example.kg/api/hook', { headers: { 'x-api-version': '2' } });
+    for (const [url, extra, part] of [
+      ['/hook', {}, 'path'],
+      ['/api/hook', { host: '10.0.0.7:3000', 'x-forwarded-host': 'shop.example.kg' }, 'host'],
+    ] as const) {
+      const diagnosis = await explainVerificationFailure(
+        received(signed, url, { ...extra, 'x-api-key': 'gateway-secret' }),
+        testKeys,
+      );
+      expect(diagnosis.changes.map((change) => change.part)).toEqual([part, 'header']);
+      expect(diagnosis.changes[1]).toEqual({ part: 'header', received: 'x-api-key', expected: '' });
+      expect(diagnosis.verifiedCanonical).toBe(signed.canonical);
+    }
   });
 
   it('says the signature verifies when only the timestamp is refused', async () => {

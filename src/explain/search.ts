@@ -43,8 +43,8 @@ const change = (part: DiagnosisChange['part'], received: string, expected: strin
  * Every variant, fewest changes first: each single change (the added
  * `x-api-*` headers left out one by one, then all together), the registered
  * URL as a whole (one cause: the URL the service signed), each host, path
- * and query with every added header left out (one proxy doing both), then
- * pairs of host, path and query.
+ * and query with each added header, then all of them, left out (one proxy
+ * doing both), then pairs of host, path and query.
  */
 function variantsOf(
   target: SignedTarget,
@@ -79,11 +79,11 @@ function variantsOf(
       });
     }
   }
-  // One proxy that adds headers and also rewrites Host, path or query: every added header left out, with each.
-  if (droppable.length > 0) {
-    for (const { change: cause, ...part } of [...hosts, ...paths, ...queries]) {
-      variants.push({ variant: { ...base, ...part, dropHeaders: droppable }, changes: [cause, ...dropped(droppable)] });
-    }
+  // One proxy that adds headers and also rewrites Host, path or query: each header, then all of them, left out with
+  // each (the service may sign x-api-* headers of its own, which leaving all out drops too).
+  for (const { change: cause, ...part } of [...hosts, ...paths, ...queries]) {
+    for (const names of drops)
+      variants.push({ variant: { ...base, ...part, dropHeaders: names }, changes: [cause, ...dropped(names)] });
   }
   for (const h of hosts) {
     for (const p of paths)
