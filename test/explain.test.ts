@@ -181,6 +181,14 @@ describe('explainVerificationFailure', () => {
     );
   });
 
+  it('tries the Host in lower case and without a trailing dot', async () => {
+    const signed = await delivery('https://shop.example.kg/hook');
+    for (const host of ['SHOP.EXAMPLE.KG', 'shop.example.kg.', 'Shop.Example.KG.:8443']) {
+      const diagnosis = await explainVerificationFailure(received(signed, '/hook', { host }), testKeys);
+      expect(diagnosis.changes, host).toEqual([{ part: 'host', received: host, expected: 'shop.example.kg' }]);
+    }
+  });
+
   it('says nothing verifies when a rewritten Host left no trace', async () => {
     const signed = await delivery('https://shop.example.kg/webhooks/payments');
     const diagnosis = await explainVerificationFailure(
@@ -532,6 +540,23 @@ describe('explainVerificationFailure', () => {
     });
     expect(named.keyName).toBe('old key');
     expect(named.changes).toEqual([{ part: 'key', received: 'the configured key', expected: 'old key' }]);
+  });
+
+  // A sandbox delivery reaching a production receiver, and refused before its URL is read: the key is named, not
+  // a mangled signature header.
+  it('names the other environment key for a request refused before it is read (URL_MISMATCH)', async () => {
+    const signed = await delivery('https://shop.example.kg/hook?shop=7', { privateKey: stranger.privateKeyPem! });
+    const diagnosis = await explainVerificationFailure(received(signed, '/hook'), {
+      environment: 'production',
+      environmentKeys: { production: TEST_KEY_PAIR.publicKey, beta: stranger.publicKeyPem },
+      webhookUrl: 'https://shop.example.kg/hook?shop=7',
+      now: NOW,
+    });
+    expect(diagnosis.code).toBe('SIGNATURE_MISMATCH');
+    expect(diagnosis.changes).toEqual([{ part: 'key', received: 'service-production', expected: 'service-beta' }]);
+    expect(diagnosis.fix).toContain("the delivery comes from the service's beta (sandbox) environment");
+    expect(diagnosis.message).toMatch(/^No configured key can have made this signature, but service-beta can/);
+    expect(diagnosis.message).toContain('lacks the parameter "shop"');
   });
 
   it('says which keys it left out past the most it tries, instead of dropping them silently', async () => {
@@ -1029,6 +1054,23 @@ describe('an unknown host', () => {
     expect(diagnosis.changes).toEqual([]);
     expect(diagnosis.message).not.toContain('registered with the service');
     expect(diagnosis.fix).toBeNull();
+  });
+
+  // An ingress rewrites /payments-svc/(.*) to /$1 and webhookUrl was set to the URL the app sees: the body's callback
+  // URL is the registered one, and the lead, not the body or its parser.
+  it('takes the callback URL a WEB delivery names over a pinned webhookUrl that differs from it', async () => {
+    const registered = 'https://shop.example.kg/payments-svc/webhooks/payments';
+    const body = createTestWebhook({ variant: 'web', now: NOW, webhookUrl: registered });
+    const signed = await signWebhook(body, { url: registered, timestamp: NOW });
+    const diagnosis = await explainVerificationFailure(received(signed, '/webhooks/payments'), {
+      ...testKeys,
+      webhookUrl: 'https://shop.example.kg/webhooks/payments',
+    });
+    expect(diagnosis.verifiedCanonical).toBe(signed.canonical);
+    expect(diagnosis.changes).toEqual([
+      { part: 'path', received: '/webhooks/payments', expected: '/payments-svc/webhooks/payments' },
+    ]);
+    expect(diagnosis.message).not.toContain('came to your `webhookUrl` unchanged');
   });
 
   // express.json({ reviver }) turned a number into text, or express.urlencoded({ type: '*/*' }) read the JSON as a form:

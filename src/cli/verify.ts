@@ -88,12 +88,17 @@ function indent(text: string): string {
  * judged at was not chosen: an old capture is judged at its own time with
  * --ignore-timestamp; one from the future points at a clock.
  */
+/** Whether a timestamp is in seconds: every millisecond time since 1973 has 12 digits or more. */
+function looksLikeSeconds(header: string): boolean {
+  return Number(header) < 1e11;
+}
+
 function timestampHint(header: string | undefined, now: number, timeChosen: boolean): string | undefined {
   if (timeChosen || header === undefined || !/^\d+$/.test(header)) return undefined;
   const age = now - Number(header);
   if (Math.abs(age) <= DEFAULT_TOLERANCE_MS) return undefined;
-  if (inSeconds(Number(header), now, DEFAULT_TOLERANCE_MS)) {
-    return "the capture's x-api-timestamp is in seconds, not milliseconds: whatever signed it did not date it as the service does (Date.now()); --ignore-timestamp judges it anyway";
+  if (looksLikeSeconds(header) || inSeconds(Number(header), now, DEFAULT_TOLERANCE_MS)) {
+    return "the capture's x-api-timestamp is in seconds, not milliseconds: whatever signed it did not date it as the service does (Date.now()), and every receiver refuses it";
   }
   if (age > 0) {
     // Within the hour, a capture made just now by a receiver whose clock is off looks the same as an old one.
@@ -172,12 +177,13 @@ export async function verifyCommand(args: readonly string[], io: Io): Promise<nu
   const timestampHeader = Object.entries(request.headers).find(
     ([name]) => name.toLowerCase() === 'x-api-timestamp',
   )?.[1];
-  const now =
-    values['ignore-timestamp'] && timestampHeader !== undefined && /^\d+$/.test(timestampHeader)
-      ? Number(timestampHeader)
-      : values.now !== undefined
-        ? Number(values.now)
-        : Date.now();
+  // Judged at its own time, unless it is in seconds: every receiver refuses those, so no ✓ for one.
+  const ownTime =
+    values['ignore-timestamp'] === true &&
+    timestampHeader !== undefined &&
+    /^\d+$/.test(timestampHeader) &&
+    !looksLikeSeconds(timestampHeader);
+  const now = ownTime ? Number(timestampHeader) : values.now !== undefined ? Number(values.now) : Date.now();
   // A clock that reads the time chosen (a fixed `now` would be named as a merchant's mistake in the message).
   const options: VerifyWebhookOptions = { now: () => now, maxBodyBytes };
   if (publicKeys.length > 0) options.publicKeys = publicKeys;
@@ -195,7 +201,7 @@ export async function verifyCommand(args: readonly string[], io: Io): Promise<nu
   let diagnosis: VerificationDiagnosis | undefined;
   let hint: string | undefined;
   if (!result.ok) {
-    hint = timestampHint(timestampHeader, now, values.now !== undefined || values['ignore-timestamp'] === true);
+    hint = timestampHint(timestampHeader, now, values.now !== undefined || ownTime);
     diagnosis = await explainVerificationFailure(request, {
       ...options,
       alternativeKeys,

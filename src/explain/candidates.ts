@@ -77,6 +77,8 @@ function candidateHosts(target: SignedTarget, hint: PinnedUrl | undefined): { ho
     pushUnique(hosts, `${withoutPort(base)}:${port}`, MAX_HOSTS);
   }
   pushUnique(hosts, withoutPort(base), MAX_HOSTS);
+  // As a proxy may have changed it: upper case, or a fully qualified name's trailing dot.
+  pushUnique(hosts, withoutPort(base).toLowerCase().replace(/\.$/, ''), MAX_HOSTS);
   // The Host header itself, when the target's host came from elsewhere.
   pushUnique(hosts, received.host, MAX_HOSTS + 1);
   return { hosts, known: reported.some((value) => value !== undefined) };

@@ -27,7 +27,7 @@ import {
   type PinnedUrl,
 } from '../lib/signed-target.js';
 import { candidatesFor } from './candidates.js';
-import { arrivalFix, describeChange, fixFor, quote, quoteQuery, REGISTERED_URL_ADVICE } from './fixes.js';
+import { arrivalFix, describeChange, fixFor, keyFix, quote, quoteQuery, REGISTERED_URL_ADVICE } from './fixes.js';
 import { candidateKeys } from './keys.js';
 import { MAX_CHECKS, searchVariants } from './search.js';
 import type { DiagnosisChange, ExplainOptions, ExplainRequest, VerificationDiagnosis } from './types.js';
@@ -90,6 +90,17 @@ async function couldBeGenuine(
   return couldBeSignature(bytes, await withPublicNumbers(keys));
 }
 
+/** The first of `keys` (those not configured) under which `signature` opens as an RSA signature block. */
+async function openingKey<K extends { readonly imported: CryptoKey }>(
+  signature: string,
+  keys: readonly K[],
+): Promise<K | undefined> {
+  const bytes = decodeBase64Lenient(signature);
+  if (bytes === null) return undefined;
+  for (const key of keys) if (couldBeSignature(bytes, await withPublicNumbers([key.imported]))) return key;
+  return undefined;
+}
+
 async function explain(
   request: ExplainRequest,
   options: ExplainOptions,
@@ -121,7 +132,20 @@ async function explain(
   let read = readSigned(request.body, () => targetHead(target));
   const { usable, unusable, configuredNames } = await candidateKeys(options);
   if (!read.ok && !(await couldBeGenuine(signature, usable))) {
-    // verifyWebhook refuses such a signature before it reads the body or builds anything.
+    // verifyWebhook refuses such a signature before it reads the body or builds anything. A key not configured under
+    // which it opens (the other environment's, the test key) is the likelier story than a mangled header.
+    const other = await openingKey(
+      signature,
+      usable.filter((key) => !key.configured),
+    );
+    if (other !== undefined) {
+      return result({
+        code: 'SIGNATURE_MISMATCH',
+        changes: [{ part: 'key', received: configuredNames.join(', ') || 'none', expected: other.name }],
+        fix: keyFix(other.name),
+        message: `No configured key can have made this signature, but ${other.name} can, so it is refused before the request is read further: ${keyFix(other.name)}. The request has another problem too: ${read.error.message}`,
+      });
+    }
     return result({
       code: 'SIGNATURE_MISMATCH',
       message: `No configured key can have made this signature (not base64, the wrong length, or not an RSA signature block under the key), so it is refused before the request is read further; the request has another problem too: ${read.error.message}`,
@@ -267,7 +291,10 @@ async function explain(
   // The registered URL the caller names wins over webhookUrl, which may be the very thing that is wrong.
   const given = hintFrom(options.registeredUrl);
   const inBody = hintFrom(registeredUrlInBody(body));
-  const hint = given ?? target.registered ?? inBody;
+  // A callback URL in the body other than the pinned one is the likelier registered URL: the pin may be what is wrong
+  // (set to the URL the app sees behind a rewriting ingress, say).
+  const bodyElsewhere = inBody !== undefined && target.registered !== undefined && inBody.url !== target.registered.url;
+  const hint = given ?? (bodyElsewhere ? inBody : (target.registered ?? inBody));
   const candidates = candidatesFor(target, hint);
   const tried = {
     hosts: candidates.hosts,
@@ -340,11 +367,15 @@ async function explain(
   }
   // What may not have been tried is the URL the service signed: nothing but the request named a host, or a pinned
   // webhookUrl is not the registered URL (the README's first going-live check). Only that URL shows it.
-  // A body that names the pinned URL as its callback URL shows it is the registered one.
-  // So does a request that arrived at the pinned URL itself (Host or X-Forwarded-Host, path and query): the service
+  // A body that names the pinned URL as its callback URL shows it is the registered one (one naming another URL, that
+  // the pin may not be). So does a request that arrived at the pinned URL itself (Host or X-Forwarded-Host, path and query): the service
   // signs the URL it calls, so nothing points at webhookUrl, and the body and the headers are the leads.
   const atPin =
-    pin !== undefined && named.includes(pin.host) && received.path === pin.path && received.query === pin.query;
+    !bodyElsewhere &&
+    pin !== undefined &&
+    named.includes(pin.host) &&
+    received.path === pin.path &&
+    received.query === pin.query;
   const untried = target.registered?.untried ?? 0;
   const urlAdvice =
     untried > 0
@@ -412,7 +443,10 @@ async function explain(
  * dashboard: only the `registeredUrl` you give is offered as the `webhookUrl`
  * to set, never a host or URL that the request named.
  *
- * The search is bounded (at most 600 signature checks, about 20 ms, and
+ * The search is bounded (at most 600 signature checks, each hashing the
+ * body: tens of milliseconds for a delivery of a few kilobytes, up to a few
+ * hundred for a body at the default 32 KiB limit, and longer in proportion
+ * for a larger one, which is judged too, its size aside; and
  * none when no key tried opens the signature as an RSA signature block, as
  * verifyWebhook's early filter judges it: then the `signature` header
  * itself is named as altered), and the body is parsed and

@@ -121,8 +121,17 @@ function shown(change: DiagnosisChange, side: 'received' | 'expected'): string {
   return change.part === 'query' ? quoteQuery(change[side]) : quote(change[side]);
 }
 
-/** The fix for a key change: the environment to configure, the test key to keep out, or the key to add. */
-function keyFix(name: string): string {
+/**
+ * The fix for a key change: the environment to configure, the test key to keep out, or the key to add.
+ *
+ * @example
+ * ```ts
+ * import { keyFix } from './fixes.js';
+ *
+ * keyFix('partner-key'); // 'configure the key `partner-key` as well (`publicKeys`), if you trust it'
+ * ```
+ */
+export function keyFix(name: string): string {
   // An alternative named after the environment (`--also-try beta=<pem>`) counts as that environment's key.
   if (name === environmentKeyName('production') || name === 'production') {
     return "the delivery comes from the service's production environment: set `environment: 'production'` (or `publicKeys: PRODUCTION_PUBLIC_KEY`)";

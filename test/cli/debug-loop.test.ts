@@ -594,6 +594,14 @@ describe('payhook verify --request on a capture that recorded webhookUrl', () =>
     expect(json.diagnosis.message).toContain('It looks like seconds, not milliseconds.');
     expect(json.diagnosis.fix).toContain('date it in milliseconds (Date.now())');
     expect(json.diagnosis.fix).not.toContain('NTP');
+    // --ignore-timestamp judges a capture at its own time, but never one in seconds: no receiver takes it.
+    const ignored = await run(['verify', '--request', file, '--key', key, '--ignore-timestamp']);
+    expect(ignored.code).toBe(1);
+    expect(ignored.stdout).not.toContain('✓');
+    expect(ignored.stdout).toContain('in seconds, not milliseconds');
+    const { file: old } = await captureFile('hint-seconds-old', Math.floor(Date.now() / 1000) - 86_400 * 30);
+    const aged = await run(['verify', '--request', old, '--key', key, '--ignore-timestamp']);
+    expect([aged.code, aged.stdout.includes('in seconds, not milliseconds')]).toEqual([1, true]);
   });
 });
 
