@@ -644,6 +644,25 @@ describe('explainVerificationFailure', () => {
     }
   });
 
+  // Each header alone left out with a URL change comes after the pairs: many signed headers and keys must not spend
+  // the budget before a Host and path rewritten together are tried.
+  it('finds a Host and path rewritten together within the budget, however many x-api-* headers were signed', async () => {
+    const extra = Object.fromEntries(
+      await Promise.all(['k1', 'k2', 'k3'].map(async (name) => [name, (await generateTestKeyPair()).publicKey])),
+    ) as Record<string, string>;
+    const headers = Object.fromEntries(Array.from({ length: 6 }, (_, i) => [`x-api-h${i}`, `v${i}`]));
+    const signed = await delivery('https://shop.example.kg/api/hook', { headers });
+    const request = received(signed, '/hook', {
+      host: 'shop.example.kg:8080',
+      'x-forwarded-host': 'a.example',
+      forwarded: 'host=b.example',
+      'x-original-host': 'c.example',
+    });
+    const diagnosis = await explainVerificationFailure(request, { ...testKeys, alternativeKeys: extra });
+    expect(diagnosis.changes.map((change) => change.part)).toEqual(['host', 'path']);
+    expect(diagnosis.checks).toBeLessThanOrEqual(600);
+  });
+
   it('says the signature verifies when only the timestamp is refused', async () => {
     const signed = await delivery('https://shop.example.kg/hook');
     const diagnosis = await explainVerificationFailure(signed, { ...testKeys, now: NOW + 10 * 60_000 });
@@ -1071,6 +1090,28 @@ describe('an unknown host', () => {
       { part: 'path', received: '/webhooks/payments', expected: '/payments-svc/webhooks/payments' },
     ]);
     expect(diagnosis.message).not.toContain('came to your `webhookUrl` unchanged');
+  });
+
+  it('takes a pinned webhookUrl spelled otherwise (port 443, letter case) for the callback URL the body names', async () => {
+    const registered = 'https://shop.example.kg/webhooks/payments';
+    const signed = await signWebhook(createTestWebhook({ variant: 'web', now: NOW, webhookUrl: registered }), {
+      url: registered,
+      timestamp: NOW,
+    });
+    const revived = {
+      ...received(signed, '/webhooks/payments'),
+      body: signed.body.replace(/"amount":(\d+)/, '"amount":"$1.00"'),
+    };
+    expect(revived.body).not.toBe(signed.body);
+    for (const webhookUrl of [
+      registered,
+      'https://shop.example.kg:443/webhooks/payments',
+      'https://Shop.Example.KG/webhooks/payments',
+    ]) {
+      const diagnosis = await explainVerificationFailure(revived, { ...testKeys, webhookUrl });
+      expect(diagnosis.message, webhookUrl).toContain('The request came to your `webhookUrl` unchanged.');
+      expect(diagnosis.fix, webhookUrl).toBeNull();
+    }
   });
 
   // express.json({ reviver }) turned a number into text, or express.urlencoded({ type: '*/*' }) read the JSON as a form:

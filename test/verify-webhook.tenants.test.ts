@@ -185,6 +185,29 @@ describe('several registered URLs', () => {
     expect(explained.fix).toMatch(/^stop your proxy or gateway from adding `x-api-trace`/);
   });
 
+  // Entries whose paths end alike tie on one host once a framework strips the mount point (/b for /a/b and /c/b):
+  // explain searches each tie's path too, and judges from the one found.
+  it('as a list: explain finds what changed in a delivery for a later entry whose path ends alike', async () => {
+    const a = `${SHOP}/a/b`;
+    const c = `${SHOP}/c/b`;
+    const d = `${SHOP}/d/b`;
+    for (const [signedFor, list] of [
+      [c, [a, c]],
+      [a, [c, a]],
+      [d, [a, c, d]],
+    ] as const) {
+      const delivery = deliveryFor(signedFor, `${SHOP}/b`);
+      const request = { ...delivery, headers: { ...delivery.headers, 'x-api-trace': 'gw' } };
+      expect(await outcome(request, [...list])).toEqual({ ok: false, code: 'SIGNATURE_MISMATCH' });
+      const explained = await explainVerificationFailure(request, {
+        publicKeys: PUBLIC_KEY,
+        now: NOW,
+        webhookUrl: [...list],
+      });
+      expect(explained.changes, signedFor).toEqual([{ part: 'header', received: 'x-api-trace', expected: '' }]);
+    }
+  });
+
   // Each tie costs a signature check and the sender picks the Host: a forged request must not cost one per shop.
   it('as a list: tries no more than nine URLs the request does not tell apart', async () => {
     const list = Array.from({ length: 12 }, (_, n) => `https://shop${n}.example.kg/hook`);

@@ -43,7 +43,8 @@ export interface DurableObjectTransactionLike {
 export interface DurableObjectStateLike {
   readonly storage: {
     transaction<T>(closure: (txn: DurableObjectTransactionLike) => Promise<T>): Promise<T>;
-    deleteAll(): Promise<void>;
+    /** Called once the object's record is gone, so it keeps no storage; workerd's storage has it. */
+    deleteAll?(): Promise<void>;
   };
 }
 
@@ -179,7 +180,7 @@ export class PayhookDedupObject {
    * shut over storage calls, so no claim can come between the emptying transaction and this.
    */
   async #vacate(emptied: boolean): Promise<void> {
-    if (emptied) await this.#state.storage.deleteAll();
+    if (emptied) await this.#state.storage.deleteAll?.();
   }
 
   #claim(leaseMs: number): Promise<ClaimResult> {

@@ -293,7 +293,11 @@ async function explain(
   const inBody = hintFrom(registeredUrlInBody(body));
   // A callback URL in the body other than the pinned one is the likelier registered URL: the pin may be what is wrong
   // (set to the URL the app sees behind a rewriting ingress, say).
-  const bodyElsewhere = inBody !== undefined && target.registered !== undefined && inBody.url !== target.registered.url;
+  const pinned = target.registered;
+  const bodyElsewhere =
+    inBody !== undefined &&
+    pinned !== undefined &&
+    (inBody.host !== pinned.host || inBody.path !== pinned.path || inBody.query !== pinned.query);
   const hint = given ?? (bodyElsewhere ? inBody : (target.registered ?? inBody));
   const candidates = candidatesFor(target, hint);
   const tried = {
@@ -309,7 +313,11 @@ async function explain(
   if (found !== undefined) {
     // Signed for a registered URL the request does not tell apart from the first (verifyWebhook tries each): judged
     // from that one, whose host, path or query is then no change.
-    const tie = ties.find((one) => one.target.host === found.variant.host);
+    const { variant } = found;
+    const tie = ties.find(
+      (one) =>
+        one.target.host === variant.host && one.target.path === variant.path && one.target.query === variant.query,
+    );
     if (tie !== undefined) target = tie.target;
     const parts = found.changes.filter(
       (one) => one.part === 'header' || one.part === 'key' || one.expected !== target[one.part],

@@ -43,8 +43,9 @@ const change = (part: DiagnosisChange['part'], received: string, expected: strin
  * Every variant, fewest changes first: each single change (the added
  * `x-api-*` headers left out one by one, then all together), the registered
  * URL as a whole (one cause: the URL the service signed), each host, path
- * and query with each added header, then all of them, left out (one proxy
- * doing both), then pairs of host, path and query.
+ * and query with every added header left out (one proxy doing both), pairs
+ * of host, path and query, then each host, path and query with each added
+ * header alone left out.
  */
 function variantsOf(
   target: SignedTarget,
@@ -79,11 +80,12 @@ function variantsOf(
       });
     }
   }
-  // One proxy that adds headers and also rewrites Host, path or query: each header, then all of them, left out with
-  // each (the service may sign x-api-* headers of its own, which leaving all out drops too).
-  for (const { change: cause, ...part } of [...hosts, ...paths, ...queries]) {
-    for (const names of drops)
-      variants.push({ variant: { ...base, ...part, dropHeaders: names }, changes: [cause, ...dropped(names)] });
+  // One proxy that adds headers and also rewrites Host, path or query: every added header left out, with each.
+  const parts = [...hosts, ...paths, ...queries];
+  if (droppable.length > 0) {
+    for (const { change: cause, ...part } of parts) {
+      variants.push({ variant: { ...base, ...part, dropHeaders: droppable }, changes: [cause, ...dropped(droppable)] });
+    }
   }
   for (const h of hosts) {
     for (const p of paths)
@@ -95,6 +97,15 @@ function variantsOf(
   for (const p of paths) {
     for (const q of queries) {
       variants.push({ variant: { ...base, path: p.path, query: q.query }, changes: [p.change, q.change] });
+    }
+  }
+  // Then each header alone with each of them, last: the service may sign x-api-* headers of its own, which leaving
+  // every one out drops too.
+  if (droppable.length > 1) {
+    for (const { change: cause, ...part } of parts) {
+      for (const name of droppable) {
+        variants.push({ variant: { ...base, ...part, dropHeaders: [name] }, changes: [cause, ...dropped([name])] });
+      }
     }
   }
   return variants;

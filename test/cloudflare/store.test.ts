@@ -6,6 +6,7 @@
 // in workerd is tested in durable-object.test.ts.
 import { describe, expect, it } from 'vitest';
 import {
+  PayhookDedupObject,
   createDurableObjectStore,
   type DurableObjectNamespaceLike,
   type DurableObjectStubLike,
@@ -187,5 +188,27 @@ describe('createDurableObjectStore', () => {
     expect(response.status).toBe(503);
     expect(await response.json()).toMatchObject({ ok: false, code: 'STORE_UNAVAILABLE' });
     expect(ran).toBe(0);
+  });
+
+  // A merchant's subclass may wrap ctx.storage and hand on only transaction: the record is still freed.
+  it('lets PayhookDedupObject release and forget with a storage that has no deleteAll', async () => {
+    const kept = new Map<string, unknown>();
+    const txn = {
+      get: (key: string) => Promise.resolve(kept.get(key)),
+      put: (key: string, value: unknown) => Promise.resolve(void kept.set(key, value)),
+      delete: (key: string) => Promise.resolve(kept.delete(key)),
+      setAlarm: async () => {},
+      deleteAlarm: async () => {},
+    };
+    const object = new PayhookDedupObject({ storage: { transaction: (closure) => closure(txn) } });
+    const call = (operation: string, body: unknown) =>
+      object.fetch(
+        new Request(`https://payhook-dedup.invalid/${operation}`, { method: 'POST', body: JSON.stringify(body) }),
+      );
+    const claim = (await (await call('claim', { leaseMs: 60_000 })).json()) as { status: string; token: string };
+    expect(claim.status).toBe('claimed');
+    expect((await call('release', { token: claim.token })).status).toBe(204);
+    expect(kept.size).toBe(0);
+    await expect(object.alarm()).resolves.toBeUndefined();
   });
 });

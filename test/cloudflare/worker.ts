@@ -40,7 +40,10 @@ export class PeekableDedupObject extends PayhookDedupObject {
       {
         storage: {
           transaction: (closure) => storage.transaction(closure),
-          deleteAll: () => (emptied++, storage.deleteAll()),
+          deleteAll: async () => {
+            emptied++;
+            await storage.deleteAll?.();
+          },
         },
       },
       env,
