@@ -4,7 +4,7 @@
 // - a connection set to wait inside the driver (PRAGMA busy_timeout), which
 //   stops the whole process while another one holds the file;
 // - the file replaced under the open connection (a restore from a copy);
-// - a table of the store's name with another shape;
+// - a table of the store's name with another shape (a NOT NULL column it does not fill, or its columns missing);
 // - the table dropped by other code while the store runs.
 // Prints one JSON line.
 //   usage: <runtime> lasting-faults.mjs <bundled store module> <database file>
@@ -52,6 +52,11 @@ foreign.exec(
   'CREATE TABLE payhook_deliveries (key TEXT PRIMARY KEY, state TEXT NOT NULL, token TEXT, expires_at REAL, created_at INTEGER NOT NULL)',
 );
 
+// Another app's table of that name, without the store's columns.
+const columnsFile = `${file}-columns`;
+const columns = new Driver(columnsFile);
+columns.exec('CREATE TABLE payhook_deliveries (key TEXT PRIMARY KEY, value TEXT)');
+
 const store = createSqliteStore({ database: new Driver(file) });
 const before = await outcome(store.claim('pay_2_DEBIT:SUCCEEDED', lease));
 new Driver(file).exec('DROP TABLE payhook_deliveries');
@@ -62,6 +67,10 @@ console.log(
     memory,
     moved: await outcome(moved.claim('pay_3_DEBIT:SUCCEEDED', lease)),
     foreign: await outcome(createSqliteStore({ database: foreign }).claim('pay_4_DEBIT:SUCCEEDED', lease)),
+    // Refused at creation, where the store sets the table up.
+    columns: await outcome(
+      Promise.resolve().then(() => createSqliteStore({ database: columns }).claim('pay_5_DEBIT:SUCCEEDED', lease)),
+    ),
     dropped: [before, await outcome(store.claim('pay_2_DEBIT:SUCCEEDED', lease))],
   }),
 );

@@ -96,6 +96,7 @@ for (const runtime of runtimes) {
         memory: ['claimed', 0],
         moved: misconfigured('The file was replaced or deleted under this connection: open it again'),
         foreign: misconfigured('Table "payhook_deliveries" has another shape: give the store its own (option table)'),
+        columns: misconfigured('Table "payhook_deliveries" has another shape: give the store its own (option table)'),
         // The records went with the table, as with the file; the store makes it again and goes on.
         dropped: ['claimed', 'claimed'],
       });

@@ -58,8 +58,9 @@ describe('createSqliteStore', () => {
       database({
         prepare: (sql) => (sql === PRAGMA ? { run: busy, get: () => row, all: () => [row] } : NO_DRIVER_WAIT),
       });
-    for (const row of [{ timeout: 5_000 }, [250]]) {
-      expect(() => createSqliteStore({ database: waits(row) }), JSON.stringify(row)).toThrow(
+    // A connection set to read integers as BigInt (better-sqlite3's safeIntegers, node:sqlite's readBigInts).
+    for (const row of [{ timeout: 5_000 }, [250], { timeout: 5_000n }, [250n]]) {
+      expect(() => createSqliteStore({ database: waits(row) }), String(Object.values(row)[0])).toThrow(
         expect.objectContaining({ code: 'INVALID_ARGUMENT', message: expect.stringContaining('inside the driver') }),
       );
     }
@@ -90,6 +91,31 @@ describe('createSqliteStore', () => {
     expect(() => createSqliteStore({ database: notADatabase })).toThrow(
       expect.objectContaining({ code: 'STORE_UNAVAILABLE', message: expect.stringContaining('not a database') }),
     );
+  });
+
+  // A table dropped under the store is made again once per call: one that cannot stay must be an error, not a loop
+  // (a synchronous one would stop the process).
+  it('rejects STORE_UNAVAILABLE when a table made again is still missing, after one remake', async () => {
+    let gone = false;
+    let tries = 0;
+    const missing = () => {
+      // Past a few tries, another error: a loop that never stops still ends the test.
+      throw new Error(++tries > 5 ? 'disk I/O error' : 'no such table: payhook_deliveries');
+    };
+    const vanishing = database({
+      prepare: (sql) => {
+        if (sql === PRAGMA) return NO_DRIVER_WAIT;
+        if (gone) missing();
+        return { run: missing, get: missing, all: missing };
+      },
+    });
+    const store = createSqliteStore({ database: vanishing });
+    gone = true;
+    await expect(store.claim('k', { leaseMs: 1_000 })).rejects.toMatchObject({
+      code: 'STORE_UNAVAILABLE',
+      message: expect.stringContaining('no such table'),
+    });
+    expect(tries).toBeLessThanOrEqual(2);
   });
 
   it('throws INVALID_ARGUMENT naming the fix for a read-only file without the table', () => {
