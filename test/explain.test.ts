@@ -1092,6 +1092,22 @@ describe('an unknown host', () => {
     expect(diagnosis.message).not.toContain('came to your `webhookUrl` unchanged');
   });
 
+  // Arrived at the pinned URL itself, but the body names another callback URL: the pin may not be the registered one,
+  // so that stays the advice, not "came to your webhookUrl unchanged" (which points at body parsers alone).
+  it('keeps the webhookUrl advice when the body names another callback URL than the pin it arrived at', async () => {
+    const pin = 'https://shop.example.kg/webhooks/payments';
+    const body = createTestWebhook({ variant: 'web', now: NOW, webhookUrl: 'https://pay.example.kg/hooks/payments' });
+    const signed = await signWebhook(body, { url: pin, timestamp: NOW });
+    const altered = {
+      ...received(signed, '/webhooks/payments'),
+      body: signed.body.replace('"amount":100', '"amount":1001'),
+    };
+    expect(altered.body).not.toBe(signed.body);
+    const diagnosis = await explainVerificationFailure(altered, { ...testKeys, webhookUrl: pin });
+    expect(diagnosis.fix).toMatch(/^`webhookUrl` may not be the URL registered with the service/);
+    expect(diagnosis.message).not.toContain('came to your `webhookUrl` unchanged');
+  });
+
   it('takes a pinned webhookUrl spelled otherwise (port 443, letter case) for the callback URL the body names', async () => {
     const registered = 'https://shop.example.kg/webhooks/payments';
     const signed = await signWebhook(createTestWebhook({ variant: 'web', now: NOW, webhookUrl: registered }), {

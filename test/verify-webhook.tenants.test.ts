@@ -310,6 +310,21 @@ describe('several registered URLs', () => {
         expect(await outcome(deliveryFor(b, sentTo), list), sentTo).toEqual({ ok: false, code: 'URL_MISMATCH' });
       }
     }
+    // Escapes compared decoded, as an exact path's are.
+    const accented = `${SHOP}/api/h%C3%A9`;
+    expect(await outcome(deliveryFor(accented, `${SHOP}/h%c3%a9`), [accented, a])).toEqual({
+      ok: true,
+      webhookUrl: accented,
+    });
+    // A request path without its leading slash (not whole segments), or the root of an entry ending with one.
+    const slashed = `${SHOP}/base/`;
+    for (const [registered, url] of [
+      [`${SHOP}/hook`, 'ook'],
+      [slashed, '/'],
+    ] as const) {
+      const request = { ...deliveryFor(registered), url };
+      expect(await outcome(request, [registered, `${SHOP}/other`]), url).toEqual({ ok: false, code: 'URL_MISMATCH' });
+    }
     // An exact entry wins over one that only ends with the path.
     const short = `${SHOP}/shops/b`;
     expect(await outcome(deliveryFor(short), [b, short])).toEqual({ ok: true, webhookUrl: short });

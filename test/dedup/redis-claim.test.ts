@@ -97,10 +97,48 @@ describe('Redis store claim', () => {
       await vi.runAllTimersAsync();
       expect(vi.getTimerCount()).toBe(0);
       const token = sent.find((args) => args[0] === 'SET')![2]!;
-      // 50, 100 … 800 ms, then 1 s apart until the pauses add up to the 60 s lease.
-      expect(sent.filter((args) => args[0] === 'EVAL' && args[4] === token).length).toBeLessThan(70);
+      // 50, 100 … 800 ms, then 1 s apart (never longer) until the pauses add up to the 60 s lease: 64 sends.
+      expect(sent.filter((args) => args[0] === 'EVAL' && args[4] === token)).toHaveLength(64);
     } finally {
       vi.useRealTimers();
     }
+  });
+
+  // release() itself can lose its reply: sent again as a claim's follow-up is, for as long as the handler's lease.
+  it("sends release()'s own script again until Redis answers it", async () => {
+    const sent: string[][] = [];
+    const failures = [
+      'Socket closed unexpectedly',
+      'LOADING Redis is loading the dataset in memory',
+      'LOADING Redis is loading the dataset in memory',
+    ];
+    const client = {
+      sendCommand: (args: string[]): Promise<unknown> => {
+        sent.push(args);
+        const failure = args[0] === 'EVAL' && args[4] === 'claimed:t' ? failures.shift() : undefined;
+        return failure === undefined ? Promise.resolve(1) : Promise.reject(new Error(failure));
+      },
+    };
+    const store = createRedisStore({ client });
+    await expect(store.release('k', 't')).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+    const releasesSent = () => sent.filter((args) => args[0] === 'EVAL' && args[4] === 'claimed:t').length;
+    await vi.waitFor(() => expect(releasesSent()).toBe(4), { timeout: 2_000 });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(releasesSent()).toBe(4);
+  });
+
+  // A script's key is its fourth argument: a foreign value there is named by its key, as GET's and SET's are.
+  it('names the key of a script that meets a value of another type (WRONGTYPE)', async () => {
+    const client = {
+      sendCommand: (args: string[]): Promise<unknown> =>
+        args[0] === 'EVAL' && args[3] === 'payhook:k'
+          ? Promise.reject(new Error('WRONGTYPE Operation against a key holding the wrong kind of value'))
+          : Promise.resolve(0),
+    };
+    const store = createRedisStore({ client });
+    await expect(store.complete('k', 't', { retentionMs: 1_000 })).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      message: expect.stringContaining('The Redis key "payhook:k" holds a value payhook did not write'),
+    });
   });
 });

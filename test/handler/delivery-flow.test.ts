@@ -1260,6 +1260,40 @@ describe('store failures, as onError and the log tell them', () => {
       'Could not settle the claim after a late handler (the lease will expire): The deduplication store failed to complete: READONLY',
     );
     expect(logs[1]?.error).toMatchObject({ code: 'STORE_UNAVAILABLE' });
+    expect(logs[1]).toMatchObject({ status: 500, code: 'STORE_UNAVAILABLE' });
+  });
+
+  // A store that refuses the completion (a foreign key, an ACL) is misconfigured, which no retry mends: onError
+  // hears INVALID_ARGUMENT, not an outage.
+  it('tells onError a late settle refused by a misconfigured store from an outage', async () => {
+    const memory = createMemoryStore();
+    const heard: Array<[string, number]> = [];
+    const logs: WebhookLogRecord[] = [];
+    const pending: Promise<unknown>[] = [];
+    let finish!: () => void;
+    const handler = createWebhookHandler({
+      ...base,
+      store: {
+        claim: (key, options) => memory.claim(key, options),
+        complete: () => Promise.reject(new PayhookError('INVALID_ARGUMENT', 'The Redis key holds a foreign value.')),
+        release: (key, token) => memory.release(key, token),
+      },
+      handlerTimeoutMs: 50,
+      onPayment: () => new Promise<void>((resolve) => (finish = resolve)),
+      onError: (error) => void heard.push([error.code, error.status]),
+      logger: collectInto(logs),
+    });
+    const response = await handler(toRequest(signDelivery(webhookBody())), {
+      waitUntil: (promise) => void pending.push(promise),
+    });
+    expect(response.status).toBe(500);
+    finish();
+    await Promise.all(pending);
+    expect(heard).toEqual([
+      ['HANDLER_FAILED', 500],
+      ['INVALID_ARGUMENT', 500],
+    ]);
+    expect(logs.at(-1)).toMatchObject({ event: 'bookkeeping-failed', status: 500, code: 'INVALID_ARGUMENT' });
   });
 });
 
