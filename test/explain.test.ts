@@ -1127,6 +1127,9 @@ describe('an unknown host', () => {
       const diagnosis = await explainVerificationFailure(revived, { ...testKeys, webhookUrl });
       expect(diagnosis.message, webhookUrl).toContain('The request came to your `webhookUrl` unchanged.');
       expect(diagnosis.fix, webhookUrl).toBeNull();
+      // Through a proxy that rewrote Host: not at the pin, but the body names it, so it is no lead either.
+      const proxied = { ...revived, headers: { ...revived.headers, host: 'internal:8080' } };
+      expect((await explainVerificationFailure(proxied, { ...testKeys, webhookUrl })).fix, webhookUrl).toBeNull();
     }
   });
 

@@ -30,6 +30,8 @@ export interface Candidates {
   readonly hostKnown: boolean;
   /** The registered URL's host, path and query, tried together too (a URL can differ in all three), when known. */
   readonly registered: { readonly host: string; readonly path: string; readonly query: string } | undefined;
+  /** The registered URLs the request does not tell apart from the one chosen (see tiedTargets), each tried whole. */
+  readonly ties: readonly PinnedUrl[];
 }
 
 function pushUnique(list: string[], value: string | undefined, max: number): void {
@@ -164,5 +166,6 @@ export function candidatesFor(target: SignedTarget, hint: PinnedUrl | undefined)
     proxyPaths: proxy,
     hostKnown: known,
     registered: hint === undefined ? undefined : { host: hint.host, path: hint.path, query: hint.query },
+    ties: ties(target),
   };
 }

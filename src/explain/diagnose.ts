@@ -90,6 +90,19 @@ async function couldBeGenuine(
   return couldBeSignature(bytes, await withPublicNumbers(keys));
 }
 
+/** Whether two registered URLs are signed alike: one host, the path decoded, the query's parameters in any order. */
+function signedAlike(a: PinnedUrl, b: PinnedUrl): boolean {
+  const path = (url: PinnedUrl) => {
+    try {
+      return decodeURI(url.path);
+    } catch {
+      return url.path;
+    }
+  };
+  const query = (url: PinnedUrl) => url.query.split('&').sort().join('&');
+  return a.host === b.host && path(a) === path(b) && query(a) === query(b);
+}
+
 /** The first of `keys` (those not configured) under which `signature` opens as an RSA signature block. */
 async function openingKey<K extends { readonly imported: CryptoKey }>(
   signature: string,
@@ -294,10 +307,7 @@ async function explain(
   // A callback URL in the body other than the pinned one is the likelier registered URL: the pin may be what is wrong
   // (set to the URL the app sees behind a rewriting ingress, say).
   const pinned = target.registered;
-  const bodyElsewhere =
-    inBody !== undefined &&
-    pinned !== undefined &&
-    (inBody.host !== pinned.host || inBody.path !== pinned.path || inBody.query !== pinned.query);
+  const bodyElsewhere = inBody !== undefined && pinned !== undefined && !signedAlike(inBody, pinned);
   const hint = given ?? (bodyElsewhere ? inBody : (target.registered ?? inBody));
   const candidates = candidatesFor(target, hint);
   const tried = {
@@ -389,7 +399,7 @@ async function explain(
     untried > 0
       ? `${MAX_TIES + 1 + untried} registered webhookUrl values share this path and the request names none of them by Host or X-Forwarded-Host, so only the first ${MAX_TIES + 1} are tried: have the proxy send X-Forwarded-Host, or give each shop a path of its own`
       : target.pinned
-        ? given === undefined && !atPin && (inBody === undefined || inBody.url !== pin?.url)
+        ? given === undefined && !atPin && (inBody === undefined || pin === undefined || !signedAlike(inBody, pin))
           ? `\`webhookUrl\` may not be the URL registered with the service: compare the two, or ${REGISTERED_URL_ADVICE}`
           : null
         : candidates.hostKnown

@@ -80,6 +80,18 @@ function variantsOf(
       });
     }
   }
+  // Each registered URL the request does not tell apart, whole (its host, path and query can all differ from the
+  // first's), as signed and with the added headers left out: a delivery for it that a proxy also changed.
+  for (const tie of candidates.ties) {
+    const changes = [
+      change('host', base.host, tie.host),
+      change('path', base.path, tie.path),
+      change('query', base.query, tie.query),
+    ].filter((one) => one.received !== one.expected);
+    const variant = { ...base, host: tie.host, path: tie.path, query: tie.query };
+    for (const names of [[], ...drops])
+      variants.push({ variant: { ...variant, dropHeaders: names }, changes: [...changes, ...dropped(names)] });
+  }
   // One proxy that adds headers and also rewrites Host, path or query: every added header left out, with each.
   const parts = [...hosts, ...paths, ...queries];
   if (droppable.length > 0) {
