@@ -1133,6 +1133,23 @@ describe('an unknown host', () => {
     }
   });
 
+  // A query written otherwise but signed alike (+ for a space, an escaped digit, a trailing &) is the same URL.
+  it('takes a pinned query written otherwise but signed alike for the one the body names', async () => {
+    const registered = 'https://shop.example.kg/webhooks/payments?shop=7&ref=a+b';
+    const signed = await signWebhook(createTestWebhook({ variant: 'web', now: NOW, webhookUrl: registered }), {
+      url: registered,
+      timestamp: NOW,
+    });
+    const revived = {
+      ...received(signed, '/webhooks/payments?shop=7&ref=a+b', { host: 'internal:8080' }),
+      body: signed.body.replace(/"amount":(\d+)/, '"amount":"$1.00"'),
+    };
+    for (const query of ['ref=a+b&shop=7', 'shop=7&ref=a%20b', 'shop=%37&ref=a+b', 'shop=7&ref=a+b&']) {
+      const webhookUrl = `https://shop.example.kg/webhooks/payments?${query}`;
+      expect((await explainVerificationFailure(revived, { ...testKeys, webhookUrl })).fix, query).toBeNull();
+    }
+  });
+
   // express.json({ reviver }) turned a number into text, or express.urlencoded({ type: '*/*' }) read the JSON as a form:
   // the request arrived at the pinned URL itself, so the URL is no lead and the body comes first.
   it('names a body a parser changed first, not the pinned webhookUrl, when the request arrived at that URL', async () => {

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { explainVerificationFailure } from '../src/explain/index.js';
 import { verifyWebhook, type VerifyWebhookOptions } from '../src/verify-webhook.js';
 import { PUBLIC_KEY, signDelivery, webhookBody } from './helpers/sign.js';
+import { generateTestKeyPair } from '../src/testing/index.js';
 
 const NOW = 1_763_712_345_678;
 const SHOP = 'https://shop.example.kg';
@@ -250,6 +251,41 @@ describe('several registered URLs', () => {
       });
       expect(explained.changes, signedFor).toEqual([{ part: 'header', received: 'x-api-trace', expected: '' }]);
     }
+  });
+
+  // Trying each of nine ties whole must not spend the 600 checks before a common cause: a query dropped on the way
+  // with six x-api-* headers a gateway added, and the configured key, both service keys, the test key and three more.
+  it('as a list: explain still finds a dropped query and added headers within its budget, nine ties and seven keys', async () => {
+    const list = Array.from({ length: 9 }, (_, n) => `https://s${n}.example/hook`);
+    const signedFor = 'https://s0.example/hook?ref=1';
+    const delivery = signDelivery(webhookBody({ fields: { amount: 100, webhook_url: signedFor } }), {
+      timestamp: NOW,
+      host: 'internal:8080',
+      signedHost: 's0.example',
+      signedTarget: '/hook?ref=1',
+      target: '/hook',
+    });
+    const added = Object.fromEntries(Array.from({ length: 6 }, (_, i) => [`x-api-gw${i}`, 'v']));
+    const request = {
+      method: delivery.method,
+      url: delivery.target,
+      headers: { ...delivery.headers, ...added },
+      body: delivery.body,
+    };
+    const alternativeKeys = Object.fromEntries(
+      await Promise.all(['k1', 'k2', 'k3'].map(async (name) => [name, (await generateTestKeyPair()).publicKey])),
+    ) as Record<string, string>;
+    const explained = await explainVerificationFailure(request, {
+      publicKeys: PUBLIC_KEY,
+      now: NOW,
+      webhookUrl: list,
+      alternativeKeys,
+    });
+    expect(explained.changes.map((change) => change.part)).toEqual([
+      'query',
+      ...Object.keys(added).map(() => 'header'),
+    ]);
+    expect(explained.checks).toBeLessThanOrEqual(600);
   });
 
   // Each tie costs a signature check and the sender picks the Host: a forged request must not cost one per shop.

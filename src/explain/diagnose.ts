@@ -6,6 +6,7 @@
  */
 import type { JsonObject } from '../lib/json-body.js';
 import { checkTimestamp } from '../freshness.js';
+import { canonicalHead } from '../lib/canonical.js';
 import { decodeBase64Lenient } from '../lib/base64.js';
 import { inSeconds, resolveClock } from '../lib/clock.js';
 import { isPayhookError } from '../lib/errors.js';
@@ -90,17 +91,16 @@ async function couldBeGenuine(
   return couldBeSignature(bytes, await withPublicNumbers(keys));
 }
 
-/** Whether two registered URLs are signed alike: one host, the path decoded, the query's parameters in any order. */
+/** Whether two registered URLs are signed alike: the canonical string's lines for them are one. */
 function signedAlike(a: PinnedUrl, b: PinnedUrl): boolean {
-  const path = (url: PinnedUrl) => {
+  const head = (url: PinnedUrl) => {
     try {
-      return decodeURI(url.path);
+      return canonicalHead({ method: 'POST', path: url.path, host: url.host, headers: {}, query: url.query });
     } catch {
-      return url.path;
+      return url.url; // a path or query that cannot be written: compared as given
     }
   };
-  const query = (url: PinnedUrl) => url.query.split('&').sort().join('&');
-  return a.host === b.host && path(a) === path(b) && query(a) === query(b);
+  return head(a) === head(b);
 }
 
 /** The first of `keys` (those not configured) under which `signature` opens as an RSA signature block. */

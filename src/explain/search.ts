@@ -81,16 +81,24 @@ function variantsOf(
     }
   }
   // Each registered URL the request does not tell apart, whole (its host, path and query can all differ from the
-  // first's), as signed and with the added headers left out: a delivery for it that a proxy also changed.
-  for (const tie of candidates.ties) {
-    const changes = [
+  // first's), as signed and with every added header left out: a delivery for it that a proxy also changed. Each
+  // header alone comes last, with the others of its kind.
+  const whole = candidates.ties.map((tie) => ({
+    part: { host: tie.host, path: tie.path, query: tie.query },
+    changes: [
       change('host', base.host, tie.host),
       change('path', base.path, tie.path),
       change('query', base.query, tie.query),
-    ].filter((one) => one.received !== one.expected);
-    const variant = { ...base, host: tie.host, path: tie.path, query: tie.query };
-    for (const names of [[], ...drops])
-      variants.push({ variant: { ...variant, dropHeaders: names }, changes: [...changes, ...dropped(names)] });
+    ].filter((one) => one.received !== one.expected),
+  }));
+  for (const { part, changes } of whole) {
+    variants.push({ variant: { ...base, ...part }, changes });
+    if (droppable.length > 0) {
+      variants.push({
+        variant: { ...base, ...part, dropHeaders: droppable },
+        changes: [...changes, ...dropped(droppable)],
+      });
+    }
   }
   // One proxy that adds headers and also rewrites Host, path or query: every added header left out, with each.
   const parts = [...hosts, ...paths, ...queries];
@@ -117,6 +125,14 @@ function variantsOf(
     for (const { change: cause, ...part } of parts) {
       for (const name of droppable) {
         variants.push({ variant: { ...base, ...part, dropHeaders: [name] }, changes: [cause, ...dropped([name])] });
+      }
+    }
+    for (const { part, changes } of whole) {
+      for (const name of droppable) {
+        variants.push({
+          variant: { ...base, ...part, dropHeaders: [name] },
+          changes: [...changes, ...dropped([name])],
+        });
       }
     }
   }
