@@ -1,7 +1,6 @@
 import { explainVerificationFailure, type VerificationDiagnosis } from '../explain/index.js';
 import { isPayhookError } from '../errors.js';
 import { DEFAULT_TOLERANCE_MS } from '../freshness.js';
-import { inSeconds } from '../lib/clock.js';
 import type { KeyInput } from '../keys.js';
 import type { ServiceEnvironment } from '../service-keys.js';
 import { importKeys } from '../lib/key-import.js';
@@ -83,21 +82,21 @@ function indent(text: string): string {
     .join('\n');
 }
 
-/**
- * What to do about a timestamp outside the window, when the time it was
- * judged at was not chosen: an old capture is judged at its own time with
- * --ignore-timestamp; one from the future points at a clock.
- */
 /** Whether a timestamp is in seconds: every millisecond time since 1973 has 12 digits or more. */
 function looksLikeSeconds(header: string): boolean {
   return Number(header) < 1e11;
 }
 
+/**
+ * What to do about a timestamp outside the window, when the time it was
+ * judged at was not chosen: an old capture is judged at its own time with
+ * --ignore-timestamp; one from the future points at a clock.
+ */
 function timestampHint(header: string | undefined, now: number, timeChosen: boolean): string | undefined {
   if (timeChosen || header === undefined || !/^\d+$/.test(header)) return undefined;
   const age = now - Number(header);
   if (Math.abs(age) <= DEFAULT_TOLERANCE_MS) return undefined;
-  if (looksLikeSeconds(header) || inSeconds(Number(header), now, DEFAULT_TOLERANCE_MS)) {
+  if (looksLikeSeconds(header)) {
     return "the capture's x-api-timestamp is in seconds, not milliseconds: whatever signed it did not date it as the service does (Date.now()), and every receiver refuses it";
   }
   if (age > 0) {

@@ -81,10 +81,9 @@ async function write(txn: DurableObjectTransactionLike, record: DedupRecord): Pr
   await arm(txn, record.expiresAt);
 }
 
-async function forget(txn: DurableObjectTransactionLike): Promise<true> {
+async function forget(txn: DurableObjectTransactionLike): Promise<void> {
   await txn.delete(RECORD);
   await txn.deleteAlarm();
-  return true;
 }
 
 function failure(status: number, code: string, message: string): Response {
@@ -168,19 +167,22 @@ export class PayhookDedupObject {
     const emptied = await this.#state.storage.transaction(async (txn) => {
       const record = (await txn.get(RECORD)) as DedupRecord | undefined;
       if (record === undefined) return true;
-      if (live(record, Date.now()) === undefined) return forget(txn);
-      await arm(txn, record.expiresAt); // rewritten since this alarm was armed: wait for the new expiry
-      return false;
+      if (live(record, Date.now()) !== undefined) {
+        await arm(txn, record.expiresAt); // rewritten since this alarm was armed: wait for the new expiry
+        return false;
+      }
+      await forget(txn);
+      return true;
     });
-    await this.#vacate(emptied);
+    if (emptied) await this.#vacate();
   }
 
   /**
    * An object that ever wrote keeps its storage (billed) until deleteAll, even with no key left. The input gate stays
    * shut over storage calls, so no claim can come between the emptying transaction and this.
    */
-  async #vacate(emptied: boolean): Promise<void> {
-    if (emptied) await this.#state.storage.deleteAll?.();
+  async #vacate(): Promise<void> {
+    await this.#state.storage.deleteAll?.();
   }
 
   #claim(leaseMs: number): Promise<ClaimResult> {
@@ -210,8 +212,9 @@ export class PayhookDedupObject {
     const emptied = await this.#state.storage.transaction(async (txn) => {
       const record = (await txn.get(RECORD)) as DedupRecord | undefined;
       if (record?.state !== 'claimed' || record.token !== token) return false;
-      return forget(txn);
+      await forget(txn);
+      return true;
     });
-    await this.#vacate(emptied);
+    if (emptied) await this.#vacate();
   }
 }

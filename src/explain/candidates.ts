@@ -59,11 +59,6 @@ function originalTarget(target: SignedTarget): string | undefined {
   );
 }
 
-/** The registered URLs the request does not tell apart from the one chosen (see tiedTargets). */
-function ties(target: SignedTarget): readonly PinnedUrl[] {
-  return target.registered?.ties ?? [];
-}
-
 function candidateHosts(target: SignedTarget, hint: PinnedUrl | undefined): { hosts: string[]; known: boolean } {
   const { headers, received } = target;
   const host = target.host as string;
@@ -75,8 +70,6 @@ function candidateHosts(target: SignedTarget, hint: PinnedUrl | undefined): { ho
     firstListItem(getHeader(headers, 'x-original-host')),
   ];
   for (const value of reported) pushUnique(hosts, value, MAX_HOSTS);
-  // Registered URLs the request does not tell apart (see tiedTargets): the delivery may be for any of them.
-  for (const tie of ties(target)) pushUnique(hosts, tie.host, MAX_HOSTS);
   pushUnique(hosts, withoutPort(host), MAX_HOSTS);
   const base = received.forwardedHost ?? host;
   const port = firstListItem(getHeader(headers, 'x-forwarded-port'));
@@ -97,8 +90,6 @@ function candidatePaths(target: SignedTarget, hint: PinnedUrl | undefined): { pa
   const proxy = new Set<string>();
   const registered = hint?.path;
   pushUnique(paths, registered, MAX_PATHS);
-  // Ties on one host (entries whose paths end alike, for a framework's stripped mount point) differ by path.
-  for (const tie of ties(target)) pushUnique(paths, tie.path, MAX_PATHS);
   const original = originalTarget(target);
   if (original !== undefined) {
     const originalPath = splitUrl(original).path;
@@ -132,7 +123,6 @@ function candidateQueries(target: SignedTarget, hint: PinnedUrl | undefined): st
   const original = originalTarget(target);
   if (original !== undefined) pushUnique(queries, splitUrl(original).query, MAX_QUERIES);
   pushUnique(queries, hint?.query, MAX_QUERIES);
-  for (const tie of ties(target)) pushUnique(queries, tie.query, MAX_QUERIES);
   pushUnique(queries, target.received.query, MAX_QUERIES + 1);
   return queries;
 }
@@ -166,6 +156,6 @@ export function candidatesFor(target: SignedTarget, hint: PinnedUrl | undefined)
     proxyPaths: proxy,
     hostKnown: known,
     registered: hint === undefined ? undefined : { host: hint.host, path: hint.path, query: hint.query },
-    ties: ties(target),
+    ties: target.registered?.ties ?? [],
   };
 }

@@ -76,21 +76,6 @@ function registeredUrlInBody(body: JsonObject | null): string | undefined {
   return typeof fromData === 'string' ? fromData : typeof fromFields === 'string' ? fromFields : undefined;
 }
 
-/**
- * Whether a configured key (every candidate when none is configured) can have
- * made `signature`, as verifyWebhook's early filter judges it.
- */
-async function couldBeGenuine(
-  signature: string,
-  usable: ReadonlyArray<{ readonly imported: CryptoKey; readonly configured: boolean }>,
-): Promise<boolean> {
-  const bytes = decodeBase64Lenient(signature);
-  if (bytes === null) return false;
-  const configured = usable.filter((key) => key.configured);
-  const keys = (configured.length > 0 ? configured : usable).map((key) => key.imported);
-  return couldBeSignature(bytes, await withPublicNumbers(keys));
-}
-
 /** Whether two registered URLs are signed alike: the canonical string's lines for them are one. */
 function signedAlike(a: PinnedUrl, b: PinnedUrl): boolean {
   const head = (url: PinnedUrl) => {
@@ -103,7 +88,7 @@ function signedAlike(a: PinnedUrl, b: PinnedUrl): boolean {
   return head(a) === head(b);
 }
 
-/** The first of `keys` (those not configured) under which `signature` opens as an RSA signature block. */
+/** The first of `keys` under which `signature` opens as an RSA signature block, as verifyWebhook's early filter judges. */
 async function openingKey<K extends { readonly imported: CryptoKey }>(
   signature: string,
   keys: readonly K[],
@@ -144,7 +129,9 @@ async function explain(
   }
   let read = readSigned(request.body, () => targetHead(target));
   const { usable, unusable, configuredNames } = await candidateKeys(options);
-  if (!read.ok && !(await couldBeGenuine(signature, usable))) {
+  // A configured key (every candidate when none is configured) that can have made the signature.
+  const configured = usable.filter((key) => key.configured);
+  if (!read.ok && (await openingKey(signature, configured.length > 0 ? configured : usable)) === undefined) {
     // verifyWebhook refuses such a signature before it reads the body or builds anything. A key not configured under
     // which it opens (the other environment's, the test key) is the likelier story than a mangled header.
     const other = await openingKey(
@@ -152,11 +139,12 @@ async function explain(
       usable.filter((key) => !key.configured),
     );
     if (other !== undefined) {
+      const fix = keyFix(other.name);
       return result({
         code: 'SIGNATURE_MISMATCH',
         changes: [{ part: 'key', received: configuredNames.join(', ') || 'none', expected: other.name }],
-        fix: keyFix(other.name),
-        message: `No configured key can have made this signature, but ${other.name} can, so it is refused before the request is read further: ${keyFix(other.name)}. The request has another problem too: ${read.error.message}`,
+        fix,
+        message: `No configured key can have made this signature, but ${other.name} can, so it is refused before the request is read further: ${fix}. The request has another problem too: ${read.error.message}`,
       });
     }
     return result({
@@ -204,7 +192,7 @@ async function explain(
     const first = read;
     const bytes = forHost.length > 1 && first.ok ? decodeBase64Lenient(signature) : null;
     if (first.ok && bytes !== null) {
-      const keys = usable.filter((key) => key.configured).map((key) => key.imported);
+      const keys = configured.map((key) => key.imported);
       // One check per key and entry, within half the budget of checks: the search keeps the rest.
       for (const url of forHost) {
         if (counter.checks + keys.length > MAX_CHECKS / 2) break;
@@ -252,13 +240,13 @@ async function explain(
   // Registered URLs the request does not tell apart, which verifyWebhook tries in turn: judged from the one a
   // configured key signed for, as verifyWebhook judges it.
   const ties = tiedTargets(target);
-  const configured = usable.filter((key) => key.configured).map((key) => key.imported);
+  const configuredKeys = configured.map((key) => key.imported);
   if (ties.length > 0 && bytes !== null) {
-    counter.checks += configured.length;
-    if (!(await verifyWithKeys(configured, canonical, bytes))) {
+    counter.checks += configuredKeys.length;
+    if (!(await verifyWithKeys(configuredKeys, canonical, bytes))) {
       for (const tie of ties) {
-        counter.checks += configured.length;
-        if (await verifyWithKeys(configured, tie.head + bodyLine, bytes)) {
+        counter.checks += configuredKeys.length;
+        if (await verifyWithKeys(configuredKeys, tie.head + bodyLine, bytes)) {
           [target, pin, canonical] = [tie.target, tie.url, tie.head + bodyLine];
           break;
         }
@@ -266,7 +254,7 @@ async function explain(
     }
   }
 
-  for (const key of usable.filter((one) => one.configured)) {
+  for (const key of configured) {
     counter.checks++;
     if (bytes === null || !(await verifyWithKeys([key.imported], canonical, bytes))) continue;
     const verified = { signatureVerifies: true, canonical, verifiedCanonical: canonical, keyName: key.name };
@@ -308,7 +296,7 @@ async function explain(
   // (set to the URL the app sees behind a rewriting ingress, say).
   const pinned = target.registered;
   const bodyElsewhere = inBody !== undefined && pinned !== undefined && !signedAlike(inBody, pinned);
-  const hint = given ?? (bodyElsewhere ? inBody : (target.registered ?? inBody));
+  const hint = given ?? (bodyElsewhere ? inBody : (pinned ?? inBody));
   const candidates = candidatesFor(target, hint);
   const tried = {
     hosts: candidates.hosts,
@@ -386,8 +374,8 @@ async function explain(
   // What may not have been tried is the URL the service signed: nothing but the request named a host, or a pinned
   // webhookUrl is not the registered URL (the README's first going-live check). Only that URL shows it.
   // A body that names the pinned URL as its callback URL shows it is the registered one (one naming another URL, that
-  // the pin may not be). So does a request that arrived at the pinned URL itself (Host or X-Forwarded-Host, path and query): the service
-  // signs the URL it calls, so nothing points at webhookUrl, and the body and the headers are the leads.
+  // the pin may not be). So does a request that arrived at the pinned URL itself (Host or X-Forwarded-Host, path and
+  // query): the service signs the URL it calls, so nothing points at webhookUrl, and the body and headers are leads.
   const atPin =
     !bodyElsewhere &&
     pin !== undefined &&

@@ -122,12 +122,8 @@ function variantsOf(
   // Then each header alone with each of them, last: the service may sign x-api-* headers of its own, which leaving
   // every one out drops too.
   if (droppable.length > 1) {
-    for (const { change: cause, ...part } of parts) {
-      for (const name of droppable) {
-        variants.push({ variant: { ...base, ...part, dropHeaders: [name] }, changes: [cause, ...dropped([name])] });
-      }
-    }
-    for (const { part, changes } of whole) {
+    const urlChanges = [...parts.map(({ change: cause, ...part }) => ({ part, changes: [cause] })), ...whole];
+    for (const { part, changes } of urlChanges) {
       for (const name of droppable) {
         variants.push({
           variant: { ...base, ...part, dropHeaders: [name] },
