@@ -1236,6 +1236,31 @@ describe('store failures, as onError and the log tell them', () => {
     expect(logs[1]?.message).toContain('after its deadline and its lease');
   });
 
+  // The store may take the claim at any moment before its answer lands: the lease is counted from the request for it,
+  // so the log never says "recorded" of a claim whose lease may have passed. Timer delays only make it later.
+  it('counts the lease from the moment the claim was asked for, not from its answer', async () => {
+    const memory = createMemoryStore();
+    const store: DedupStore = {
+      claim: (key, options) => new Promise((resolve) => setTimeout(() => resolve(memory.claim(key, options)), 50)),
+      complete: (key, token, options) => memory.complete(key, token, options),
+      release: (key, token) => memory.release(key, token),
+    };
+    let finish!: () => void;
+    const { response, logs, settled } = await deliverWithWaitUntil({
+      store,
+      storeTimeoutMs: 60,
+      handlerTimeoutMs: 20,
+      leaseMs: 150,
+      onPayment: () => new Promise<void>((resolve) => (finish = resolve)),
+    });
+    expect(response.status).toBe(500);
+    // About 70 ms after the claim was asked for, 20 ms after it landed: 100 ms more passes the lease only for the first.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    finish();
+    await settled();
+    expect(logs[1]?.message).toContain('after its deadline and its lease');
+  });
+
   it('logs bookkeeping-failed when a late handler finishes but its claim cannot be recorded', async () => {
     const memory = createMemoryStore();
     const store: DedupStore = {
