@@ -678,6 +678,44 @@ describe('explainVerificationFailure', () => {
     expect(diagnosis.checks).toBeLessThanOrEqual(600);
   });
 
+  // Six keys once cost every variant six checks, and a query dropped by a gateway that also added its header came
+  // after the budget: the configured keys now try every variant before the other keys try any.
+  it('finds a dropped query and a gateway header under the configured key with six keys and six signed headers', async () => {
+    const extra = Object.fromEntries(
+      await Promise.all(['k1', 'k2', 'k3'].map(async (name) => [name, (await generateTestKeyPair()).publicKey])),
+    ) as Record<string, string>;
+    const headers = Object.fromEntries(Array.from({ length: 6 }, (_, i) => [`x-api-h${i}`, `v${i}`]));
+    const signed = await delivery('https://shop.example.kg/hook?shop=42', { headers });
+    const request = received(signed, '/hook', {
+      'x-api-key': 'gateway-secret',
+      'x-forwarded-host': 'a.example',
+      forwarded: 'host=b.example',
+      'x-original-host': 'c.example',
+    });
+    const diagnosis = await explainVerificationFailure(request, {
+      ...testKeys,
+      alternativeKeys: extra,
+      registeredUrl: 'https://shop.example.kg/hook?shop=42',
+    });
+    expect(diagnosis.changes).toEqual([
+      { part: 'query', received: '', expected: 'shop=42' },
+      { part: 'header', received: 'x-api-key', expected: '' },
+    ]);
+    expect(diagnosis.verifiedCanonical).toBe(signed.canonical);
+    expect(diagnosis.checks).toBeLessThanOrEqual(600);
+  });
+
+  // Another environment's key alone is still tried before any change under the configured key.
+  it('names another key alone within a few checks, before any variant of the URL', async () => {
+    const signed = await delivery('https://shop.example.kg/hook?shop=42', { privateKey: stranger.privateKeyPem! });
+    const diagnosis = await explainVerificationFailure(received(signed, '/hook?shop=42'), {
+      ...testKeys,
+      alternativeKeys: { 'the stranger': stranger.publicKeyPem },
+    });
+    expect(diagnosis.changes).toEqual([{ part: 'key', received: 'the configured key', expected: 'the stranger' }]);
+    expect(diagnosis.checks).toBeLessThanOrEqual(6);
+  });
+
   it('says the signature verifies when only the timestamp is refused', async () => {
     const signed = await delivery('https://shop.example.kg/hook');
     const diagnosis = await explainVerificationFailure(signed, { ...testKeys, now: NOW + 10 * 60_000 });

@@ -166,29 +166,35 @@ export async function searchVariants(
   forEachHeader(target.headers, (name, value) => {
     if (name.startsWith('x-api-')) apiHeaders[name] = value;
   });
-  for (const { variant, changes } of variantsOf(target, candidates)) {
-    if (counter.checks >= MAX_CHECKS) break;
+  // Each variant's lines 1 to 4; the body line is added at each check, so only one whole string is held at a time.
+  const variants = variantsOf(target, candidates).flatMap(({ variant, changes }) => {
     const kept = { ...apiHeaders };
     for (const name of variant.dropHeaders) delete kept[name];
-    let canonical: string;
+    const { path, host, query } = variant;
     try {
-      canonical =
-        canonicalHead({
-          method: target.method,
-          path: variant.path,
-          host: variant.host,
-          headers: kept,
-          query: variant.query,
-        }) + bodyLine;
+      return [{ variant, changes, head: canonicalHead({ method: target.method, path, host, headers: kept, query }) }];
     } catch {
-      continue; // this variant's path or query cannot be written: not a candidate
+      return []; // this variant's path or query cannot be written: not a candidate
     }
-    for (const key of keys) {
-      if (counter.checks >= MAX_CHECKS) break;
-      // The as-received string was already checked against the configured keys.
-      if (changes.length === 0 && key.configured) continue;
-      counter.checks++;
-      if (await verifyWithKeys([key.imported], canonical, signature)) return { variant, changes, key, canonical };
+  });
+  // The as-received string was already checked against the configured keys. Another key alone comes first; then the
+  // configured keys try every variant before the other keys try any, so that several keys do not each cost every
+  // variant a check and leave the budget short of a proxy's two changes under the configured key.
+  const changed = variants.filter(({ changes }) => changes.length > 0);
+  const others = keys.filter((key) => !key.configured);
+  const passes = [
+    [variants.filter(({ changes }) => changes.length === 0), others],
+    [changed, keys.filter((key) => key.configured)],
+    [changed, others],
+  ] as const;
+  for (const [tried, withKeys] of passes) {
+    for (const { variant, changes, head } of tried) {
+      const canonical = head + bodyLine;
+      for (const key of withKeys) {
+        if (counter.checks >= MAX_CHECKS) return undefined;
+        counter.checks++;
+        if (await verifyWithKeys([key.imported], canonical, signature)) return { variant, changes, key, canonical };
+      }
     }
   }
   return undefined;
