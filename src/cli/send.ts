@@ -76,12 +76,13 @@ without handling it; any other answer means a refused forgery would show
 nothing, and the command stops there (exit 1).
 
 Exit codes: 0 every delivery got 200 OK, or, with --repeat, at least one
-copy did and every other copy was answered 409 before the first 200 arrived
-(found in progress, as a receiver that deduplicates answers); for a delivery
+copy did, every other copy was answered 409 (found in progress), and one
+more redelivery sent after them got 200 (a receiver that deduplicates
+answers so once the claim is completed); for a delivery
 a receiver must refuse (--tamper, or --age/--timestamp outside the ±5-minute
 window), 0 when every one was answered 401 with the code of that check
 (SIGNATURE_MISMATCH after a passed control, TIMESTAMP_OUT_OF_WINDOW);
-1 otherwise (or could not connect, or answered 409 after a 200: a claim
+1 otherwise (or could not connect, or answered that redelivery 409: a claim
 never completed; or accepted a delivery it must refuse); 2 usage error
 (also a date within 5 s of the window's edge, where transit time decides).`;
 
@@ -286,10 +287,8 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
     return false;
   };
 
-  /** Delivers one copy, retrying as told: the last answer's status (none: no answer arrived) and when it ended. */
-  const deliver = async (
-    index: number,
-  ): Promise<{ status: number | undefined; code: string | undefined; at: number }> => {
+  /** Delivers one copy, retrying as told: the last answer's status (none: no answer arrived) and code. */
+  const deliver = async (index: number): Promise<{ status: number | undefined; code: string | undefined }> => {
     const label = repeat > 1 ? `[${index + 1}] ` : '';
     let lastStatus: number | undefined;
     let lastCode: string | undefined;
@@ -307,7 +306,7 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
           `${label}  ✗ the receiver ACCEPTED a ${flags.tamper === true ? 'forged delivery' : 'delivery dated outside the 5-minute window'}: it must answer 401`,
         );
       }
-      if (lastStatus === 200) return { status: lastStatus, code: lastCode, at: performance.now() };
+      if (lastStatus === 200) return { status: lastStatus, code: lastCode };
       if (answered !== undefined) {
         redirected(answered, label);
         explain(answered.status, answered.text);
@@ -334,11 +333,11 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
       );
       await sleep(wait);
     }
-    return { status: lastStatus, code: lastCode, at: performance.now() };
+    return { status: lastStatus, code: lastCode };
   };
 
   if (flags.tamper === true && !(await controlPasses())) return EXIT.FAILED;
-  const outcomes: { status: number | undefined; code: string | undefined; at: number }[] = [];
+  const outcomes: { status: number | undefined; code: string | undefined }[] = [];
   let next = 0;
   const workers = Array.from({ length: Math.min(concurrency, repeat) }, async () => {
     while (next < repeat) {
@@ -356,23 +355,23 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
     return refused === repeat ? EXIT.OK : EXIT.FAILED;
   }
   io.out(`${accepted} of ${repeat} deliver${repeat === 1 ? 'y' : 'ies'} answered 200 OK`);
-  // Copies of one delivery at once: one is handled, the others find it in
-  // progress (409) until it is answered; a 409 after that is a claim the
-  // receiver never completed.
-  const firstOk = Math.min(...outcomes.filter(({ status }) => status === 200).map(({ at }) => at));
-  const inProgress = outcomes.filter(({ status, at }) => status === 409 && at < firstOk).length;
-  const stuck = outcomes.filter(({ status, at }) => status === 409 && at >= firstOk).length;
-  const copies = (n: number): string => `${n} cop${n === 1 ? 'y' : 'ies'}`;
-  if (stuck > 0) {
+  // Copies of one delivery at once: one is handled, the others find it in progress (409). When their answers arrive
+  // says nothing of when the claim was looked at, so a redelivery after them tells: a receiver that completed the
+  // claim answers it 200 (a duplicate); a 409 then is a claim it never completed.
+  if (accepted === repeat) return EXIT.OK;
+  const inProgress = outcomes.filter(({ status }) => status === 409).length;
+  if (accepted === 0 || inProgress === 0 || accepted + inProgress < repeat) return EXIT.FAILED;
+  const copies = `${inProgress} cop${inProgress === 1 ? 'y' : 'ies'}`;
+  const check = await sendOnce('redelivery after them', await sign());
+  if (check?.status === 200) {
     io.out(
-      `${copies(stuck)} answered 409 after a copy had been answered 200: the receiver never completed that claim (a redelivery should get 200, as a duplicate)`,
+      `the other ${copies} answered 409, found in progress, and the redelivery 200: a receiver that deduplicates answers so (the service retries such a copy later and gets 200)`,
     );
+    return EXIT.OK;
   }
-  const deduplicated = accepted > 0 && inProgress > 0 && accepted + inProgress === repeat;
-  if (deduplicated) {
-    io.out(
-      `the other ${copies(inProgress)} answered 409 before the first 200 arrived: found in progress, as a receiver that deduplicates answers (the service retries such a copy later and gets 200)`,
-    );
-  }
-  return accepted === repeat || deduplicated ? EXIT.OK : EXIT.FAILED;
+  if (check !== undefined) explain(check.status, check.text);
+  io.out(
+    `${copies} answered 409, and the redelivery after them ${check === undefined ? 'got no answer' : check.status}: the receiver never completed the claim (a redelivery after the 200 should get 200, as a duplicate)`,
+  );
+  return EXIT.FAILED;
 }
