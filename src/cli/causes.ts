@@ -49,7 +49,8 @@ const PROXY = 'a proxy dropped or changed x-api-timestamp (or another x-api-* he
 // The body is signed as it was sent: a parser that changes a value, or reads another format, breaks the signature.
 const BODY =
   'a parser or middleware in the receiver changed the body before payhook read it (express.json() with a reviver, ' +
-  "express.urlencoded({ type: '*/*' }), a body edited, or its nested keys reordered): mount the handler with no parser before it " +
+  "express.urlencoded({ type: '*/*' }), a Fastify route's schema.body, whose validator coerces types, a body edited, or its " +
+  'nested keys reordered): mount the handler with no parser or schema before it ' +
   '(express.json() without a reviver, and express.raw(), are fine)';
 
 function signatureMismatch(context: SendContext): Cause {

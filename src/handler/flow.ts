@@ -58,7 +58,8 @@ async function deliver(flow: Flow, input: DeliveryInput, deadline: Deadline, rep
     if (error.code === 'INVALID_PAYLOAD') return deadLetterInvalid(settings, request, error, deadline, report);
     if (error.code !== 'SIGNATURE_MISMATCH') return report.refuse(error.code, error.message);
     captureMismatch(settings.options, request, report);
-    return report.refuse(error.code, error.message, { note: flow.checks });
+    const changed = 'note' in input.body && input.body.note !== undefined ? `${input.body.note} ` : '';
+    return report.refuse(error.code, error.message, { note: changed + flow.checks });
   }
   const { webhook, timestamp, webhookUrl } = verified;
   // A lenient parse keeps an empty id, but the default key cannot tell such a

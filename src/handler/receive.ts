@@ -15,8 +15,11 @@ export interface DeliveryInput {
   /** Absolute, or path and query. */
   readonly url: string;
   readonly headers: HeadersInput;
-  /** The body a parser already read, or the adapter's reader over the body stream. */
-  readonly body: { readonly given: BodyInput } | { readonly read: BodyReader };
+  /**
+   * The body a parser already read (with what may have changed it, told with a signature that does not verify),
+   * or the adapter's reader over the body stream.
+   */
+  readonly body: { readonly given: BodyInput; readonly note?: string | undefined } | { readonly read: BodyReader };
 }
 
 /**

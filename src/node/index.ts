@@ -76,8 +76,9 @@ export interface NodeResponseLike {
 }
 
 /**
- * The slice of a Fastify request the handler uses: Fastify's parsed `body`
- * and the raw `IncomingMessage`.
+ * The slice of a Fastify request the handler uses: Fastify's parsed `body`,
+ * the raw `IncomingMessage`, and whether the route has a body schema (named
+ * when a delivery's signature does not verify).
  *
  * @example
  * ```ts
@@ -89,6 +90,7 @@ export interface NodeResponseLike {
 export interface FastifyRequestLike {
   raw: NodeRequestLike;
   body?: unknown;
+  readonly routeOptions?: { readonly schema?: { readonly body?: unknown } };
 }
 
 /**
@@ -215,6 +217,12 @@ function isFastify(req: unknown, res: unknown): boolean {
   );
 }
 
+// Fastify validates a parsed body in place by default: types coerced, members not in the schema removed, defaults
+// added. What payhook then reads is no longer what was signed.
+const FASTIFY_SCHEMA =
+  "The route has a body schema, and Fastify's validator changes the parsed body it checks (types coerced, members " +
+  'removed, defaults added): give the webhook route no schema.body.';
+
 /** The request's headers, with every host the request names in `host` (see nodeHost). */
 function headersOf(req: NodeRequestLike): NodeRequestLike['headers'] {
   // A shim without headers gets an answer (no signature), not a rejected promise and no answer.
@@ -294,12 +302,15 @@ export function createNodeWebhookHandler(options: WebhookHandlerOptions): NodeWe
     let req: NodeRequestLike;
     let res: NodeResponseLike;
     let body: unknown;
+    let note: string | undefined;
     if (isFastify(reqOrRequest, resOrReply)) {
       const reply = resOrReply as FastifyReplyLike;
       reply.hijack();
-      req = (reqOrRequest as FastifyRequestLike).raw;
+      const request = reqOrRequest as FastifyRequestLike;
+      req = request.raw;
       res = reply.raw;
-      body = (reqOrRequest as FastifyRequestLike).body;
+      body = request.body;
+      if (request.routeOptions?.schema?.body !== undefined) note = FASTIFY_SCHEMA;
     } else {
       req = reqOrRequest as NodeRequestLike;
       res = resOrReply as NodeResponseLike;
@@ -314,7 +325,7 @@ export function createNodeWebhookHandler(options: WebhookHandlerOptions): NodeWe
         method: req.method,
         url: req.originalUrl ?? req.url ?? '',
         headers: headersOf(req),
-        body: given ? { given: body as BodyInput } : { read: (limits) => readBody(req, limits) },
+        body: given ? { given: body as BodyInput, note } : { read: (limits) => readBody(req, limits) },
       }),
     );
   };

@@ -112,6 +112,36 @@ describe('Fastify', () => {
     });
     expect(get.status).toBe(404); // Fastify routes only POST here
   });
+
+  // Fastify's validator coerces types, removes members and adds defaults in the body it checks: the signature then
+  // fails for a reason the log must name, since nothing else points at the route's schema.
+  it('names a route body schema when a signature does not verify, and only then', async () => {
+    const calls: string[] = [];
+    const messages: string[] = [];
+    const logged = (path: string) =>
+      createNodeWebhookHandler({
+        publicKeys: PUBLIC_KEY,
+        webhookUrl: `https://shop.example.kg${path}`,
+        logger: (record) => void messages.push(record.message),
+        onPayment: (webhook) => void calls.push(webhook.id),
+      });
+    const schema = (body: object) => ({ schema: { body } });
+    const port = await fastifyPort((app) => {
+      const coerced = schema({ type: 'object', properties: { amount: { type: 'string' } } });
+      app.post('/webhooks/payments', coerced, logged('/webhooks/payments'));
+      app.post('/webhooks/exact', schema({ type: 'object' }), logged('/webhooks/exact'));
+    });
+    const changed = await send(port, signDelivery(webhookBody()));
+    expect([changed.status, changed.json?.code]).toEqual([401, 'SIGNATURE_MISMATCH']);
+    expect(messages.at(-1)).toContain(
+      "The route has a body schema, and Fastify's validator changes the parsed body it checks (types coerced, members removed, defaults added): give the webhook route no schema.body.",
+    );
+    // A schema that changes nothing does not stop a delivery.
+    const body = webhookBody();
+    const exact = await send(port, signDelivery(body, { target: '/webhooks/exact' }));
+    expect([exact.status, exact.json?.code]).toEqual([200, undefined]);
+    expect(calls).toEqual([body['id']]);
+  });
 });
 
 describe('a body a parser already read', () => {
