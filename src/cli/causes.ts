@@ -275,6 +275,13 @@ export function likelyCause(
   if (code === 'URL_MISMATCH') return urlMismatch(context, message);
   if (code !== undefined && Object.hasOwn(FIXED, code)) return FIXED[code];
   if (status === 404) return { causes: ['nothing answers at this path: check the route your handler is mounted on'] };
+  if (code === undefined && (status === 413 || status === 415)) {
+    return {
+      causes: [
+        `something in front of payhook answered ${status} (no payhook code): a body parser or proxy refused the body's size or type (express.json() takes 100 KB by default, Fastify 1 MiB and only the content types it parses); deliveries are a few KB of application/json`,
+      ],
+    };
+  }
   if (status === 401 || status === 400) {
     return {
       causes: [

@@ -171,7 +171,7 @@ function requestSource(req: NodeRequestLike): ChunkSource {
 const ALREADY_READ: BodyOutcome = {
   kind: 'unreadable',
   message:
-    'The request body was already read, and no body parser left it on req.body (Fastify: pass (request, reply), not request.raw).',
+    'The request body was already read, and no body parser left it on req.body (Fastify: pass (request, reply), not request.raw; Koa with a body parser: set ctx.req.body = ctx.request.rawBody).',
   cause: undefined,
 };
 

@@ -33,6 +33,11 @@ describe('the refusal causes payhook send prints', () => {
     expect(likelyCause(404, undefined, context)?.causes[0]).toContain('path');
     expect(likelyCause(401, undefined, context)?.causes[0]).toContain('no payhook code');
     expect(likelyCause(502, undefined, context)).toBeUndefined();
+    // A parser in front refusing the body: payhook's own 413 carries its code and is explained as such.
+    for (const status of [413, 415]) {
+      expect(likelyCause(status, undefined, context)?.causes[0]).toContain('a body parser or proxy refused');
+    }
+    expect(likelyCause(413, 'BODY_TOO_LARGE', context)?.causes[0]).not.toContain('a body parser or proxy refused');
   });
 
   it('names a Host chosen with --host first for a signature mismatch', () => {

@@ -270,7 +270,7 @@ describe('a body stream read to its end with nothing left on req.body', () => {
       ['misconfigured', 'error', 500, 'INVALID_ARGUMENT'],
     ]);
     expect(logs[0]?.message).toBe(
-      'The request body was already read, and no body parser left it on req.body (Fastify: pass (request, reply), not request.raw).',
+      'The request body was already read, and no body parser left it on req.body (Fastify: pass (request, reply), not request.raw; Koa with a body parser: set ctx.req.body = ctx.request.rawBody).',
     );
     expect(calls).toEqual([]);
   });
