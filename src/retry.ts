@@ -46,8 +46,10 @@ const LAST_DOUBLED_OFFSET_MS =
   DOUBLING_START_MS * (2 ** (LAST_DOUBLED_RETRY - FIRST_PHASE_RETRIES) - 1);
 /** The most retries {@link retrySchedule} lists in one call (over 27 years of daily retries). */
 const MAX_SCHEDULE_LENGTH = 10_000;
-// Past it, a daily retry's offset is no longer an exact integer of milliseconds (about 285,000 years of retries).
-const MAX_RETRY = LAST_DOUBLED_RETRY + Math.floor((Number.MAX_SAFE_INTEGER - LAST_DOUBLED_OFFSET_MS) / DELAY_CAP_MS);
+// Past it, a daily retry's offset is no longer an exact integer of milliseconds (about 285,000 years of retries):
+// LAST_DOUBLED_RETRY + ⌊(Number.MAX_SAFE_INTEGER − LAST_DOUBLED_OFFSET_MS) / DELAY_CAP_MS⌋, written out so that a
+// bundler can drop this module's constants from a merchant's bundle that does not use it (tests pin both ends).
+const MAX_RETRY = 104_250_005;
 // The range of a Date: a schedule's times stay valid dates.
 const MAX_TIME_MS = 8.64e15;
 

@@ -241,14 +241,16 @@ const FIELDS: ReadonlyArray<readonly [name: string, read: Reader, presence: Pres
   [
     'data',
     /* @__PURE__ */ soft(
-      record((key) => (key === 'amount' ? SOFT_AMOUNT : DATA_STRINGS.includes(key) ? STRING : undefined)),
+      /* @__PURE__ */ record((key) =>
+        key === 'amount' ? SOFT_AMOUNT : DATA_STRINGS.includes(key) ? STRING : undefined,
+      ),
     ),
     OPTIONAL,
   ],
 ];
 
 /** The names of {@link FIELDS}, to tell the other keys (`extra`) apart in one look-up each. */
-const KNOWN = /* @__PURE__ */ new Set(FIELDS.map(([name]) => name));
+const KNOWN = /* @__PURE__ */ new Set(/* @__PURE__ */ FIELDS.map(([name]) => name));
 
 /** The operation from the id's suffix: `…_DEBIT`, `…_CREDIT`, else UNKNOWN. */
 function operationOf(id: string): PaymentOperation {
