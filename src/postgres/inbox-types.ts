@@ -395,7 +395,9 @@ export interface PostgresInbox {
    * inside a Prometheus scrape's 10 s), it resolves the last known counts
    * with `databaseUp: false` and the error. Safe to call from a timer or a
    * metrics scrape. Rejects with `INVALID_ARGUMENT` only for a `timeoutMs` that is
-   * not a number of milliseconds above 0.
+   * not a number of milliseconds above 0. The counts read every row, applied
+   * ones included: prune them ({@link PostgresInbox.prune}), or a table of
+   * millions of rows is counted past `timeoutMs` and reported down.
    */
   health(options?: { timeoutMs?: number }): Promise<InboxHealth>;
   /** Puts every `failed` row back to pending with fresh attempts; resolves how many. */
