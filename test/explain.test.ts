@@ -659,20 +659,27 @@ describe('explainVerificationFailure', () => {
     }
   });
 
-  // Each header alone left out with a URL change comes after the pairs: many signed headers and keys must not spend
-  // the budget before a Host and path rewritten together are tried.
-  it('finds a Host and path rewritten together within the budget, however many x-api-* headers were signed', async () => {
+  /** Three more keys (six with the configured and the two environments') and six x-api-* headers to sign. */
+  async function sixKeysAndHeaders() {
     const extra = Object.fromEntries(
       await Promise.all(['k1', 'k2', 'k3'].map(async (name) => [name, (await generateTestKeyPair()).publicKey])),
     ) as Record<string, string>;
     const headers = Object.fromEntries(Array.from({ length: 6 }, (_, i) => [`x-api-h${i}`, `v${i}`]));
+    return { extra, headers };
+  }
+  // Host rewritten behind three proxies, each naming another host: every one is a candidate.
+  const PROXIED_HOSTS = {
+    'x-forwarded-host': 'a.example',
+    forwarded: 'host=b.example',
+    'x-original-host': 'c.example',
+  };
+
+  // Each header alone left out with a URL change comes after the pairs: many signed headers and keys must not spend
+  // the budget before a Host and path rewritten together are tried.
+  it('finds a Host and path rewritten together within the budget, however many x-api-* headers were signed', async () => {
+    const { extra, headers } = await sixKeysAndHeaders();
     const signed = await delivery('https://shop.example.kg/api/hook', { headers });
-    const request = received(signed, '/hook', {
-      host: 'shop.example.kg:8080',
-      'x-forwarded-host': 'a.example',
-      forwarded: 'host=b.example',
-      'x-original-host': 'c.example',
-    });
+    const request = received(signed, '/hook', { host: 'shop.example.kg:8080', ...PROXIED_HOSTS });
     const diagnosis = await explainVerificationFailure(request, { ...testKeys, alternativeKeys: extra });
     expect(diagnosis.changes.map((change) => change.part)).toEqual(['host', 'path']);
     expect(diagnosis.checks).toBeLessThanOrEqual(600);
@@ -681,17 +688,9 @@ describe('explainVerificationFailure', () => {
   // Six keys once cost every variant six checks, and a query dropped by a gateway that also added its header came
   // after the budget: the configured keys now try every variant before the other keys try any.
   it('finds a dropped query and a gateway header under the configured key with six keys and six signed headers', async () => {
-    const extra = Object.fromEntries(
-      await Promise.all(['k1', 'k2', 'k3'].map(async (name) => [name, (await generateTestKeyPair()).publicKey])),
-    ) as Record<string, string>;
-    const headers = Object.fromEntries(Array.from({ length: 6 }, (_, i) => [`x-api-h${i}`, `v${i}`]));
+    const { extra, headers } = await sixKeysAndHeaders();
     const signed = await delivery('https://shop.example.kg/hook?shop=42', { headers });
-    const request = received(signed, '/hook', {
-      'x-api-key': 'gateway-secret',
-      'x-forwarded-host': 'a.example',
-      forwarded: 'host=b.example',
-      'x-original-host': 'c.example',
-    });
+    const request = received(signed, '/hook', { 'x-api-key': 'gateway-secret', ...PROXIED_HOSTS });
     const diagnosis = await explainVerificationFailure(request, {
       ...testKeys,
       alternativeKeys: extra,
