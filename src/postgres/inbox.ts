@@ -332,11 +332,17 @@ export function createPostgresInbox(options: PostgresInboxOptions): PostgresInbo
   }
 
   let known: InboxStats = { pending: 0, retrying: 0, failed: 0, parked: 0, done: 0, oldestPendingMs: null };
+  // The count under way, if any: a scrape while it runs (or after it missed an earlier scrape's bound) waits for it
+  // rather than start another read of every row beside it.
+  let counting: Promise<InboxStats> | undefined;
   async function health(healthOptions?: { timeoutMs?: number }): Promise<InboxHealth> {
     const timeoutMs = checkDuration('timeoutMs', healthOptions?.timeoutMs, 'timer', 2_000);
     let databaseUp = true;
     try {
-      const counted = stats();
+      counting ??= stats().finally(() => {
+        counting = undefined;
+      });
+      const counted = counting;
       counted.catch(() => {}); // a failure after the bound is not left unhandled
       // Bounded: a scrape must be answered while the database does not answer (a blackholed network never refuses).
       const result = await within(counted, timeoutMs, undefined);

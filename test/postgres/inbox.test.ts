@@ -416,6 +416,31 @@ for (const driver of ['pg', 'postgres.js'] as const) {
       await expect(inbox.health({ timeoutMs: 0 })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
     });
 
+    // A count past its bound keeps running on the server: scrapes meanwhile wait for it instead of starting more.
+    it('runs one count at a time for health(), however many scrapes miss its bound', async () => {
+      const { inbox, table } = await fresh();
+      await inbox.enqueue(webhook());
+      const locker = await pool.connect();
+      const counts = async () =>
+        (
+          await pool.query(
+            "SELECT count(*)::int AS n FROM pg_stat_activity WHERE query LIKE '%count(*) FILTER%' AND query LIKE $1",
+            [`%${table}%`],
+          )
+        ).rows[0].n as number;
+      try {
+        await locker.query(`BEGIN; LOCK TABLE ${table} IN ACCESS EXCLUSIVE MODE`);
+        const late = await Promise.all([inbox.health({ timeoutMs: 100 }), inbox.health({ timeoutMs: 100 })]);
+        await inbox.health({ timeoutMs: 100 });
+        expect(late.map((health) => health.databaseUp)).toEqual([false, false]);
+        expect(await counts()).toBe(1);
+      } finally {
+        await locker.query('COMMIT');
+        locker.release();
+      }
+      expect(await inbox.health()).toMatchObject({ pending: 1, databaseUp: true });
+    });
+
     it('parks a delivery the handler returns park() for: acknowledged, not applied, never retried', async () => {
       const { inbox, table, orders } = await fresh();
       await inbox.enqueue(webhook());
