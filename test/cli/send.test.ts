@@ -197,6 +197,32 @@ describe('payhook send', () => {
     server!.close();
   });
 
+  // The service's document has the order updated after the 200: a receiver may complete its claim a moment later.
+  it('--repeat sends the redelivery again while it is answered 409, and exits 0 once it gets 200', async () => {
+    const { url, received } = await endpoint((n) => (n === 1 || n >= 6 ? 200 : 409));
+    const result = await run(['send', url, '--repeat', '3', '--concurrency', '3']);
+    expect(result.code).toBe(0);
+    expect(received).toHaveLength(6);
+    expect(result.stdout).toContain('the other 2 copies answered 409, found in progress, and the redelivery 200');
+    server!.close();
+  });
+
+  it('--repeat says it cannot tell, and exits 1, when the redelivery is refused for another reason', async () => {
+    const { url, received } = await endpoint(
+      (n) => (n === 1 ? 200 : n === 4 ? 401 : 409),
+      0,
+      (n) => (n === 4 ? 'TIMESTAMP_OUT_OF_WINDOW' : 'DELIVERY_IN_PROGRESS'),
+    );
+    const result = await run(['send', url, '--repeat', '3', '--concurrency', '3']);
+    expect(result.code).toBe(1);
+    expect(received).toHaveLength(4);
+    expect(result.stdout).toContain(
+      '2 copies answered 409, found in progress, but the redelivery after them was answered 401, so whether the claim was completed is not known',
+    );
+    expect(result.stdout).not.toContain('never completed');
+    server!.close();
+  });
+
   it('--repeat exits 1 when the redelivery after the copies is answered 409, or no copy was handled', async () => {
     // A 409 for the redelivery is a claim never completed; no copy handled, or another refusal beside the 200, fails
     // with no redelivery sent.
@@ -204,10 +230,10 @@ describe('payhook send', () => {
       [
         '1',
         (n) => (n === 1 ? 200 : 409),
-        4,
+        9,
         [
           'redelivery after them: 409',
-          '2 copies answered 409, and the redelivery after them 409: the receiver never completed the claim',
+          '2 copies answered 409, and redeliveries after them still 409 some 8 s later: the receiver never completed the claim',
         ],
       ],
       ['3', () => 409, 3, []],
