@@ -4,6 +4,7 @@
 // people; the CLI tests check that it names every code here.
 
 import { SERVICE_WINDOW_MS } from '../lib/clock.js';
+import { ERROR_CODES } from '../lib/errors.js';
 import { formatDuration } from './io.js';
 
 /** What the delivery was, so a cause the sender chose itself is named as such. */
@@ -275,10 +276,11 @@ export function likelyCause(
   if (code === 'URL_MISMATCH') return urlMismatch(context, message);
   if (code !== undefined && Object.hasOwn(FIXED, code)) return FIXED[code];
   if (status === 404) return { causes: ['nothing answers at this path: check the route your handler is mounted on'] };
-  if (code === undefined && (status === 413 || status === 415)) {
+  // A code that is not payhook's (Fastify's FST_ERR_CTP_BODY_TOO_LARGE, say) is a framework's answer.
+  if ((code === undefined || !Object.hasOwn(ERROR_CODES, code)) && (status === 413 || status === 415)) {
     return {
       causes: [
-        `something in front of payhook answered ${status} (no payhook code): a body parser or proxy refused the body's size or type (express.json() takes 100 KB by default, Fastify 1 MiB and only the content types it parses); deliveries are a few KB of application/json`,
+        `something in front of payhook answered ${status} (no payhook code${code === undefined ? '' : `: ${code}`}): a body parser or proxy refused the body's size or type (express.json() takes 100 KB by default, Fastify 1 MiB and only the content types it parses); deliveries are a few KB of application/json`,
       ],
     };
   }

@@ -218,10 +218,10 @@ function isFastify(req: unknown, res: unknown): boolean {
 }
 
 // Fastify validates a parsed body in place by default: types coerced, members not in the schema removed, defaults
-// added. What payhook then reads is no longer what was signed.
+// added. What payhook then reads may no longer be what was signed, so a mismatch names the schema as a possible cause.
 const FASTIFY_SCHEMA =
-  "The route has a body schema, and Fastify's validator changes the parsed body it checks (types coerced, members " +
-  'removed, defaults added): give the webhook route no schema.body.';
+  "The route has a body schema: Fastify's validator may have changed the parsed body (types coerced, members " +
+  'removed, defaults added); if the signature verifies without it, give the webhook route no schema.body.';
 
 /** The request's headers, with every host the request names in `host` (see nodeHost). */
 function headersOf(req: NodeRequestLike): NodeRequestLike['headers'] {

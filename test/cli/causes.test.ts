@@ -38,6 +38,13 @@ describe('the refusal causes payhook send prints', () => {
       expect(likelyCause(status, undefined, context)?.causes[0]).toContain('a body parser or proxy refused');
     }
     expect(likelyCause(413, 'BODY_TOO_LARGE', context)?.causes[0]).not.toContain('a body parser or proxy refused');
+    // Fastify's own refusals carry a code of its own.
+    for (const [status, code] of [
+      [413, 'FST_ERR_CTP_BODY_TOO_LARGE'],
+      [415, 'FST_ERR_CTP_INVALID_MEDIA_TYPE'],
+    ] as const) {
+      expect(likelyCause(status, code, context)?.causes[0]).toContain(`(no payhook code: ${code}): a body parser`);
+    }
   });
 
   it('names a Host chosen with --host first for a signature mismatch', () => {
