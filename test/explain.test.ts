@@ -704,6 +704,28 @@ describe('explainVerificationFailure', () => {
     expect(diagnosis.checks).toBeLessThanOrEqual(600);
   });
 
+  // Fewest causes first, whatever the keys: three configured keys once put another key's find past the budget.
+  it('finds another key with the registered URL behind a proxy, with three configured keys', async () => {
+    const { extra, headers } = await sixKeysAndHeaders();
+    const registeredUrl = 'https://shop.example.kg/api/v1/hook?shop=42&x=1';
+    const signed = await delivery(registeredUrl, { privateKey: stranger.privateKeyPem!, headers });
+    const request = received(signed, '/v1/hook?y=2', {
+      host: 'internal:8080',
+      ...PROXIED_HOSTS,
+      'x-forwarded-host': 'shop.example.kg',
+    });
+    const [k1, k2] = Object.values(extra);
+    const diagnosis = await explainVerificationFailure(request, {
+      now: NOW,
+      publicKeys: [TEST_KEY_PAIR.publicKey, k1!, k2!],
+      alternativeKeys: { stranger: stranger.publicKeyPem },
+      registeredUrl,
+    });
+    expect(diagnosis.keyName).toBe('stranger');
+    expect(diagnosis.verifiedCanonical).toBe(signed.canonical);
+    expect(diagnosis.checks).toBeLessThanOrEqual(600);
+  });
+
   // Another environment's key alone is still tried before any change under the configured key.
   it('names another key alone within a few checks, before any variant of the URL', async () => {
     const signed = await delivery('https://shop.example.kg/hook?shop=42', { privateKey: stranger.privateKeyPem! });

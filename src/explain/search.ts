@@ -1,7 +1,7 @@
 /**
- * The bounded search: variations of the signed target, fewest changes first,
- * each checked against the keys whose length fits the signature, until one
- * verifies or the budget is spent.
+ * The bounded search: variations of the signed target, each with each key
+ * whose length fits the signature (another key counting as a cause), fewest
+ * causes first, until one verifies or the budget is spent.
  *
  * @module
  */
@@ -31,6 +31,13 @@ export interface Found {
   readonly changes: readonly DiagnosisChange[];
   readonly key: NamedKey;
   readonly canonical: string;
+}
+
+/** The causes a variant's changes stand for: each URL part, or one for all three (a registered URL), and one for headers. */
+function causesOf(changes: readonly DiagnosisChange[]): number {
+  const parts = new Set(changes.map((one) => one.part));
+  const url = ['host', 'path', 'query'].filter((part) => parts.has(part as DiagnosisChange['part'])).length;
+  return (url === 3 ? 1 : url) + (parts.has('header') ? 1 : 0);
 }
 
 const change = (part: DiagnosisChange['part'], received: string, expected: string): DiagnosisChange => ({
@@ -177,25 +184,21 @@ export async function searchVariants(
       return []; // this variant's path or query cannot be written: not a candidate
     }
   });
-  // The as-received string was already checked against the configured keys. Another key alone comes first; then the
-  // configured keys try every variant before the other keys try any, so that several keys do not each cost every
-  // variant a check and leave the budget short of a proxy's two changes under the configured key.
-  const changed = variants.filter(({ changes }) => changes.length > 0);
-  const others = keys.filter((key) => !key.configured);
-  const passes = [
-    [variants.filter(({ changes }) => changes.length === 0), others],
-    [changed, keys.filter((key) => key.configured)],
-    [changed, others],
-  ] as const;
-  for (const [tried, withKeys] of passes) {
-    for (const { variant, changes, head } of tried) {
-      const canonical = head + bodyLine;
-      for (const key of withKeys) {
-        if (counter.checks >= MAX_CHECKS) return undefined;
-        counter.checks++;
-        if (await verifyWithKeys([key.imported], canonical, signature)) return { variant, changes, key, canonical };
-      }
-    }
+  // Each variant with each key, fewest causes first (another key is one; so is the registered URL as a whole, and
+  // any added headers left out), in the order above among equals: several keys then do not each cost every variant
+  // a check before a proxy's two changes under the configured key are tried. The as-received string was already
+  // checked against the configured keys.
+  const tries = variants
+    .flatMap(({ variant, changes, head }) =>
+      keys.map((key) => ({ variant, changes, head, key, causes: causesOf(changes) + (key.configured ? 0 : 1) })),
+    )
+    .filter(({ causes }) => causes > 0)
+    .sort((a, b) => a.causes - b.causes);
+  for (const { variant, changes, head, key } of tries) {
+    if (counter.checks >= MAX_CHECKS) break;
+    counter.checks++;
+    const canonical = head + bodyLine;
+    if (await verifyWithKeys([key.imported], canonical, signature)) return { variant, changes, key, canonical };
   }
   return undefined;
 }
