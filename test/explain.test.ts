@@ -726,6 +726,27 @@ describe('explainVerificationFailure', () => {
     expect(diagnosis.checks).toBeLessThanOrEqual(600);
   });
 
+  // A registered URL tried whole is one cause, however many of its parts differ from the first's.
+  it('finds a gateway header on a delivery for a later webhookUrl that differs in host and path', async () => {
+    const headers = Object.fromEntries(Array.from({ length: 5 }, (_, i) => [`x-api-h${i}`, `v${i}`]));
+    const signed = await delivery('https://shop2.example.kg/y/hook', { headers });
+    const request = received(signed, '/hook', {
+      'x-api-key': 'gateway-secret',
+      host: 'internal:8080',
+      ...PROXIED_HOSTS,
+      'x-forwarded-prefix': '/edge',
+      'x-original-uri': '/orig/hook',
+    });
+    const diagnosis = await explainVerificationFailure(request, {
+      now: NOW,
+      publicKeys: [TEST_KEY_PAIR.publicKey, (await generateTestKeyPair()).publicKey],
+      webhookUrl: ['https://shop1.example.kg/x/hook', 'https://shop2.example.kg/y/hook'],
+    });
+    expect(diagnosis.changes).toContainEqual({ part: 'header', received: 'x-api-key', expected: '' });
+    expect(diagnosis.verifiedCanonical).toBe(signed.canonical);
+    expect(diagnosis.checks).toBeLessThanOrEqual(600);
+  });
+
   // Another environment's key alone is still tried before any change under the configured key.
   it('names another key alone within a few checks, before any variant of the URL', async () => {
     const signed = await delivery('https://shop.example.kg/hook?shop=42', { privateKey: stranger.privateKeyPem! });

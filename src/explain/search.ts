@@ -33,11 +33,18 @@ export interface Found {
   readonly canonical: string;
 }
 
-/** The causes a variant's changes stand for: each URL part, or one for all three (a registered URL), and one for headers. */
-function causesOf(changes: readonly DiagnosisChange[]): number {
+/** One variation of the target with what differs in it; `whole`: a registered URL tried as a whole, one cause. */
+interface Tried {
+  readonly variant: Variant;
+  readonly changes: DiagnosisChange[];
+  readonly whole?: boolean;
+}
+
+/** The causes a variant stands for: each URL part changed (a registered URL whole is one), and one for headers. */
+function causesOf({ changes, whole }: Tried): number {
   const parts = new Set(changes.map((one) => one.part));
   const url = ['host', 'path', 'query'].filter((part) => parts.has(part as DiagnosisChange['part'])).length;
-  return (url === 3 ? 1 : url) + (parts.has('header') ? 1 : 0);
+  return (whole === true ? Math.min(url, 1) : url) + (parts.has('header') ? 1 : 0);
 }
 
 const change = (part: DiagnosisChange['part'], received: string, expected: string): DiagnosisChange => ({
@@ -54,15 +61,12 @@ const change = (part: DiagnosisChange['part'], received: string, expected: strin
  * of host, path and query, then each host, path and query with each added
  * header alone left out.
  */
-function variantsOf(
-  target: SignedTarget,
-  candidates: Candidates,
-): Array<{ variant: Variant; changes: DiagnosisChange[] }> {
+function variantsOf(target: SignedTarget, candidates: Candidates): Tried[] {
   const base: Variant = { host: target.host as string, path: target.path, query: target.query, dropHeaders: [] };
   const hosts = candidates.hosts.slice(1).map((host) => ({ host, change: change('host', base.host, host) }));
   const paths = candidates.paths.slice(1).map((path) => ({ path, change: change('path', base.path, path) }));
   const queries = candidates.queries.slice(1).map((query) => ({ query, change: change('query', base.query, query) }));
-  const variants: Array<{ variant: Variant; changes: DiagnosisChange[] }> = [{ variant: base, changes: [] }];
+  const variants: Tried[] = [{ variant: base, changes: [] }];
   for (const h of hosts) variants.push({ variant: { ...base, host: h.host }, changes: [h.change] });
   for (const p of paths) variants.push({ variant: { ...base, path: p.path }, changes: [p.change] });
   for (const q of queries) variants.push({ variant: { ...base, query: q.query }, changes: [q.change] });
@@ -84,6 +88,7 @@ function variantsOf(
       variants.push({
         variant: { ...base, host: registered.host, path: registered.path, query: registered.query },
         changes,
+        whole: true,
       });
     }
   }
@@ -97,13 +102,15 @@ function variantsOf(
       change('path', base.path, tie.path),
       change('query', base.query, tie.query),
     ].filter((one) => one.received !== one.expected),
+    whole: true,
   }));
   for (const { part, changes } of whole) {
-    variants.push({ variant: { ...base, ...part }, changes });
+    variants.push({ variant: { ...base, ...part }, changes, whole: true });
     if (droppable.length > 0) {
       variants.push({
         variant: { ...base, ...part, dropHeaders: droppable },
         changes: [...changes, ...dropped(droppable)],
+        whole: true,
       });
     }
   }
@@ -129,12 +136,16 @@ function variantsOf(
   // Then each header alone with each of them, last: the service may sign x-api-* headers of its own, which leaving
   // every one out drops too.
   if (droppable.length > 1) {
-    const urlChanges = [...parts.map(({ change: cause, ...part }) => ({ part, changes: [cause] })), ...whole];
-    for (const { part, changes } of urlChanges) {
+    const urlChanges = [
+      ...parts.map(({ change: cause, ...part }) => ({ part, changes: [cause], whole: false })),
+      ...whole,
+    ];
+    for (const { part, changes, whole: isWhole } of urlChanges) {
       for (const name of droppable) {
         variants.push({
           variant: { ...base, ...part, dropHeaders: [name] },
           changes: [...changes, ...dropped([name])],
+          whole: isWhole,
         });
       }
     }
@@ -174,12 +185,13 @@ export async function searchVariants(
     if (name.startsWith('x-api-')) apiHeaders[name] = value;
   });
   // Each variant's lines 1 to 4; the body line is added at each check, so only one whole string is held at a time.
-  const variants = variantsOf(target, candidates).flatMap(({ variant, changes }) => {
+  const variants = variantsOf(target, candidates).flatMap((tried) => {
+    const { variant } = tried;
     const kept = { ...apiHeaders };
     for (const name of variant.dropHeaders) delete kept[name];
     const { path, host, query } = variant;
     try {
-      return [{ variant, changes, head: canonicalHead({ method: target.method, path, host, headers: kept, query }) }];
+      return [{ ...tried, head: canonicalHead({ method: target.method, path, host, headers: kept, query }) }];
     } catch {
       return []; // this variant's path or query cannot be written: not a candidate
     }
@@ -189,9 +201,7 @@ export async function searchVariants(
   // a check before a proxy's two changes under the configured key are tried. The as-received string was already
   // checked against the configured keys.
   const tries = variants
-    .flatMap(({ variant, changes, head }) =>
-      keys.map((key) => ({ variant, changes, head, key, causes: causesOf(changes) + (key.configured ? 0 : 1) })),
-    )
+    .flatMap((tried) => keys.map((key) => ({ ...tried, key, causes: causesOf(tried) + (key.configured ? 0 : 1) })))
     .filter(({ causes }) => causes > 0)
     .sort((a, b) => a.causes - b.causes);
   for (const { variant, changes, head, key } of tries) {
