@@ -280,7 +280,7 @@ export function likelyCause(
   if ((code === undefined || !Object.hasOwn(ERROR_CODES, code)) && (status === 413 || status === 415)) {
     return {
       causes: [
-        `something in front of payhook answered ${status} (no payhook code${code === undefined ? '' : `: ${code}`}): a body parser or proxy refused the body's size or type (express.json() takes 100 KB by default, Fastify 1 MiB and only the content types it parses); deliveries are a few KB of application/json`,
+        `something in front of payhook answered ${status} (no payhook code): a body parser or proxy refused the body's size or type (express.json() takes 100 KB by default, Fastify 1 MiB and only the content types it parses); deliveries are a few KB of application/json`,
       ],
     };
   }

@@ -43,7 +43,7 @@ describe('the refusal causes payhook send prints', () => {
       [413, 'FST_ERR_CTP_BODY_TOO_LARGE'],
       [415, 'FST_ERR_CTP_INVALID_MEDIA_TYPE'],
     ] as const) {
-      expect(likelyCause(status, code, context)?.causes[0]).toContain(`(no payhook code: ${code}): a body parser`);
+      expect(likelyCause(status, code, context)?.causes[0]).toContain('(no payhook code): a body parser');
     }
   });
 
