@@ -333,16 +333,23 @@ export function createPostgresInbox(options: PostgresInboxOptions): PostgresInbo
 
   let known: InboxStats = { pending: 0, retrying: 0, failed: 0, parked: 0, done: 0, oldestPendingMs: null };
   // The count under way, if any: a scrape while it runs (or after it missed an earlier scrape's bound) waits for it
-  // rather than start another read of every row beside it.
-  let counting: Promise<InboxStats> | undefined;
+  // rather than start another read of every row beside it; one older than ten bounds (at least 30 s) is left to
+  // itself, as it may wait on a connection that died without a word until the OS gives up on it.
+  let counting: { readonly stats: Promise<InboxStats>; readonly since: number } | undefined;
   async function health(healthOptions?: { timeoutMs?: number }): Promise<InboxHealth> {
     const timeoutMs = checkDuration('timeoutMs', healthOptions?.timeoutMs, 'timer', 2_000);
     let databaseUp = true;
     try {
-      counting ??= stats().finally(() => {
-        counting = undefined;
-      });
-      const counted = counting;
+      if (counting === undefined || Date.now() - counting.since > Math.max(30_000, 10 * timeoutMs)) {
+        const started: NonNullable<typeof counting> = {
+          stats: stats().finally(() => {
+            if (counting === started) counting = undefined;
+          }),
+          since: Date.now(),
+        };
+        counting = started;
+      }
+      const counted = counting.stats;
       counted.catch(() => {}); // a failure after the bound is not left unhandled
       // Bounded: a scrape must be answered while the database does not answer (a blackholed network never refuses).
       const result = await within(counted, timeoutMs, undefined);
