@@ -370,7 +370,9 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
   let check: Answered | undefined;
   for (const wait of REDELIVERY_WAITS_MS) {
     await sleep(wait);
-    check = await sendOnce('redelivery after them', await sign());
+    // Dated at the age the copies had (a --timestamp near the window's edge would otherwise age out of it here).
+    const again = asCaptured && capture !== undefined ? capture : await signBody(Date.now() - offset);
+    check = await sendOnce('redelivery after them', again);
     if (check?.status !== 409) break;
   }
   if (check?.status === 200) {

@@ -207,6 +207,20 @@ describe('payhook send', () => {
     server!.close();
   });
 
+  // A --timestamp near the window's edge must not age out of it during the redeliveries' seconds.
+  it('--repeat dates each redelivery at the age the copies had', async () => {
+    const { url, received } = await endpoint((n) => (n === 1 || n >= 5 ? 200 : 409));
+    const timestamp = Date.now() - 200_000;
+    const result = await run(['send', url, '--repeat', '3', '--concurrency', '3', '--timestamp', String(timestamp)]);
+    expect(result.code).toBe(0);
+    const stamps = received.map((request) => Number(request.headers['x-api-timestamp']));
+    expect(stamps.slice(0, 3)).toEqual([timestamp, timestamp, timestamp]);
+    // The second redelivery went out 250 ms after the first, and its date moved on with it.
+    expect(stamps[4]! - stamps[3]!).toBeGreaterThanOrEqual(200);
+    expect(stamps[3]!).toBeGreaterThan(timestamp);
+    server!.close();
+  });
+
   it('--repeat says it cannot tell, and exits 1, when the redelivery is refused for another reason', async () => {
     const { url, received } = await endpoint(
       (n) => (n === 1 ? 200 : n === 4 ? 401 : 409),
