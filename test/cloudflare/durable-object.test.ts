@@ -66,13 +66,14 @@ for (const backend of ['sqlite', 'kv'] as const satisfies readonly Backend[]) {
           alarm: number | null;
           emptied: number;
         };
+      // A lease long enough to be seen held on a loaded machine (200 ms once lapsed before the first look).
       const abandoned = `alarm-${Date.now()}`;
-      const claim = await store.claim(abandoned, { leaseMs: 200 });
+      const claim = await store.claim(abandoned, { leaseMs: 1_500 });
       expect(claim.status).toBe('claimed');
       const held = await peek(abandoned);
       expect(held.record?.state).toBe('claimed');
       expect(held.alarm).toBeGreaterThan(Date.now() - 1000);
-      await sleep(1200);
+      await sleep(2_700);
       expect(await peek(abandoned)).toEqual({ record: null, alarm: null, emptied: 1 });
 
       const released = `released-${Date.now()}`;
@@ -84,10 +85,10 @@ for (const backend of ['sqlite', 'kv'] as const satisfies readonly Backend[]) {
       expect(await peek(released)).toEqual({ record: null, alarm: null, emptied: 1 });
 
       const kept = `forever-${Date.now()}`;
-      const token = await store.claim(kept, { leaseMs: 200 });
+      const token = await store.claim(kept, { leaseMs: 1_500 });
       if (token.status !== 'claimed') throw new Error(token.status);
       await store.complete(kept, token.token, { retentionMs: Infinity });
-      await sleep(600);
+      await sleep(1_900);
       expect(await peek(kept)).toEqual({ record: { state: 'completed', expiresAt: null }, alarm: null, emptied: 0 });
       expect(await store.claim(kept, { leaseMs: 1000 })).toEqual({ status: 'completed' });
     });
