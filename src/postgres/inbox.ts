@@ -333,19 +333,34 @@ export function createPostgresInbox(options: PostgresInboxOptions): PostgresInbo
 
   let known: InboxStats = { pending: 0, retrying: 0, failed: 0, parked: 0, done: 0, oldestPendingMs: null };
   // The count under way, if any: a scrape while it runs (or after it missed an earlier scrape's bound) waits for it
-  // rather than start another read of every row beside it; one older than ten bounds (at least 30 s) is left to
-  // itself, as it may wait on a connection that died without a word until the OS gives up on it.
-  let counting: { readonly stats: Promise<InboxStats>; readonly since: number } | undefined;
+  // rather than start another read of every row beside it. One older than ten bounds (at least 30 s) may wait on a
+  // connection that died without a word until the OS gives up on it: it is left running and one more count starts,
+  // never another while the one left still runs (each holds a connection of the pool).
+  interface Counting {
+    readonly stats: Promise<InboxStats>;
+    readonly since: number;
+  }
+  let counting: Counting | undefined;
+  let leftRunning = false;
   async function health(healthOptions?: { timeoutMs?: number }): Promise<InboxHealth> {
     const timeoutMs = checkDuration('timeoutMs', healthOptions?.timeoutMs, 'timer', 2_000);
     let databaseUp = true;
     try {
-      if (counting === undefined || Date.now() - counting.since > Math.max(30_000, 10 * timeoutMs)) {
-        const started: NonNullable<typeof counting> = {
+      const stale = Math.max(30_000, 10 * timeoutMs);
+      if (counting !== undefined && !leftRunning && performance.now() - counting.since > stale) {
+        leftRunning = true;
+        void counting.stats.then(
+          () => (leftRunning = false),
+          () => (leftRunning = false),
+        );
+        counting = undefined;
+      }
+      if (counting === undefined) {
+        const started: Counting = {
           stats: stats().finally(() => {
             if (counting === started) counting = undefined;
           }),
-          since: Date.now(),
+          since: performance.now(),
         };
         counting = started;
       }

@@ -417,7 +417,7 @@ for (const driver of ['pg', 'postgres.js'] as const) {
     });
 
     // A count past its bound keeps running on the server: scrapes meanwhile wait for it instead of starting more.
-    it('runs one count at a time for health() while scrapes miss its bound, a new one past 30 s', async () => {
+    it('runs one count at a time for health() while scrapes miss its bound, one more past 30 s, never a third', async () => {
       const { inbox, table } = await fresh();
       await inbox.enqueue(webhook());
       const locker = await pool.connect();
@@ -434,15 +434,20 @@ for (const driver of ['pg', 'postgres.js'] as const) {
         await inbox.health({ timeoutMs: 100 });
         expect(late.map((health) => health.databaseUp)).toEqual([false, false]);
         expect(await counts()).toBe(1);
-        // One older than ten bounds (at least 30 s) may wait on a dead connection: the next scrape counts anew.
-        const wall = Date.now.bind(Date);
-        vi.spyOn(Date, 'now').mockImplementation(() => wall() + 31_000);
+        // One older than ten bounds (at least 30 s) may wait on a dead connection: the next scrape counts anew, but
+        // never starts a third while the one left still runs (each holds a connection of the pool).
+        const monotonic = performance.now.bind(performance);
+        let ahead = 31_000;
+        vi.spyOn(performance, 'now').mockImplementation(() => monotonic() + ahead);
         try {
           await inbox.health({ timeoutMs: 100 });
+          expect(await counts()).toBe(2);
+          ahead = 62_000;
+          await inbox.health({ timeoutMs: 100 });
+          expect(await counts()).toBe(2);
         } finally {
           vi.restoreAllMocks();
         }
-        expect(await counts()).toBe(2);
       } finally {
         await locker.query('COMMIT');
         locker.release();
