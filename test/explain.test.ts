@@ -747,6 +747,16 @@ describe('explainVerificationFailure', () => {
     expect(diagnosis.checks).toBeLessThanOrEqual(600);
   });
 
+  // The registered URL whole, like a tie, is also tried with the added headers left out.
+  it('finds a gateway header on a delivery for the registered URL when its host, path and query all differ', async () => {
+    const registeredUrl = 'https://shop.example.kg/api/v1/hook?shop=42';
+    const signed = await delivery(registeredUrl);
+    const request = received(signed, '/v1/hook?y=2', { host: 'internal:8080', 'x-api-key': 'gateway-secret' });
+    const diagnosis = await explainVerificationFailure(request, { ...testKeys, registeredUrl });
+    expect(diagnosis.changes.map((one) => one.part)).toEqual(['host', 'path', 'query', 'header']);
+    expect(diagnosis.verifiedCanonical).toBe(signed.canonical);
+  });
+
   // Another environment's key alone is still tried before any change under the configured key.
   it('names another key alone within a few checks, before any variant of the URL', async () => {
     const signed = await delivery('https://shop.example.kg/hook?shop=42', { privateKey: stranger.privateKeyPem! });

@@ -44,7 +44,8 @@ Signing:
                             not Host, signature, x-api-timestamp or the body's length: see --host, --age)
   --age <ms>                date the delivery this many ms in the past (a stale one: 600000);
                             negative dates it in the future (-400000: 400 s ahead, refused too)
-  --timestamp <ms>          sign exactly this x-api-timestamp, on every attempt
+  --timestamp <ms>          sign exactly this x-api-timestamp, on every attempt (--repeat's check sent
+                            after the copies keeps their age instead)
   --tamper                  multiply the amount by 100 (0 becomes 100) after signing: a forged delivery,
                             which your receiver must refuse with 401; sent after a control (below)
 

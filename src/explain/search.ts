@@ -76,34 +76,23 @@ function variantsOf(target: SignedTarget, candidates: Candidates): Tried[] {
   if (droppable.length > 1) drops.push(droppable);
   const dropped = (names: readonly string[]) => names.map((name) => change('header', name, ''));
   for (const names of drops) variants.push({ variant: { ...base, dropHeaders: names }, changes: dropped(names) });
+  // The registered URL whole when its host, path and query all differ (no single change or pair below can find
+  // it), then each registered URL the request does not tell apart, whole (its host, path and query can all differ
+  // from the first's): each as signed and with every added header left out, a delivery for it that a proxy also
+  // changed. Each header alone comes last, with the others of its kind.
+  const urlOf = ({ host, path, query }: { host: string; path: string; query: string }) => ({
+    part: { host, path, query },
+    changes: [change('host', base.host, host), change('path', base.path, path), change('query', base.query, query)],
+  });
   const { registered } = candidates;
-  if (registered !== undefined) {
-    // Host, path and query all differ: no single change or pair below can find it.
-    const changes = [
-      change('host', base.host, registered.host),
-      change('path', base.path, registered.path),
-      change('query', base.query, registered.query),
-    ];
-    if (changes.every((one) => one.received !== one.expected)) {
-      variants.push({
-        variant: { ...base, host: registered.host, path: registered.path, query: registered.query },
-        changes,
-        whole: true,
-      });
-    }
-  }
-  // Each registered URL the request does not tell apart, whole (its host, path and query can all differ from the
-  // first's), as signed and with every added header left out: a delivery for it that a proxy also changed. Each
-  // header alone comes last, with the others of its kind.
-  const whole = candidates.ties.map((tie) => ({
-    part: { host: tie.host, path: tie.path, query: tie.query },
-    changes: [
-      change('host', base.host, tie.host),
-      change('path', base.path, tie.path),
-      change('query', base.query, tie.query),
-    ].filter((one) => one.received !== one.expected),
-    whole: true,
-  }));
+  const whole = [
+    ...(registered === undefined ? [] : [urlOf(registered)]).filter(({ changes }) =>
+      changes.every((one) => one.received !== one.expected),
+    ),
+    ...candidates.ties
+      .map(urlOf)
+      .map(({ part, changes }) => ({ part, changes: changes.filter((one) => one.received !== one.expected) })),
+  ].map((url) => ({ ...url, whole: true }));
   for (const { part, changes } of whole) {
     variants.push({ variant: { ...base, ...part }, changes, whole: true });
     if (droppable.length > 0) {
