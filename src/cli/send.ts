@@ -153,9 +153,10 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
       ...(privateKey !== undefined ? { privateKey } : {}),
     });
   // What an attacker who cannot sign would send: a signed delivery with a better amount.
-  const sign = async (): Promise<Delivery> => {
+  /** The delivery to send: the capture as captured, else signed now (at `timestamp` when given), forged if told. */
+  const sign = async (timestamp?: number): Promise<Delivery> => {
     if (asCaptured && capture !== undefined) return capture;
-    const signed = await signBody();
+    const signed = await signBody(timestamp);
     if (!flags.tamper) return signed;
     const forged = JSON.parse(signed.body) as { amount?: unknown };
     const amount = Number(forged.amount);
@@ -372,8 +373,7 @@ export async function sendCommand(args: readonly string[], io: Io): Promise<numb
   for (const wait of REDELIVERY_WAITS_MS) {
     await sleep(wait);
     // Dated at the age the copies had (a --timestamp near the window's edge would otherwise age out of it here).
-    const again = asCaptured && capture !== undefined ? capture : await signBody(Date.now() - offset);
-    check = await sendOnce('redelivery after them', again);
+    check = await sendOnce('redelivery after them', await sign(Date.now() - offset));
     if (check?.status !== 409) break;
   }
   if (check?.status === 200) {

@@ -82,17 +82,18 @@ function variantsOf(target: SignedTarget, candidates: Candidates): Tried[] {
   // changed. Each header alone comes last, with the others of its kind.
   const urlOf = ({ host, path, query }: { host: string; path: string; query: string }) => ({
     part: { host, path, query },
-    changes: [change('host', base.host, host), change('path', base.path, path), change('query', base.query, query)],
+    changes: [
+      change('host', base.host, host),
+      change('path', base.path, path),
+      change('query', base.query, query),
+    ].filter((one) => one.received !== one.expected),
+    whole: true,
   });
   const { registered } = candidates;
   const whole = [
-    ...(registered === undefined ? [] : [urlOf(registered)]).filter(({ changes }) =>
-      changes.every((one) => one.received !== one.expected),
-    ),
-    ...candidates.ties
-      .map(urlOf)
-      .map(({ part, changes }) => ({ part, changes: changes.filter((one) => one.received !== one.expected) })),
-  ].map((url) => ({ ...url, whole: true }));
+    ...(registered === undefined ? [] : [urlOf(registered)]).filter(({ changes }) => changes.length === 3),
+    ...candidates.ties.map(urlOf),
+  ];
   for (const { part, changes } of whole) {
     variants.push({ variant: { ...base, ...part }, changes, whole: true });
     if (droppable.length > 0) {
