@@ -152,6 +152,12 @@ if v == ARGV[1] or not v then
 end
 return 0`;
 
+// Redis 7 runs a script flagged allow-oom at maxmemory: a completion refused there (an OOM error, as its SET can
+// grow memory) would be forgotten once the claim's lease ends, and a copy retried after it handled again. Older
+// servers (Redis 6, KeyDB) cannot compile a script's flag line: the first claim's check finds out (checkScripts).
+const ALLOW_OOM = '#!lua flags=allow-oom\n';
+const NO_FLAG_LINE = /Error compiling script|shebang/i;
+
 const RELEASE_SCRIPT = `if redis.call('GET', KEYS[1]) == ARGV[1] then
   redis.call('DEL', KEYS[1])
   return 1
@@ -275,7 +281,10 @@ function milliseconds(name: 'leaseMs' | 'retentionMs', ms: number): string {
  * Run it on a Redis whose `maxmemory-policy` is
  * `noeviction` (Redis's default): every key has a TTL (but a completion
  * under `retentionMs: Infinity`), so an evicting policy may drop completed
- * deliveries and let their redeliveries through. A client
+ * deliveries and let their redeliveries through. A full Redis refuses new
+ * claims (`STORE_UNAVAILABLE`) but, from Redis 7 on, still records
+ * completions (a script flagged `allow-oom`; Redis 6 and KeyDB get the plain
+ * one, which a full Redis refuses). A client
  * that does not resolve replies (node-redis legacy mode) is `INVALID_ARGUMENT`
  * at the first claim.
  *
@@ -340,18 +349,31 @@ export function createRedisStore(options: RedisStoreOptions): DedupStore {
           : `payhook needs GET, SET, DEL and EVAL (Lua scripts) on the keys ${prefix}*: grant them to the client's user (ACL +@scripting ${keys}, with the client's own keyPrefix in front if it sets one), give a prefix its key patterns allow, or use a Redis that runs scripts.`;
         throw new PayhookError('INVALID_ARGUMENT', `Redis refused ${what}: ${message}. ${fix}`, { cause });
       }
-      throw new PayhookError('STORE_UNAVAILABLE', `Redis ${what} failed: ${message}`, { cause });
+      // node-redis's and ioredis's words for a client never connected, quit, or whose reconnecting gave up.
+      const closed = /^(?:The client is closed|Connection is closed)/.test(message)
+        ? ' (connect the client before the first delivery, and keep it open while the handler runs)'
+        : '';
+      throw new PayhookError('STORE_UNAVAILABLE', `Redis ${what} failed: ${message}${closed}`, { cause });
     }
   }
 
   // Whether EVAL has worked once: until it has, a claim first runs the check
   // script, so a Redis that refuses scripts (or a command in them) fails the
   // claim (the delivery answered 500, retried) rather than every complete or
-  // release after onPayment ran.
+  // release after onPayment ran. The check also finds out whether the server
+  // compiles a script's flag line, and so which completion script to send.
   let scriptsWork = false;
+  let completeScript = ALLOW_OOM + COMPLETE_SCRIPT;
   async function checkScripts(): Promise<void> {
     if (scriptsWork) return;
-    await run('EVAL', ['EVAL', CHECK_SCRIPT, '1', `${prefix}\u0000check`]);
+    const probe = `${prefix}\u0000check`;
+    try {
+      await run('EVAL', ['EVAL', ALLOW_OOM + CHECK_SCRIPT, '1', probe]);
+    } catch (error) {
+      if (!NO_FLAG_LINE.test(describeError(error))) throw error;
+      await run('EVAL', ['EVAL', CHECK_SCRIPT, '1', probe]);
+      completeScript = COMPLETE_SCRIPT;
+    }
     scriptsWork = true;
   }
 
@@ -441,7 +463,8 @@ export function createRedisStore(options: RedisStoreOptions): DedupStore {
       checkRetention(completeOptions?.retentionMs);
       const retention =
         completeOptions.retentionMs === Infinity ? 'inf' : milliseconds('retentionMs', completeOptions.retentionMs);
-      await run('EVAL (complete)', ['EVAL', COMPLETE_SCRIPT, '1', prefix + storedKey(key), CLAIMED + token, retention]);
+      await checkScripts(); // a no-op after this store's first claim, which tells which script this server runs
+      await run('EVAL (complete)', ['EVAL', completeScript, '1', prefix + storedKey(key), CLAIMED + token, retention]);
     },
     async release(key: string, token: string): Promise<void> {
       checkKey(key);

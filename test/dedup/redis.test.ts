@@ -178,6 +178,64 @@ describe('createRedisStore', () => {
     expect(await ioredis.pttl('forever:tx')).toBe(-1);
   });
 
+  // A full Redis (noeviction, the policy the docs ask for) refuses a script's SET unless the script may run there:
+  // a completion refused would be forgotten when the lease ends, and a retried copy handled a second time.
+  it('records a completion even when Redis is at its maxmemory, through both clients', async () => {
+    for (const [name, client] of [['ioredis', ioredis] as const, ['node-redis', nodeRedis] as const]) {
+      const store = createRedisStore({ client, prefix: `full-${name}:` });
+      const claim = await store.claim('tx', { leaseMs: 30_000 });
+      if (claim.status !== 'claimed') throw new Error('unreachable');
+      await ioredis.config('SET', 'maxmemory-policy', 'noeviction');
+      await ioredis.config('SET', 'maxmemory', '1');
+      try {
+        // Full indeed: a write that may grow memory is refused, and a new claim with it.
+        await expect(store.claim('other', { leaseMs: 30_000 }), name).rejects.toMatchObject({
+          code: 'STORE_UNAVAILABLE',
+          message: expect.stringContaining('OOM'),
+        });
+        await store.complete('tx', claim.token, { retentionMs: 60_000 });
+      } finally {
+        await ioredis.config('SET', 'maxmemory', '0');
+      }
+      expect(await ioredis.get(`full-${name}:tx`), name).toBe('completed');
+      expect((await store.claim('tx', { leaseMs: 30_000 })).status, name).toBe('completed');
+    }
+  });
+
+  it('sends scripts without their flag line to a server that cannot compile one (Redis 6, KeyDB)', async () => {
+    const sent: string[] = [];
+    const redis6 = {
+      sendCommand(args: string[]): Promise<unknown> {
+        if (args[0] === 'EVAL') sent.push(args[1]!);
+        return args[1]?.startsWith('#!')
+          ? Promise.reject(
+              new Error("ERR Error compiling script (new function): user_script:1: unexpected symbol near '#'"),
+            )
+          : nodeRedis.sendCommand(args);
+      },
+    };
+    const store = createRedisStore({ client: redis6, prefix: 'redis6:' });
+    const claim = await store.claim('tx', { leaseMs: 30_000 });
+    if (claim.status !== 'claimed') throw new Error('unreachable');
+    await store.complete('tx', claim.token, { retentionMs: 60_000 });
+    expect(await ioredis.get('redis6:tx')).toBe('completed');
+    // The check tried once with the flag line; the completion went without it.
+    expect(sent.map((script) => script.startsWith('#!'))).toEqual([true, false, false]);
+    // A store on a server that compiles it sends the completion flagged.
+    sent.length = 0;
+    const flagged = createRedisStore({
+      client: { sendCommand: (args: string[]) => (sent.push(args[1]!), nodeRedis.sendCommand(args)) },
+      prefix: 'redis7:',
+    });
+    const second = await flagged.claim('tx', { leaseMs: 30_000 });
+    if (second.status !== 'claimed') throw new Error('unreachable');
+    await flagged.complete('tx', second.token, { retentionMs: 60_000 });
+    expect(sent.filter((arg) => arg.includes('redis.call')).map((script) => script.split('\n')[0])).toEqual([
+      '#!lua flags=allow-oom',
+      '#!lua flags=allow-oom',
+    ]);
+  });
+
   it('uses the default prefix payhook:', async () => {
     const store = createRedisStore({ client: ioredis });
     await store.claim('default-prefix', { leaseMs: 10_000 });
@@ -227,6 +285,21 @@ describe('createRedisStore', () => {
       code: 'STORE_UNAVAILABLE',
       message: 'Redis EVAL failed: Symbol(lost)', // the first claim's script check
     });
+  });
+
+  it('says to connect a client that is closed (never connected, or quit), through both clients', async () => {
+    const io = new Redis(server.port, '127.0.0.1', { lazyConnect: true });
+    await io.connect();
+    await io.quit();
+    const nr = createClient({ url: server.url }); // never connected
+    for (const [name, client] of [['ioredis', io] as const, ['node-redis', nr] as const]) {
+      await expect(createRedisStore({ client }).claim('tx', { leaseMs: 1000 }), name).rejects.toMatchObject({
+        code: 'STORE_UNAVAILABLE',
+        message: expect.stringMatching(
+          /^Redis EVAL failed: (The client is closed|Connection is closed\.) \(connect the client before the first delivery, and keep it open while the handler runs\)$/,
+        ),
+      });
+    }
   });
 
   it('refuses something that is not a Redis client', () => {
