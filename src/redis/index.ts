@@ -156,7 +156,6 @@ return 0`;
 // grow memory) would be forgotten once the claim's lease ends, and a copy retried after it handled again. Older
 // servers (Redis 6, KeyDB) cannot compile a script's flag line: the first claim's check finds out (checkScripts).
 const ALLOW_OOM = '#!lua flags=allow-oom\n';
-const NO_FLAG_LINE = /Error compiling script|shebang/i;
 
 const RELEASE_SCRIPT = `if redis.call('GET', KEYS[1]) == ARGV[1] then
   redis.call('DEL', KEYS[1])
@@ -370,7 +369,9 @@ export function createRedisStore(options: RedisStoreOptions): DedupStore {
     try {
       await run('EVAL', ['EVAL', ALLOW_OOM + CHECK_SCRIPT, '1', probe]);
     } catch (error) {
-      if (!NO_FLAG_LINE.test(describeError(error))) throw error;
+      // Refused (an ACL): so would the plain script be. Any other failure, whatever a server's words for a flag
+      // line it cannot compile: the plain script, which the server ran before there was a flag line, is tried.
+      if ((error as PayhookError).code === 'INVALID_ARGUMENT') throw error;
       await run('EVAL', ['EVAL', CHECK_SCRIPT, '1', probe]);
       completeScript = COMPLETE_SCRIPT;
     }
