@@ -2,12 +2,13 @@
 // call within storeTimeoutMs, each merchant function within
 // handlerTimeoutMs, one after the other (and, after a 503 for a claim that
 // missed its deadline, the wait for it to land: one lease). They share one
-// timer per delivery, armed for the first stage but never for longer than the
-// shortest of those deadlines: when it fires before the stage under way is
-// due, it is re-armed for what is left. A later stage is due after it fires,
-// so a delivery whose stages all finish in time sets one timer and clears it
-// once. Times are read from the monotonic clock: a wall clock stepped back
-// (NTP, a resumed VM) would stretch a deadline by the step. Internal.
+// timer per delivery, armed afresh as each stage starts for that stage's
+// deadline, and cleared once the delivery is answered. Arming it once for
+// several stages, to be re-armed for the rest when it fired early, ended no
+// stage under fake timers that leave performance.now alone (node:test's,
+// Jest's legacy ones): the re-armed timer fell after the test's whole tick.
+// Times are read from the monotonic clock: a wall clock stepped back (NTP, a
+// resumed VM) would stretch a deadline by the step. Internal.
 
 import { isThenable } from '../lib/callback.js';
 import { MAX_TIMER_MS } from '../lib/clock.js';
@@ -33,12 +34,6 @@ export class Deadline {
   #expire: (() => void) | undefined;
   /** Set once the delivery is answered: a stage after it clears the timer when it ends. */
   #answered = false;
-  readonly #firstArmMs: number;
-
-  /** `shortestMs`: the shortest deadline of the delivery's stages; a stage's timer is first armed for that at most. */
-  constructor(shortestMs: number) {
-    this.#firstArmMs = shortestMs;
-  }
 
   /**
    * Starts a stage due in `ms`; `late` is called once it is due, unless the
@@ -48,7 +43,7 @@ export class Deadline {
     const now = performance.now();
     this.#due = now + ms;
     this.#expire = late;
-    if (this.#due < this.#firesAt) this.#arm(Math.min(ms, this.#firstArmMs), now);
+    this.#arm(ms, now);
     return () => this.#stageEnded(late);
   }
 

@@ -154,10 +154,8 @@ export function createDeliveryFlow(
   if (holdsKey(options.publicKeys, 'test')) {
     void flow.reporter.log({ level: 'warn', event: 'misconfigured', message: TEST_KEY_WARNING });
   }
-  const { bodyTimeoutMs, storeTimeoutMs, handlerTimeoutMs } = settings;
-  const shortestMs = Math.min(bodyTimeoutMs, storeTimeoutMs, handlerTimeoutMs);
   return (input) => {
-    const deadline = new Deadline(shortestMs);
+    const deadline = new Deadline();
     const report = new DeliveryReport(flow.reporter, options.onError, settings.exposeErrors);
     const answered = (answer: Answer): Answer => {
       deadline.answered();

@@ -1024,7 +1024,7 @@ describe('a deadLetter that misses handlerTimeoutMs', () => {
 });
 
 describe('the timer of a delivery', () => {
-  it('is set once, for the shortest deadline, when every stage finishes in time', async () => {
+  it("is armed for each stage's own deadline as it starts, one at a time, and cleared once answered", async () => {
     const handler = createWebhookHandler({
       ...base,
       bodyTimeoutMs: 9_000,
@@ -1034,9 +1034,13 @@ describe('the timer of a delivery', () => {
     const request = toRequest(signDelivery(webhookBody()));
     const setTimer = vi.spyOn(globalThis, 'setTimeout');
     try {
+      const clearTimer = vi.spyOn(globalThis, 'clearTimeout');
       expect((await handler(request)).status).toBe(200);
-      // Body, claim, onPayment and complete share one timer, armed for 4 s (not re-armed for a shorter stage).
-      expect(setTimer.mock.calls.map((call) => call[1])).toEqual([4_000]);
+      // Body, claim, onPayment and complete: each armed as it starts, replacing the last.
+      expect(setTimer.mock.calls.map((call) => call[1])).toEqual([9_000, 4_000, 8_000, 4_000]);
+      const timers = setTimer.mock.results.map((result) => result.value as unknown);
+      expect(timers.every((timer) => clearTimer.mock.calls.some(([cleared]) => cleared === timer))).toBe(true);
+      clearTimer.mockRestore();
     } finally {
       setTimer.mockRestore();
     }
