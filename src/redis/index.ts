@@ -369,9 +369,11 @@ export function createRedisStore(options: RedisStoreOptions): DedupStore {
     try {
       await run('EVAL', ['EVAL', ALLOW_OOM + CHECK_SCRIPT, '1', probe]);
     } catch (error) {
-      // Refused (an ACL): so would the plain script be. Any other failure, whatever a server's words for a flag
-      // line it cannot compile: the plain script, which the server ran before there was a flag line, is tried.
-      if ((error as PayhookError).code === 'INVALID_ARGUMENT') throw error;
+      // The server answered the flag line with an error (ERR …, in whatever words it has for a line it cannot
+      // compile): the plain script is tried. A refusal (an ACL), or no answer (a connection lost), is the claim's
+      // failure; the next claim checks again.
+      const { code, cause } = error as PayhookError;
+      if (code === 'INVALID_ARGUMENT' || !describeError(cause).startsWith('ERR ')) throw error;
       await run('EVAL', ['EVAL', CHECK_SCRIPT, '1', probe]);
       completeScript = COMPLETE_SCRIPT;
     }
