@@ -35,6 +35,13 @@ const EMPTY_ID: VerifyWebhookError & { readonly code: 'INVALID_PAYLOAD' } = {
   issues: [{ path: 'id', message: 'expected non-empty string, got empty string' }],
 };
 
+const EMPTY_TRANSACTION_ID: VerifyWebhookError & { readonly code: 'INVALID_PAYLOAD' } = {
+  code: 'INVALID_PAYLOAD',
+  message:
+    'The webhook has an empty transactionId, which tells the payment that paid an order from another: a second payment would pass for the first.',
+  issues: [{ path: 'transactionId', message: 'expected non-empty string, got empty string' }],
+};
+
 /** Runs one delivery to its answer. */
 async function deliver(flow: Flow, input: DeliveryInput, deadline: Deadline, report: DeliveryReport): Promise<Answer> {
   const { settings, stores } = flow;
@@ -66,6 +73,10 @@ async function deliver(flow: Flow, input: DeliveryInput, deadline: Deadline, rep
   // delivery from another payment's: answered as a duplicate, one would be lost.
   if (webhook.id === '' && settings.options.dedupKey === undefined) {
     return deadLetterInvalid(settings, request, EMPTY_ID, deadline, report);
+  }
+  // Nor can an order tell one payment from another without it (paid twice, or a FAILED of the paying transaction).
+  if (webhook.transactionId === '') {
+    return deadLetterInvalid(settings, request, EMPTY_TRANSACTION_ID, deadline, report);
   }
 
   const key = dedupKey(settings, webhook, report);

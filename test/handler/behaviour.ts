@@ -16,6 +16,7 @@ import { PayhookError } from '../../src/lib/errors.js';
 import { MAX_BODY_MEMBERS, MAX_BODY_NAMES_LENGTH } from '../../src/lib/json-body.js';
 import { park } from '../../src/park.js';
 import { verifyWebhook } from '../../src/verify-webhook.js';
+import type { PaymentWebhook } from '../../src/webhook/types.js';
 import { createWebhookHandler } from '../../src/web/index.js';
 import { listen, send, type HttpAnswer, type RunningServer } from '../helpers/http.js';
 import { PUBLIC_KEY, signDelivery, webhookBody, type SignedDelivery } from '../helpers/sign.js';
@@ -667,6 +668,28 @@ export function behaviourSuite(kind: AdapterKind): void {
           expect((await send(r.port, emptyId(transactionId))).json).toEqual({ ok: true });
         }
         expect(r.calls).toEqual(['', '']);
+      });
+    });
+
+    // Nor can an order tell two payments apart without their transaction ids: with both empty, a second payment's
+    // SUCCEEDED would pass for the paying one's (not parked as paid twice), whatever the dedupKey.
+    describe('a signed delivery with an empty transactionId', () => {
+      const emptyTx = (id: string): SignedDelivery => signDelivery(webhookBody({ id, transactionId: '' }));
+
+      it('is INVALID_PAYLOAD whatever the dedupKey: 400, or handed to deadLetter; never reaches onPayment', async () => {
+        for (const options of [{}, { dedupKey: (webhook: PaymentWebhook) => webhook.id }]) {
+          const r = await serve(options);
+          for (const id of ['pay1_DEBIT', 'pay2_DEBIT']) {
+            const answer = await send(r.port, emptyTx(id));
+            expect([answer.status, answer.json?.code]).toEqual([400, 'INVALID_PAYLOAD']);
+          }
+          expect(r.calls).toEqual([]);
+        }
+        const letters: string[] = [];
+        const kept = await serve({ deadLetter: (delivery) => void letters.push(delivery.message) });
+        expect((await send(kept.port, emptyTx('pay3_DEBIT'))).json).toEqual({ ok: true });
+        expect(letters).toEqual([expect.stringContaining('empty transactionId')]);
+        expect(kept.calls).toEqual([]);
       });
     });
 
