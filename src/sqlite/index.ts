@@ -10,7 +10,15 @@
  */
 import type { ClaimOptions, ClaimResult, CompleteOptions, DedupStore } from '../dedup/store.js';
 import { storedKey } from '../dedup/stored-key.js';
-import { checkKey, checkLease, checkRetention, checkToken, newClaimToken, storeClock } from '../dedup/token.js';
+import {
+  checkKey,
+  checkLease,
+  checkRetention,
+  checkToken,
+  DEFAULT_LEASE_MS,
+  newClaimToken,
+  storeClock,
+} from '../dedup/token.js';
 import { PayhookError } from '../errors.js';
 import { describeError, misuse } from '../lib/misuse.js';
 
@@ -103,12 +111,14 @@ export interface SqliteStoreOptions {
    */
   now?: () => number;
   /**
-   * How long a store call keeps trying, in milliseconds, while another
+   * How long a claim keeps trying, in milliseconds, while another
    * connection holds the file's lock (`SQLITE_BUSY`, `SQLITE_LOCKED`), or
    * while other code has a transaction open on this connection. It
    * waits with timers between short attempts, so the event loop stays free;
-   * past it, the call rejects with `STORE_UNAVAILABLE` and the handler
-   * answers 503. Keep it below the handler's `storeTimeoutMs`, and leave the
+   * past it, the claim rejects with `STORE_UNAVAILABLE` and the handler
+   * answers 503. Recording a handled delivery (and releasing a claim) keeps
+   * trying for a minute (the handler's default lease) at least: given up, the
+   * delivery would stay claimed, and a copy after the lease be handled again. Keep it below the handler's `storeTimeoutMs`, and leave the
    * driver's own `busy_timeout` at 0: that wait blocks the whole process.
    * At most 2 147 483 647, the longest timer JavaScript keeps.
    * @defaultValue 1 000
@@ -230,8 +240,9 @@ function prepare(database: SqliteDatabaseLike, name: string): Statements {
  *   expired `… RETURNING`: atomic, also between several processes sharing the
  *   file (open it in WAL mode then).
  * - A file locked by another connection is waited for with timers, never
- *   inside the driver, for up to `busyTimeoutMs`; then the call rejects and
- *   the handler answers 503. Leave the driver's `busy_timeout` at 0 (the
+ *   inside the driver, for up to `busyTimeoutMs`; then the claim rejects and
+ *   the handler answers 503 (a completion or release tries for a minute at
+ *   least). Leave the driver's `busy_timeout` at 0 (the
  *   default of `node:sqlite` and `bun:sqlite`; better-sqlite3 needs
  *   `{ timeout: 0 }`): the drivers are synchronous, so their wait would stop
  *   every request of the process.
@@ -326,12 +337,12 @@ export function createSqliteStore(options: SqliteStoreOptions): DedupStore {
     return undefined;
   }
 
-  function unavailable(what: string, cause: unknown): PayhookError {
+  function unavailable(what: string, cause: unknown, waitedMs: number): PayhookError {
     const fix = lastingFault(cause);
     if (fix !== undefined) {
       return new PayhookError('INVALID_ARGUMENT', `SQLite ${what} failed: ${describeError(cause)}. ${fix}`, { cause });
     }
-    const busy = isBusy(cause) ? ` (the file stayed locked by another connection for ${busyTimeoutMs} ms)` : '';
+    const busy = isBusy(cause) ? ` (the file stayed locked by another connection for ${waitedMs} ms)` : '';
     return new PayhookError('STORE_UNAVAILABLE', `SQLite ${what} failed${busy}: ${describeError(cause)}`, { cause });
   }
 
@@ -347,7 +358,7 @@ export function createSqliteStore(options: SqliteStoreOptions): DedupStore {
     // A table made inside a transaction other code holds open would go with its ROLLBACK: set up at the first call.
     if (!inOtherTransaction()) statements = prepare(database, table);
   } catch (cause) {
-    if (!isBusy(cause)) throw unavailable('creating the table', cause);
+    if (!isBusy(cause)) throw unavailable('creating the table', cause, 0);
   }
   const ready = (): Statements => (statements ??= prepare(database, table));
 
@@ -355,14 +366,19 @@ export function createSqliteStore(options: SqliteStoreOptions): DedupStore {
    * Runs a synchronous step as a store call: misuse and SQLite errors become
    * rejections, never throws. The drivers are synchronous, so a busy file is
    * not waited for inside them (that would stop the event loop): the step is
-   * tried again after a timer, until busyTimeoutMs has passed (real time, as
+   * tried again after a timer, until `budgetMs` has passed (real time, as
    * the timers are; the injected clock is for expiry only). Each statement
    * commits on its own, so the one that found the file busy changed nothing,
    * and running again those before it (the sweep, the set-up) is harmless.
    */
-  async function attempt<T>(what: string, check: () => void, step: (statements: Statements) => T): Promise<T> {
+  async function attempt<T>(
+    what: string,
+    budgetMs: number,
+    check: () => void,
+    step: (statements: Statements) => T,
+  ): Promise<T> {
     check();
-    const deadline = performance.now() + busyTimeoutMs;
+    const deadline = performance.now() + budgetMs;
     let remade = false;
     for (let tries = 0; ; tries++) {
       let cause: unknown;
@@ -381,22 +397,30 @@ export function createSqliteStore(options: SqliteStoreOptions): DedupStore {
           statements = undefined;
           continue;
         }
-        if (!isBusy(error)) throw unavailable(what, error);
+        if (!isBusy(error)) throw unavailable(what, error, budgetMs);
         cause = error;
       }
       const left = deadline - performance.now();
-      if (left <= 0) throw unavailable(what, cause);
+      if (left <= 0) throw unavailable(what, cause, budgetMs);
       // 1, 2, 4 … ms up to MAX_BUSY_PAUSE_MS, with jitter so processes sharing the file do not retry in step.
       const pauseMs = Math.min(2 ** tries, MAX_BUSY_PAUSE_MS) * (0.5 + Math.random() / 2);
       await pause(Math.min(pauseMs, left));
     }
   }
 
+  // A claim that finds the file busy is answered 503 and retried by the service: nothing lost. A completion given up
+  // leaves the delivery claimed, and a copy after the lease handled again; under a burst, payhook's own workers can
+  // keep a file locked at every try for a second. So it keeps trying for the handler's default lease (the handler
+  // stops waiting after storeTimeoutMs, answers, and hands it on for a lease); a release, so as not to hold the
+  // delivery for a lease, the same.
+  const settleBudgetMs = Math.max(busyTimeoutMs, DEFAULT_LEASE_MS);
+
   return {
     claim: (key: string, claimOptions: ClaimOptions): Promise<ClaimResult> => {
       const token = newClaimToken();
       return attempt(
         'claim',
+        busyTimeoutMs,
         () => {
           checkKey(key);
           checkLease(claimOptions?.leaseMs);
@@ -421,6 +445,7 @@ export function createSqliteStore(options: SqliteStoreOptions): DedupStore {
     complete: (key: string, token: string, completeOptions: CompleteOptions): Promise<void> =>
       attempt(
         'complete',
+        settleBudgetMs,
         () => {
           checkKey(key);
           checkToken(token);
@@ -435,6 +460,7 @@ export function createSqliteStore(options: SqliteStoreOptions): DedupStore {
     release: (key: string, token: string): Promise<void> =>
       attempt(
         'release',
+        settleBudgetMs,
         () => {
           checkKey(key);
           checkToken(token);

@@ -5,7 +5,7 @@
 // driver reports it, and only for busyTimeoutMs. The real databases are in
 // sqlite.test.ts and busy.test.ts.
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createSqliteStore, type SqliteDatabaseLike } from '../../src/sqlite/index.js';
 
 const busy = () => {
@@ -20,7 +20,26 @@ function database(overrides: Partial<SqliteDatabaseLike> = {}): SqliteDatabaseLi
   return { exec: () => undefined, prepare: () => ({ run: busy, get: busy, all: busy }), ...overrides };
 }
 
+/** A minute, at least: how long a completion or a release keeps trying on a busy file (the default lease). */
+const SETTLE_BUDGET_MS = 60_000;
+
+/** How `pending` ends once fake timers have moved past the settle budget (installed by the caller). */
+async function afterSettleBudget<T>(pending: Promise<T>): Promise<T> {
+  const outcome = pending.then(
+    (value) => ({ value }),
+    (error: unknown) => ({ error }),
+  );
+  await vi.advanceTimersByTimeAsync(SETTLE_BUDGET_MS);
+  const ended = await outcome;
+  if ('error' in ended) throw ended.error;
+  return ended.value;
+}
+
 describe('createSqliteStore', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
   it('refuses a missing database, a bad table name or clock with INVALID_ARGUMENT', () => {
     const wrong: unknown[] = [
       undefined,
@@ -154,6 +173,7 @@ describe('createSqliteStore', () => {
   });
 
   it('rejects (never throws) with STORE_UNAVAILABLE when a statement fails', async () => {
+    vi.useFakeTimers();
     const store = createSqliteStore({ database: database(), busyTimeoutMs: 20 });
     const calls = [
       () => store.claim('k', { leaseMs: 1000 }),
@@ -163,7 +183,7 @@ describe('createSqliteStore', () => {
     for (const call of calls) {
       let pending: Promise<unknown> | undefined;
       expect(() => (pending = call())).not.toThrow();
-      await expect(pending).rejects.toMatchObject({
+      await expect(afterSettleBudget(pending!)).rejects.toMatchObject({
         code: 'STORE_UNAVAILABLE',
         message: expect.stringContaining('database is locked'),
       });
@@ -237,7 +257,8 @@ describe('createSqliteStore', () => {
       });
     }
 
-    it('rejects with STORE_UNAVAILABLE, naming the transaction, once busyTimeoutMs has passed', async () => {
+    it('rejects with STORE_UNAVAILABLE, naming the transaction, once busyTimeoutMs (a claim) has passed', async () => {
+      vi.useFakeTimers();
       const { db, open } = sharedConnection('isTransaction');
       const store = createSqliteStore({ database: db, busyTimeoutMs: 100 });
       for (const call of [
@@ -245,7 +266,7 @@ describe('createSqliteStore', () => {
         () => store.complete('k', 'token', { retentionMs: 1_000 }),
         () => store.release('k', 'token'),
       ]) {
-        await expect(call()).rejects.toMatchObject({
+        await expect(afterSettleBudget<unknown>(call())).rejects.toMatchObject({
           code: 'STORE_UNAVAILABLE',
           message: expect.stringContaining('transaction open on this connection'),
         });
@@ -340,31 +361,54 @@ describe('createSqliteStore', () => {
       });
     }
 
-    it('rejects with STORE_UNAVAILABLE once busyTimeoutMs has passed, saying the file stayed locked', async () => {
+    it('rejects a claim with STORE_UNAVAILABLE once busyTimeoutMs has passed, saying the file stayed locked', async () => {
       const { db, counter } = lockedFor(Infinity, busyErrors['node:sqlite SQLITE_BUSY']!);
       const store = createSqliteStore({ database: db, busyTimeoutMs: 150 });
-      for (const call of [
-        () => store.claim('k', { leaseMs: 1_000 }),
-        () => store.complete('k', 'token', { retentionMs: 1_000 }),
-        () => store.release('k', 'token'),
-      ]) {
-        const before = counter.runs;
-        const started = performance.now();
-        await expect(call()).rejects.toMatchObject({
-          code: 'STORE_UNAVAILABLE',
-          message: expect.stringMatching(/locked by another connection for 150 ms.*database is locked/),
-        });
-        const took = performance.now() - started;
-        expect(took).toBeGreaterThanOrEqual(140);
-        expect(took).toBeLessThan(1_000);
-        expect(counter.runs - before).toBeGreaterThan(2);
+      const started = performance.now();
+      await expect(store.claim('k', { leaseMs: 1_000 })).rejects.toMatchObject({
+        code: 'STORE_UNAVAILABLE',
+        message: expect.stringMatching(/locked by another connection for 150 ms.*database is locked/),
+      });
+      const took = performance.now() - started;
+      expect(took).toBeGreaterThanOrEqual(140);
+      expect(took).toBeLessThan(1_000);
+      expect(counter.runs).toBeGreaterThan(2);
+    });
+
+    // Under a burst, payhook's own workers on one file can find it locked at every try for a second: a completion
+    // given up then left the delivery claimed, and a copy after the lease was handled a second time.
+    it('keeps a completion or a release trying for a minute at least, whatever busyTimeoutMs', async () => {
+      vi.useFakeTimers();
+      for (const busyTimeoutMs of [0, 150]) {
+        const { db, counter } = lockedFor(Infinity, busyErrors['node:sqlite SQLITE_BUSY']!);
+        const store = createSqliteStore({ database: db, busyTimeoutMs });
+        for (const call of [
+          () => store.complete('k', 'token', { retentionMs: 1_000 }),
+          () => store.release('k', 'token'),
+        ]) {
+          const before = counter.runs;
+          let ended = false;
+          const pending = call().finally(() => (ended = true));
+          pending.catch(() => {});
+          await vi.advanceTimersByTimeAsync(SETTLE_BUDGET_MS - 100);
+          expect(ended).toBe(false);
+          await expect(afterSettleBudget(pending)).rejects.toMatchObject({
+            code: 'STORE_UNAVAILABLE',
+            message: expect.stringMatching(/locked by another connection for 60000 ms.*database is locked/),
+          });
+          expect(counter.runs - before).toBeGreaterThan(1_000);
+        }
+        // Once the file is free within that minute, the completion lands.
+        const freed = lockedFor(3, busyErrors['node:sqlite SQLITE_BUSY']!);
+        const store2 = createSqliteStore({ database: freed.db, busyTimeoutMs });
+        await expect(afterSettleBudget(store2.complete('k', 'token', { retentionMs: 1_000 }))).resolves.toBe(undefined);
       }
     });
 
-    it('does not wait at all with busyTimeoutMs 0', async () => {
+    it('does not wait at all with busyTimeoutMs 0 (a claim)', async () => {
       const { db, counter } = lockedFor(Infinity, busyErrors['bun:sqlite SQLITE_BUSY']!);
       const store = createSqliteStore({ database: db, busyTimeoutMs: 0 });
-      await expect(store.release('k', 'token')).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+      await expect(store.claim('k', { leaseMs: 1_000 })).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
       expect(counter.runs).toBe(1);
     });
 
