@@ -10,15 +10,7 @@
  */
 import type { ClaimOptions, ClaimResult, CompleteOptions, DedupStore } from '../dedup/store.js';
 import { storedKey } from '../dedup/stored-key.js';
-import {
-  checkKey,
-  checkLease,
-  checkRetention,
-  checkToken,
-  DEFAULT_LEASE_MS,
-  newClaimToken,
-  storeClock,
-} from '../dedup/token.js';
+import { checkKey, checkLease, checkRetention, checkToken, newClaimToken, storeClock } from '../dedup/token.js';
 import { PayhookError } from '../errors.js';
 import { describeError, misuse } from '../lib/misuse.js';
 
@@ -113,14 +105,15 @@ export interface SqliteStoreOptions {
   /**
    * How long a claim keeps trying, in milliseconds, while another
    * connection holds the file's lock (`SQLITE_BUSY`, `SQLITE_LOCKED`), or
-   * while other code has a transaction open on this connection. It
-   * waits with timers between short attempts, so the event loop stays free;
-   * past it, the claim rejects with `STORE_UNAVAILABLE` and the handler
-   * answers 503. Recording a handled delivery (and releasing a claim) keeps
-   * trying for a minute (the handler's default lease) at least: given up, the
-   * delivery would stay claimed, and a copy after the lease be handled again. Keep it below the handler's `storeTimeoutMs`, and leave the
-   * driver's own `busy_timeout` at 0: that wait blocks the whole process.
-   * At most 2 147 483 647, the longest timer JavaScript keeps.
+   * while other code has a transaction open on this connection. It waits
+   * with timers between short attempts, so the event loop stays free; past
+   * it, the claim rejects with `STORE_UNAVAILABLE` and the handler answers
+   * 503. Recording a handled delivery (and releasing a claim) keeps trying
+   * for 4 000 ms at least: given up, the delivery would stay claimed, and a
+   * copy after the lease be handled again. Keep both below the handler's
+   * `storeTimeoutMs` (5 000 by default), and leave the driver's own
+   * `busy_timeout` at 0: that wait blocks the whole process. At most
+   * 2 147 483 647, the longest timer JavaScript keeps.
    * @defaultValue 1 000
    */
   busyTimeoutMs?: number;
@@ -128,6 +121,12 @@ export interface SqliteStoreOptions {
 
 /** The default of {@link SqliteStoreOptions.busyTimeoutMs}. */
 const DEFAULT_BUSY_TIMEOUT_MS = 1_000;
+/**
+ * How long a completion or a release tries on a busy file at least: a second did not always do (several workers'
+ * writes found the file locked at every try), and the handler's default storeTimeoutMs (5 000) is above it, so the
+ * handler hears the store's own error, not its own timeout.
+ */
+const SETTLE_BUSY_TIMEOUT_MS = 4_000;
 /** The longest pause between two attempts on a busy file. */
 const MAX_BUSY_PAUSE_MS = 50;
 
@@ -241,9 +240,9 @@ function prepare(database: SqliteDatabaseLike, name: string): Statements {
  *   file (open it in WAL mode then).
  * - A file locked by another connection is waited for with timers, never
  *   inside the driver, for up to `busyTimeoutMs`; then the claim rejects and
- *   the handler answers 503 (a completion or release tries for a minute at
- *   least). Leave the driver's `busy_timeout` at 0 (the
- *   default of `node:sqlite` and `bun:sqlite`; better-sqlite3 needs
+ *   the handler answers 503 (a completion or a release tries for 4 000 ms
+ *   at least). Leave the driver's `busy_timeout` at 0 (the default of
+ *   `node:sqlite` and `bun:sqlite`; better-sqlite3 needs
  *   `{ timeout: 0 }`): the drivers are synchronous, so their wait would stop
  *   every request of the process.
  * - While other code has a transaction open on the same connection, the
@@ -410,10 +409,9 @@ export function createSqliteStore(options: SqliteStoreOptions): DedupStore {
 
   // A claim that finds the file busy is answered 503 and retried by the service: nothing lost. A completion given up
   // leaves the delivery claimed, and a copy after the lease handled again; under a burst, payhook's own workers can
-  // keep a file locked at every try for a second. So it keeps trying for the handler's default lease (the handler
-  // stops waiting after storeTimeoutMs, answers, and hands it on for a lease); a release, so as not to hold the
-  // delivery for a lease, the same.
-  const settleBudgetMs = Math.max(busyTimeoutMs, DEFAULT_LEASE_MS);
+  // keep a file locked at every try for a second. So it tries longer; a release, so as not to hold the delivery for
+  // a lease, the same.
+  const settleBudgetMs = Math.max(busyTimeoutMs, SETTLE_BUSY_TIMEOUT_MS);
 
   return {
     claim: (key: string, claimOptions: ClaimOptions): Promise<ClaimResult> => {
