@@ -369,11 +369,11 @@ export function createRedisStore(options: RedisStoreOptions): DedupStore {
     try {
       await run('EVAL', ['EVAL', ALLOW_OOM + CHECK_SCRIPT, '1', probe]);
     } catch (error) {
-      // The server answered the flag line with an error (ERR …, in whatever words it has for a line it cannot
-      // compile): the plain script is tried. A refusal (an ACL), or no answer (a connection lost), is the claim's
-      // failure; the next claim checks again.
+      // The server answered that it cannot compile the flag line (Redis 6: "ERR Error compiling script"; others
+      // name the flag or the shebang): the plain script is tried. Anything else (a refusal, a connection lost, a
+      // proxy's error) is the claim's failure, and the next claim checks again.
       const { code, cause } = error as PayhookError;
-      if (code === 'INVALID_ARGUMENT' || !describeError(cause).startsWith('ERR ')) throw error;
+      if (code === 'INVALID_ARGUMENT' || !/^ERR .*(?:compil|flag|shebang)/is.test(describeError(cause))) throw error;
       await run('EVAL', ['EVAL', CHECK_SCRIPT, '1', probe]);
       completeScript = COMPLETE_SCRIPT;
     }

@@ -225,26 +225,29 @@ describe('createRedisStore', () => {
 
   // A connection lost during the check says nothing of the flag line: the store would have sent the plain
   // completion for good, which a full Redis 7 refuses.
-  it('checks the flag line again at the next claim when the check got no answer', async () => {
-    const sent: string[] = [];
-    let drop = true;
-    const client = {
-      sendCommand(args: string[]): Promise<unknown> {
-        if (args[0] === 'EVAL') sent.push(args[1]!.split('\n')[0]!);
-        if (drop && args[0] === 'EVAL') {
-          drop = false;
-          return Promise.reject(new Error('Socket closed unexpectedly'));
-        }
-        return nodeRedis.sendCommand(args);
-      },
-    };
-    const store = createRedisStore({ client, prefix: 'dropped-check:' });
-    await expect(store.claim('tx', { leaseMs: 30_000 })).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
-    const claim = await store.claim('tx', { leaseMs: 30_000 });
-    if (claim.status !== 'claimed') throw new Error('unreachable');
-    await store.complete('tx', claim.token, { retentionMs: 60_000 });
-    expect(sent).toEqual(['#!lua flags=allow-oom', '#!lua flags=allow-oom', '#!lua flags=allow-oom']);
-  });
+  it.each([['Socket closed unexpectedly'], ['ERR upstream connect error or disconnect/reset before headers']])(
+    'checks the flag line again at the next claim when the check failed otherwise: %s',
+    async (failure) => {
+      const sent: string[] = [];
+      let drop = true;
+      const client = {
+        sendCommand(args: string[]): Promise<unknown> {
+          if (args[0] === 'EVAL') sent.push(args[1]!.split('\n')[0]!);
+          if (drop && args[0] === 'EVAL') {
+            drop = false;
+            return Promise.reject(new Error(failure));
+          }
+          return nodeRedis.sendCommand(args);
+        },
+      };
+      const store = createRedisStore({ client, prefix: `dropped-check-${failure.length}:` });
+      await expect(store.claim('tx', { leaseMs: 30_000 })).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+      const claim = await store.claim('tx', { leaseMs: 30_000 });
+      if (claim.status !== 'claimed') throw new Error('unreachable');
+      await store.complete('tx', claim.token, { retentionMs: 60_000 });
+      expect(sent).toEqual(['#!lua flags=allow-oom', '#!lua flags=allow-oom', '#!lua flags=allow-oom']);
+    },
+  );
 
   it('sends the completion flagged to a server that compiles the flag line', async () => {
     const sent: string[] = [];
