@@ -153,8 +153,8 @@ end
 return 0`;
 
 // Redis 7 runs a script flagged allow-oom at maxmemory: a completion refused there (an OOM error, as its SET can
-// grow memory) would be forgotten once the claim's lease ends, and a copy retried after it handled again. Older
-// servers (Redis 6, KeyDB) cannot compile a script's flag line: the first claim's check finds out (checkScripts).
+// grow memory) would be forgotten once the claim's lease ends, and a copy retried after it handled again. Other
+// servers (Redis 6, KeyDB, Dragonfly) cannot compile a script's flag line: the first claim's check finds out.
 const ALLOW_OOM = '#!lua flags=allow-oom\n';
 
 const RELEASE_SCRIPT = `if redis.call('GET', KEYS[1]) == ARGV[1] then
@@ -282,10 +282,10 @@ function milliseconds(name: 'leaseMs' | 'retentionMs', ms: number): string {
  * under `retentionMs: Infinity`), so an evicting policy may drop completed
  * deliveries and let their redeliveries through. A full Redis refuses new
  * claims (`STORE_UNAVAILABLE`) but, from Redis 7 on, still records
- * completions (a script flagged `allow-oom`; Redis 6 and KeyDB get the plain
- * one, which a full Redis refuses). A client
- * that does not resolve replies (node-redis legacy mode) is `INVALID_ARGUMENT`
- * at the first claim.
+ * completions (a script flagged `allow-oom`; Redis 6, KeyDB and Dragonfly
+ * get the plain one, which a full Redis refuses). A client that does not
+ * resolve replies (node-redis legacy mode) is `INVALID_ARGUMENT` at the
+ * first claim.
  *
  * @throws PayhookError `INVALID_ARGUMENT` when `client` is not a
  * Redis client.
@@ -366,16 +366,26 @@ export function createRedisStore(options: RedisStoreOptions): DedupStore {
   async function checkScripts(): Promise<void> {
     if (scriptsWork) return;
     const probe = `${prefix}\u0000check`;
-    try {
-      await run('EVAL', ['EVAL', ALLOW_OOM + CHECK_SCRIPT, '1', probe]);
-    } catch (error) {
-      // The server answered that it cannot compile the flag line (Redis 6: "ERR Error compiling script"; others
-      // name the flag or the shebang): the plain script is tried. Anything else (a refusal, a connection lost, a
-      // proxy's error) is the claim's failure, and the next claim checks again.
+    const flagged = () => run('EVAL', ['EVAL', ALLOW_OOM + CHECK_SCRIPT, '1', probe]);
+    // An error reply (ERR …): maybe the flag line, in words each server has its own of (Redis 6 "Error compiling
+    // script", Dragonfly Lua's "unexpected symbol near '#'"), maybe a proxy's passing error. So the plain script is
+    // run, then the flagged one again: refused again, it is the flag line. A refusal (an ACL) or no answer (a
+    // connection lost) is the claim's failure, and the next claim checks again.
+    const errorReply = (error: unknown): boolean => {
       const { code, cause } = error as PayhookError;
-      if (code === 'INVALID_ARGUMENT' || !/^ERR .*(?:compil|flag|shebang)/is.test(describeError(cause))) throw error;
+      return code !== 'INVALID_ARGUMENT' && describeError(cause).startsWith('ERR ');
+    };
+    try {
+      await flagged();
+    } catch (error) {
+      if (!errorReply(error)) throw error;
       await run('EVAL', ['EVAL', CHECK_SCRIPT, '1', probe]);
-      completeScript = COMPLETE_SCRIPT;
+      try {
+        await flagged();
+      } catch (again) {
+        if (!errorReply(again)) throw again;
+        completeScript = COMPLETE_SCRIPT;
+      }
     }
     scriptsWork = true;
   }

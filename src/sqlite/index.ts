@@ -110,10 +110,11 @@ export interface SqliteStoreOptions {
    * it, the claim rejects with `STORE_UNAVAILABLE` and the handler answers
    * 503. Recording a handled delivery (and releasing a claim) keeps trying
    * for 4 000 ms at least: given up, the delivery would stay claimed, and a
-   * copy after the lease be handled again. Keep both below the handler's
-   * `storeTimeoutMs` (5 000 by default), and leave the driver's own
-   * `busy_timeout` at 0: that wait blocks the whole process. At most
-   * 2 147 483 647, the longest timer JavaScript keeps.
+   * copy after the lease be handled again. Keep the handler's
+   * `storeTimeoutMs` (5 000 by default) above both (below, a completion it
+   * stopped waiting for is logged `bookkeeping-failed`, though it may land),
+   * and leave the driver's own `busy_timeout` at 0: that wait blocks the
+   * whole process. At most 2 147 483 647, the longest timer JavaScript keeps.
    * @defaultValue 1 000
    */
   busyTimeoutMs?: number;
