@@ -29,18 +29,20 @@ export const TEST_KEY_WARNING: string =
   "publicKeys holds payhook's published test key (TEST_KEY_PAIR): anyone can sign what this handler accepts. " +
   'Never in production.';
 
-const EMPTY_ID: VerifyWebhookError & { readonly code: 'INVALID_PAYLOAD' } = {
-  code: 'INVALID_PAYLOAD',
-  message: 'The webhook has an empty id, which the default dedupKey needs to tell deliveries apart.',
-  issues: [{ path: 'id', message: 'expected non-empty string, got empty string' }],
-};
+/** A verified webhook whose `field` is empty text, which `needed` says what for: a payload not understood. */
+function emptyField(
+  field: 'id' | 'transactionId',
+  needed: string,
+): VerifyWebhookError & { readonly code: 'INVALID_PAYLOAD' } {
+  const issue = { path: field, message: 'expected non-empty string, got empty string' };
+  return { code: 'INVALID_PAYLOAD', message: `The webhook has an empty ${field}, ${needed}`, issues: [issue] };
+}
 
-const EMPTY_TRANSACTION_ID: VerifyWebhookError & { readonly code: 'INVALID_PAYLOAD' } = {
-  code: 'INVALID_PAYLOAD',
-  message:
-    'The webhook has an empty transactionId, which tells the payment that paid an order from another: a second payment would pass for the first.',
-  issues: [{ path: 'transactionId', message: 'expected non-empty string, got empty string' }],
-};
+const EMPTY_ID = emptyField('id', 'which the default dedupKey needs to tell deliveries apart.');
+const EMPTY_TRANSACTION_ID = emptyField(
+  'transactionId',
+  'which tells the payment that paid an order from another: a second payment would pass for the first.',
+);
 
 /** Runs one delivery to its answer. */
 async function deliver(flow: Flow, input: DeliveryInput, deadline: Deadline, report: DeliveryReport): Promise<Answer> {
